@@ -1,0 +1,54 @@
+# Developer and CI entry points for the 3ngram monorepo.
+# Run `make` (or `make help`) to see the targets.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+NPM ?= npm
+NODE ?= node
+# Extra arguments for vitest, e.g. `make test VITEST_ARGS="packages/db -t migrate"`.
+VITEST_ARGS ?=
+
+# `npm ci` wipes and reinstalls node_modules, so only rerun it when the
+# lockfile changes. The stamp lives inside node_modules: if somebody deletes
+# node_modules the stamp goes with it and the next build reinstalls.
+INSTALL_STAMP := node_modules/.install-stamp
+
+.PHONY: help install gen gen-check build services test run clean
+
+help: ## Show this list
+	@echo "Targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) \
+	  | awk -F':.*## ' '{ printf "  %-10s %s\n", $$1, $$2 }'
+
+install: $(INSTALL_STAMP) ## Install npm dependencies (npm ci, only when package-lock.json changed)
+
+$(INSTALL_STAMP): package-lock.json
+	$(NPM) ci
+	@touch $@
+
+gen: $(INSTALL_STAMP) ## Regenerate protobuf TypeScript from proto/ with buf (local plugins)
+	$(NPM) run gen
+
+gen-check: $(INSTALL_STAMP) ## Fail if the generated protobuf code is stale
+	$(NPM) run gen:check
+
+build: $(INSTALL_STAMP) ## Compile all workspaces (tsc -b)
+	$(NPM) run build
+
+services: ## Make sure local PostgreSQL (with pgvector) and Redis are running
+	bash scripts/ensure-postgres.sh
+	bash scripts/ensure-redis.sh
+
+# gen-check runs before build so a stale generated file is reported as such
+# rather than as a confusing type error.
+test: $(INSTALL_STAMP) gen-check build services ## Check, build, start services, run vitest
+	npx vitest run $(VITEST_ARGS)
+
+run: $(INSTALL_STAMP) build ## Start the standalone server (no PostgreSQL/Redis needed)
+	$(NODE) standalone/dist/main.js
+
+clean: ## Remove build output (tsc -b --clean plus dist folders)
+	-$(NPM) run clean
+	rm -rf proto/dist packages/*/dist services/*/dist standalone/dist test/*/dist

@@ -1,0 +1,147 @@
+import { z } from "zod";
+
+import { MAX_VECTOR_DIMENSIONS } from "./hashing.js";
+import { LOCAL_MODEL_DIMENSIONS } from "./local-model.js";
+
+export const EMBEDDINGS_PROVIDERS = ["local", "openai", "hashing"] as const;
+export type EmbeddingsProvider = (typeof EMBEDDINGS_PROVIDERS)[number];
+
+/** Validated embeddings settings, as produced by {@link parseEmbeddingsConfig}. */
+export type EmbeddingsConfig =
+  | {
+      /** Bundled offline Universal Sentence Encoder Lite (512 dimensions). */
+      provider: "local";
+    }
+  | {
+      /** Deterministic hashing embedder (tests, bulk benchmark loads). */
+      provider: "hashing";
+      dimensions: number;
+    }
+  | {
+      /** OpenAI `/embeddings` API or a compatible server. */
+      provider: "openai";
+      baseUrl: string;
+      model: string;
+      apiKey?: string | undefined;
+      /** Requested output size; omitted from requests when undefined. */
+      dimensions?: number | undefined;
+      timeoutMs: number;
+    };
+
+/** Environment variables are often set but empty (`FOO=`); treat that as unset. */
+function blankToUndefined(value: unknown): unknown {
+  return typeof value === "string" && value.trim() === "" ? undefined : value;
+}
+
+function optionalString() {
+  return z.preprocess(blankToUndefined, z.string().trim().optional());
+}
+
+function optionalPositiveInt(name: string, max: number) {
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .regex(/^\d+$/, { error: `${name} must be a positive integer` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(1, { error: `${name} must be at least 1` })
+          .max(max, { error: `${name} must be at most ${max}` }),
+      )
+      .optional(),
+  );
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_HASHING_DIMENSIONS = 512;
+
+/**
+ * Schema for the embeddings environment variables. Parses a `process.env`-like
+ * record (unrelated keys are ignored) into an {@link EmbeddingsConfig}:
+ *
+ * - `EMBEDDINGS_PROVIDER`: `local` (default) | `openai` | `hashing`
+ * - `EMBEDDINGS_BASE_URL`: API root for `openai`, e.g. `https://api.openai.com/v1` (required for openai)
+ * - `EMBEDDINGS_MODEL`: model name for `openai` (required for openai)
+ * - `EMBEDDINGS_API_KEY`: bearer token for `openai` (optional, e.g. for local servers)
+ * - `EMBEDDINGS_DIMENSIONS`: vector length; `hashing` defaults to 512, `openai` sends it
+ *   as the `dimensions` request field, `local` only accepts 512
+ * - `EMBEDDINGS_TIMEOUT_MS`: per-request timeout for `openai` (default 30000)
+ */
+export const embeddingsConfigSchema = z
+  .object({
+    EMBEDDINGS_PROVIDER: z.preprocess(
+      (value) => {
+        const blank = blankToUndefined(value);
+        return typeof blank === "string" ? blank.trim().toLowerCase() : blank;
+      },
+      z
+        .enum(EMBEDDINGS_PROVIDERS, {
+          error: `EMBEDDINGS_PROVIDER must be one of: ${EMBEDDINGS_PROVIDERS.join(", ")}`,
+        })
+        .default("local"),
+    ),
+    EMBEDDINGS_BASE_URL: z.preprocess(
+      blankToUndefined,
+      z
+        .url({
+          protocol: /^https?$/,
+          error: "EMBEDDINGS_BASE_URL must be an http(s) URL, e.g. https://api.openai.com/v1",
+        })
+        .optional(),
+    ),
+    EMBEDDINGS_MODEL: optionalString(),
+    EMBEDDINGS_API_KEY: optionalString(),
+    EMBEDDINGS_DIMENSIONS: optionalPositiveInt("EMBEDDINGS_DIMENSIONS", MAX_VECTOR_DIMENSIONS),
+    EMBEDDINGS_TIMEOUT_MS: optionalPositiveInt("EMBEDDINGS_TIMEOUT_MS", 600_000),
+  })
+  .superRefine((env, ctx) => {
+    if (env.EMBEDDINGS_PROVIDER === "openai") {
+      for (const name of ["EMBEDDINGS_BASE_URL", "EMBEDDINGS_MODEL"] as const) {
+        if (env[name] === undefined) {
+          ctx.addIssue({
+            code: "custom",
+            path: [name],
+            message: `${name} is required when EMBEDDINGS_PROVIDER=openai`,
+          });
+        }
+      }
+    }
+    if (
+      env.EMBEDDINGS_PROVIDER === "local" &&
+      env.EMBEDDINGS_DIMENSIONS !== undefined &&
+      env.EMBEDDINGS_DIMENSIONS !== LOCAL_MODEL_DIMENSIONS
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["EMBEDDINGS_DIMENSIONS"],
+        message: `EMBEDDINGS_DIMENSIONS must be ${LOCAL_MODEL_DIMENSIONS} (or unset) when EMBEDDINGS_PROVIDER=local`,
+      });
+    }
+  })
+  .transform((env): EmbeddingsConfig => {
+    switch (env.EMBEDDINGS_PROVIDER) {
+      case "local":
+        return { provider: "local" };
+      case "hashing":
+        return { provider: "hashing", dimensions: env.EMBEDDINGS_DIMENSIONS ?? DEFAULT_HASHING_DIMENSIONS };
+      case "openai":
+        return {
+          provider: "openai",
+          // Presence is guaranteed by the refinement above.
+          baseUrl: env.EMBEDDINGS_BASE_URL ?? "",
+          model: env.EMBEDDINGS_MODEL ?? "",
+          apiKey: env.EMBEDDINGS_API_KEY,
+          dimensions: env.EMBEDDINGS_DIMENSIONS,
+          timeoutMs: env.EMBEDDINGS_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS,
+        };
+    }
+  });
+
+/** Parses embeddings settings from environment variables; throws a ZodError when invalid. */
+export function parseEmbeddingsConfig(env: Record<string, string | undefined>): EmbeddingsConfig {
+  return embeddingsConfigSchema.parse(env);
+}

@@ -1,0 +1,43 @@
+import type { EmbeddingsConfig } from "./config.js";
+import type { Embedder } from "./embedder.js";
+import { HashingEmbedder } from "./hashing.js";
+import { LocalModelEmbedder } from "./local-model.js";
+import { createOpenAIEmbedder } from "./openai.js";
+
+export interface CreateEmbedderOptions {
+  /** For the local provider, load the model now rather than on first use. Default false. */
+  warmup?: boolean;
+  /** Aborts any start-up work (model load is not interruptible; the OpenAI size probe is). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Builds the embedder selected by `config`. The local model loads lazily unless
+ * `warmup` is set; an OpenAI-compatible model whose output size is neither
+ * configured nor well known is probed with one request.
+ */
+export async function createEmbedder(
+  config: EmbeddingsConfig,
+  options: CreateEmbedderOptions = {},
+): Promise<Embedder> {
+  switch (config.provider) {
+    case "local": {
+      const embedder = new LocalModelEmbedder();
+      if (options.warmup === true) await embedder.warmup();
+      return embedder;
+    }
+    case "hashing":
+      return new HashingEmbedder({ dimensions: config.dimensions });
+    case "openai":
+      return createOpenAIEmbedder(
+        {
+          baseUrl: config.baseUrl,
+          model: config.model,
+          apiKey: config.apiKey,
+          dimensions: config.dimensions,
+          timeoutMs: config.timeoutMs,
+        },
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+  }
+}

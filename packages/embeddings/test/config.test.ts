@@ -1,0 +1,127 @@
+import { describe, expect, it } from "vitest";
+import { ZodError } from "zod";
+
+import { embeddingsConfigSchema, parseEmbeddingsConfig } from "../src/config.js";
+import { createEmbedder } from "../src/create.js";
+
+function issuesOf(env: Record<string, string | undefined>): { path: string; message: string }[] {
+  const result = embeddingsConfigSchema.safeParse(env);
+  if (result.success) throw new Error("expected parsing to fail");
+  return result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
+}
+
+describe("parseEmbeddingsConfig", () => {
+  it("defaults to the local provider and ignores unrelated variables", () => {
+    expect(parseEmbeddingsConfig({})).toEqual({ provider: "local" });
+    expect(parseEmbeddingsConfig({ PATH: "/usr/bin", EMBEDDINGS_PROVIDER: "" })).toEqual({ provider: "local" });
+  });
+
+  it("accepts 512 for the local model but rejects any other size", () => {
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local", EMBEDDINGS_DIMENSIONS: "512" })).toEqual({
+      provider: "local",
+    });
+    expect(issuesOf({ EMBEDDINGS_PROVIDER: "local", EMBEDDINGS_DIMENSIONS: "768" })).toEqual([
+      expect.objectContaining({ path: "EMBEDDINGS_DIMENSIONS", message: expect.stringContaining("512") as unknown }),
+    ]);
+  });
+
+  it("gives the hashing provider 512 dimensions unless told otherwise", () => {
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "hashing" })).toEqual({ provider: "hashing", dimensions: 512 });
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: "64" })).toEqual({
+      provider: "hashing",
+      dimensions: 64,
+    });
+  });
+
+  it("parses a complete openai configuration", () => {
+    expect(
+      parseEmbeddingsConfig({
+        EMBEDDINGS_PROVIDER: "OpenAI",
+        EMBEDDINGS_BASE_URL: "https://api.openai.com/v1",
+        EMBEDDINGS_MODEL: "text-embedding-3-small",
+        EMBEDDINGS_API_KEY: "sk-abc",
+        EMBEDDINGS_DIMENSIONS: "256",
+        EMBEDDINGS_TIMEOUT_MS: "5000",
+      }),
+    ).toEqual({
+      provider: "openai",
+      baseUrl: "https://api.openai.com/v1",
+      model: "text-embedding-3-small",
+      apiKey: "sk-abc",
+      dimensions: 256,
+      timeoutMs: 5000,
+    });
+  });
+
+  it("applies openai defaults and treats blank values as unset", () => {
+    expect(
+      parseEmbeddingsConfig({
+        EMBEDDINGS_PROVIDER: "openai",
+        EMBEDDINGS_BASE_URL: "http://localhost:11434/v1",
+        EMBEDDINGS_MODEL: "nomic-embed-text",
+        EMBEDDINGS_API_KEY: "",
+        EMBEDDINGS_DIMENSIONS: " ",
+      }),
+    ).toEqual({
+      provider: "openai",
+      baseUrl: "http://localhost:11434/v1",
+      model: "nomic-embed-text",
+      apiKey: undefined,
+      dimensions: undefined,
+      timeoutMs: 30000,
+    });
+  });
+
+  it("names each missing variable when the openai provider is incomplete", () => {
+    expect(() => parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "openai" })).toThrow(ZodError);
+    expect(issuesOf({ EMBEDDINGS_PROVIDER: "openai" })).toEqual([
+      {
+        path: "EMBEDDINGS_BASE_URL",
+        message: "EMBEDDINGS_BASE_URL is required when EMBEDDINGS_PROVIDER=openai",
+      },
+      { path: "EMBEDDINGS_MODEL", message: "EMBEDDINGS_MODEL is required when EMBEDDINGS_PROVIDER=openai" },
+    ]);
+    expect(
+      issuesOf({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_BASE_URL: "https://api.openai.com/v1" }).map(
+        (issue) => issue.path,
+      ),
+    ).toEqual(["EMBEDDINGS_MODEL"]);
+  });
+
+  it("rejects an unknown provider, a non-http URL and malformed numbers", () => {
+    expect(issuesOf({ EMBEDDINGS_PROVIDER: "cohere" })[0]).toEqual({
+      path: "EMBEDDINGS_PROVIDER",
+      message: "EMBEDDINGS_PROVIDER must be one of: local, openai, hashing",
+    });
+    expect(
+      issuesOf({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_BASE_URL: "ftp://x.example", EMBEDDINGS_MODEL: "m" })[0]
+        ?.path,
+    ).toBe("EMBEDDINGS_BASE_URL");
+    for (const bad of ["abc", "1.5", "-3", "0", "99999"]) {
+      expect(issuesOf({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: bad })[0]?.path).toBe(
+        "EMBEDDINGS_DIMENSIONS",
+      );
+    }
+    expect(issuesOf({ EMBEDDINGS_TIMEOUT_MS: "soon" })[0]?.message).toBe(
+      "EMBEDDINGS_TIMEOUT_MS must be a positive integer",
+    );
+  });
+});
+
+describe("createEmbedder", () => {
+  it("builds a hashing embedder from parsed configuration", async () => {
+    const embedder = await createEmbedder(
+      parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: "128" }),
+    );
+    expect(embedder.model).toBe("hashing-128");
+    expect(embedder.dimensions).toBe(128);
+    const [vector] = await embedder.embed(["hello"]);
+    expect(vector).toHaveLength(128);
+  });
+
+  it("builds the local embedder without loading the model", async () => {
+    const embedder = await createEmbedder(parseEmbeddingsConfig({}));
+    expect(embedder.model).toBe("use-lite-512");
+    expect(embedder.dimensions).toBe(512);
+  });
+});

@@ -1,0 +1,78 @@
+import * as grpc from "@grpc/grpc-js";
+import { create } from "@bufbuild/protobuf";
+import { AppError, isReason, reasonForGrpcCode, type Reason } from "@3ngram/errors";
+import type { CallerIdentity, CredentialSigner } from "./credentials.js";
+import { FIELD_TRAILER, REASON_TRAILER } from "./server.js";
+import { grpcServiceDefinition } from "./service-definition.js";
+import type { AnyService, MethodName, RequestInitOf, ResponseOf } from "./types.js";
+
+export interface CallOptions {
+  /** Who the call acts for; signed into a fresh short-lived credential. */
+  identity: CallerIdentity;
+  /** Overrides the client's default deadline. */
+  deadlineMs?: number;
+}
+
+export type RpcClient<S extends AnyService> = {
+  [K in MethodName<S>]: (request: RequestInitOf<S, K>, options: CallOptions) => Promise<ResponseOf<S, K>>;
+} & { close(): void };
+
+export interface RpcClientOptions {
+  /** host:port, or dns:///name:port to balance over every address of a headless Service. */
+  address: string;
+  /** The server's name, which is the credential audience ("memory", "search"). */
+  audience: string;
+  signer: CredentialSigner;
+  defaultDeadlineMs?: number;
+}
+
+const RETRYABLE_CODES = new Set<number>([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.RESOURCE_EXHAUSTED]);
+
+/**
+ * A typed client for a protobuf-es service over grpc-js. Every call carries a signed service
+ * credential and a deadline; failures come back as AppError with the server's reason code.
+ */
+export function createRpcClient<S extends AnyService>(service: S, options: RpcClientOptions): RpcClient<S> {
+  const Ctor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.name);
+  const client = new Ctor(options.address, grpc.credentials.createInsecure(), {
+    // Round-robin over every resolved address so scaled-out search pods all take load.
+    "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  });
+  const defaultDeadlineMs = options.defaultDeadlineMs ?? 10_000;
+  const methods: Record<string, unknown> = { close: () => client.close() };
+  for (const method of service.methods) {
+    const rpc = (client as unknown as Record<string, Function>)[method.localName]!.bind(client);
+    methods[method.localName] = async (request: object, callOptions: CallOptions) => {
+      const metadata = new grpc.Metadata();
+      metadata.set("authorization", `Bearer ${await options.signer.sign(callOptions.identity, options.audience)}`);
+      const deadline = Date.now() + (callOptions.deadlineMs ?? defaultDeadlineMs);
+      const message = create(method.input, request as never);
+      return new Promise((resolve, reject) => {
+        rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
+          if (err) reject(fromServiceError(err, options.audience));
+          else resolve(response);
+        });
+      });
+    };
+  }
+  return methods as RpcClient<S>;
+}
+
+/** Rebuilds the server's AppError from a gRPC status and its trailers. */
+export function fromServiceError(err: grpc.ServiceError, peer: string): AppError {
+  const trailerReason = err.metadata?.get(REASON_TRAILER)[0];
+  const reason: Reason = isReason(trailerReason) ? trailerReason : reasonForGrpcCode(err.code);
+  const field = err.metadata?.get(FIELD_TRAILER)[0];
+  const ids: Record<string, string> = {};
+  for (const [key, values] of Object.entries(err.metadata?.getMap() ?? {})) {
+    if (key.startsWith("x-id-") && typeof values === "string") ids[key.slice(5)] = values;
+  }
+  const retryable = RETRYABLE_CODES.has(err.code);
+  // Transport failures (peer down, deadline) carry grpc-js's own text; say plainly what happened instead.
+  const message = trailerReason ? err.details : retryable ? `${peer} service unavailable, retry later` : "internal error";
+  return new AppError(reason, message, {
+    ...(typeof field === "string" ? { field } : {}),
+    ...(Object.keys(ids).length > 0 ? { ids } : {}),
+    retryable,
+  });
+}

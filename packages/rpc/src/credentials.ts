@@ -1,0 +1,127 @@
+/**
+ * Service credentials: a short-lived JWT the caller (gateway, consolidator) signs for every gRPC
+ * call, carrying the tenant, user and scopes it acts for. Memory and search verify it against a
+ * local set of trusted public keys and refuse calls without one. The tenant therefore comes from
+ * a verified signature, never from a plain header or a request field.
+ *
+ * Keys are Ed25519 (EdDSA): only callers hold a private key, so a compromised search pod cannot
+ * mint credentials for memory writes.
+ */
+import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, type JWK } from "jose";
+import { AppError } from "@3ngram/errors";
+
+/** Scopes a credential may carry. memory:* mirror the public API scopes; internal:* are service-only. */
+export const SCOPES = {
+  read: "memory:read",
+  write: "memory:write",
+  /** Resolve API keys to tenants (the gateway, before it knows the tenant). */
+  internalAuth: "internal:auth",
+  /** Store embeddings computed out of band (the consolidator). */
+  internalEmbed: "internal:embed",
+} as const;
+export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
+
+export interface CallerIdentity {
+  /** Absent only for pre-tenant calls such as API-key resolution. */
+  tenantId?: string;
+  userId?: string;
+  scopes: readonly string[];
+  /** Which surface the call came through, recorded on audit events ("user_mcp", "user_api", "worker", …). */
+  actor?: string;
+}
+
+export interface VerifiedCaller extends CallerIdentity {
+  /** The signing service, e.g. "gateway". */
+  issuer: string;
+}
+
+const ALGORITHM = "EdDSA";
+/** Long enough for a slow call, short enough that a leaked credential is useless soon. */
+const CREDENTIAL_TTL_SECONDS = 60;
+
+export interface ServiceKeyPair {
+  privateJwk: JWK;
+  publicJwk: JWK;
+}
+
+export async function generateServiceKeyPair(kid: string = crypto.randomUUID()): Promise<ServiceKeyPair> {
+  const { privateKey, publicKey } = await generateKeyPair(ALGORITHM, { crv: "Ed25519", extractable: true });
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: ALGORITHM };
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALGORITHM, use: "sig" };
+  return { privateJwk, publicJwk };
+}
+
+export class CredentialSigner {
+  private constructor(
+    private readonly issuer: string,
+    private readonly kid: string | undefined,
+    private readonly key: Awaited<ReturnType<typeof importJWK>>,
+  ) {}
+
+  static async fromJwk(issuer: string, privateJwk: JWK): Promise<CredentialSigner> {
+    if (!privateJwk.d) throw new Error("service signing key must be a private JWK");
+    return new CredentialSigner(issuer, privateJwk.kid, await importJWK(privateJwk, ALGORITHM));
+  }
+
+  async sign(identity: CallerIdentity, audience: string): Promise<string> {
+    const claims: Record<string, unknown> = { scope: identity.scopes.join(" ") };
+    if (identity.tenantId) claims.tid = identity.tenantId;
+    if (identity.actor) claims.act = identity.actor;
+    const jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg: ALGORITHM, ...(this.kid ? { kid: this.kid } : {}) })
+      .setIssuer(this.issuer)
+      .setAudience(audience)
+      .setIssuedAt()
+      .setExpirationTime(`${CREDENTIAL_TTL_SECONDS}s`);
+    if (identity.userId) jwt.setSubject(identity.userId);
+    return jwt.sign(this.key);
+  }
+}
+
+export class CredentialVerifier {
+  private readonly keys: ReturnType<typeof createLocalJWKSet>;
+
+  constructor(
+    private readonly audience: string,
+    trustedPublicJwks: JWK[],
+  ) {
+    if (trustedPublicJwks.length === 0) throw new Error("at least one trusted service key is required");
+    // Only public members are kept, so a private key passed here by mistake is never used to verify.
+    const publicOnly = trustedPublicJwks.map(({ d: _d, ...rest }) => rest);
+    this.keys = createLocalJWKSet({ keys: publicOnly });
+  }
+
+  async verify(token: string | undefined): Promise<VerifiedCaller> {
+    if (!token) throw new AppError("unauthenticated", "missing service credential");
+    try {
+      const { payload } = await jwtVerify(token, this.keys, { audience: this.audience, algorithms: [ALGORITHM] });
+      if (typeof payload.iss !== "string") throw new Error("no issuer");
+      const tenantId = typeof payload.tid === "string" ? payload.tid : undefined;
+      const scope = typeof payload.scope === "string" ? payload.scope : "";
+      return {
+        issuer: payload.iss,
+        ...(tenantId ? { tenantId } : {}),
+        ...(payload.sub ? { userId: payload.sub } : {}),
+        ...(typeof payload.act === "string" ? { actor: payload.act } : {}),
+        scopes: scope.split(" ").filter(Boolean),
+      };
+    } catch {
+      // One uniform answer: the caller learns nothing about why its credential failed.
+      throw new AppError("unauthenticated", "invalid service credential");
+    }
+  }
+}
+
+/** Parses the JWK env forms: a private key is one JWK object, trusted keys a JSON array (or one object). */
+export function parseJwk(json: string): JWK {
+  const value: unknown = JSON.parse(json);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("expected one JWK object");
+  return value as JWK;
+}
+
+export function parseJwkSet(json: string): JWK[] {
+  const value: unknown = JSON.parse(json);
+  const list = Array.isArray(value) ? value : [value];
+  if (!list.every((k) => typeof k === "object" && k !== null)) throw new Error("expected JWK objects");
+  return list as JWK[];
+}

@@ -1,0 +1,176 @@
+import * as grpc from "@grpc/grpc-js";
+import { ReflectionService } from "@grpc/reflection";
+import { create, toBinary, type DescFile, type DescMethod } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { HealthImplementation, service as healthServiceDefinition } from "grpc-health-check";
+import { AppError, reasonMapping, toAppError } from "@3ngram/errors";
+import type { Logger } from "pino";
+import type { CredentialVerifier, VerifiedCaller } from "./credentials.js";
+import { grpcServiceDefinition } from "./service-definition.js";
+import type { AnyService, MethodName, RequestOf, ResponseInitOf } from "./types.js";
+
+/** What a handler knows about its call. */
+export class CallContext {
+  constructor(
+    readonly caller: VerifiedCaller,
+    readonly method: string,
+    readonly deadline: Date | undefined,
+    readonly signal: AbortSignal,
+    readonly log: Logger,
+  ) {}
+
+  /** The verified tenant. Methods whose policy requires a tenant never reach the handler without one. */
+  get tenantId(): string {
+    if (!this.caller.tenantId) throw new AppError("unauthenticated", "credential carries no tenant");
+    return this.caller.tenantId;
+  }
+
+  get userId(): string | undefined {
+    return this.caller.userId;
+  }
+}
+
+export interface MethodPolicy {
+  /** The call must carry at least one of these scopes. */
+  anyScope: readonly string[];
+  /** The call must name a tenant. */
+  tenant: boolean;
+}
+
+export type Handlers<S extends AnyService> = {
+  [K in MethodName<S>]: (request: RequestOf<S, K>, ctx: CallContext) => Promise<ResponseInitOf<S, K>>;
+};
+export type Policies<S extends AnyService> = { [K in MethodName<S>]: MethodPolicy };
+
+export interface RpcServerOptions {
+  /** Audience this server accepts credentials for, e.g. "memory". */
+  name: string;
+  verifier: CredentialVerifier;
+  log: Logger;
+  /** Clients reconnect after this, so new pods behind a headless Service get traffic. */
+  maxConnectionAgeMs?: number;
+}
+
+/** Trailer carrying our reason code, so callers recover the exact reason across the hop. */
+export const REASON_TRAILER = "x-reason";
+export const FIELD_TRAILER = "x-field";
+
+/**
+ * A grpc-js server that serves protobuf-es services, verifies a service credential on every
+ * call, maps AppError reasons to gRPC status codes, and always carries the standard health
+ * service and server reflection.
+ */
+export class RpcServer {
+  readonly server: grpc.Server;
+  readonly health = new HealthImplementation({ "": "NOT_SERVING" });
+  private readonly serviceNames: string[] = [];
+  private readonly reflectionFiles = new Map<string, Buffer>();
+
+  constructor(private readonly options: RpcServerOptions) {
+    this.server = new grpc.Server({
+      "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? 5 * 60_000,
+      "grpc.max_connection_age_grace_ms": 30_000,
+    });
+    this.health.addToServer(this.server);
+  }
+
+  addService<S extends AnyService>(service: S, handlers: Handlers<S>, policies: Policies<S>): void {
+    const implementation: grpc.UntypedServiceImplementation = {};
+    for (const method of service.methods) {
+      const name = method.localName as MethodName<S>;
+      implementation[name] = this.wrapUnary(method, `${service.typeName}/${method.name}`, handlers[name] as never, policies[name]);
+    }
+    this.server.addService(grpcServiceDefinition(service), implementation);
+    this.serviceNames.push(service.typeName);
+    this.health.setStatus(service.typeName, "NOT_SERVING");
+    collectFiles(service.file, this.reflectionFiles);
+  }
+
+  /** Binds and starts. Pass port 0 to get a free port (tests). Resolves to the bound port. */
+  async listen(address: string): Promise<number> {
+    const files = [...this.reflectionFiles.values()];
+    const healthFiles = (healthServiceDefinition.Check?.requestType as { fileDescriptorProtos?: Buffer[] } | undefined)
+      ?.fileDescriptorProtos;
+    new ReflectionService({
+      app: { format: "Protocol Buffer 3 DescriptorProto", type: {}, fileDescriptorProtos: files },
+      ...(healthFiles ? { health: { format: "Protocol Buffer 3 DescriptorProto", type: {}, fileDescriptorProtos: healthFiles } } : {}),
+    } as never).addToServer(this.server);
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+    });
+  }
+
+  /** Health reflects dependencies: callers flip it as their database or queue comes and goes. */
+  setServing(serving: boolean): void {
+    const status = serving ? "SERVING" : "NOT_SERVING";
+    this.health.setStatus("", status);
+    for (const name of this.serviceNames) this.health.setStatus(name, status);
+  }
+
+  /** Stops intake, lets in-flight calls finish within the grace period, then forces. */
+  async shutdown(graceMs = 5_000): Promise<void> {
+    this.setServing(false);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private wrapUnary(
+    method: DescMethod,
+    fullName: string,
+    handler: (request: unknown, ctx: CallContext) => Promise<unknown>,
+    policy: MethodPolicy,
+  ): grpc.handleUnaryCall<unknown, unknown> {
+    const { verifier, log } = this.options;
+    return (call, callback) => {
+      const abort = new AbortController();
+      call.on("cancelled", () => abort.abort());
+      const authorization = call.metadata.get("authorization")[0];
+      const token = typeof authorization === "string" && authorization.startsWith("Bearer ") ? authorization.slice(7) : undefined;
+      const started = performance.now();
+      void (async () => {
+        const caller = await verifier.verify(token);
+        if (!policy.anyScope.some((s) => caller.scopes.includes(s))) {
+          throw new AppError("insufficient_scope", `${policy.anyScope.join(" or ")} required`);
+        }
+        if (policy.tenant && !caller.tenantId) throw new AppError("unauthenticated", "credential carries no tenant");
+        const deadline = call.getDeadline();
+        const callLog = log.child({ rpc: fullName, caller: caller.issuer });
+        const ctx = new CallContext(caller, fullName, deadline instanceof Date ? deadline : undefined, abort.signal, callLog);
+        return handler(call.request, ctx);
+      })().then(
+        (response) => {
+          log.debug({ rpc: fullName, ms: Math.round(performance.now() - started) }, "rpc ok");
+          // Handlers return plain init objects; create() turns them into messages the serializer accepts.
+          callback(null, create(method.output, response as never));
+        },
+        (err: unknown) => {
+          const appError = toAppError(err);
+          const mapping = reasonMapping(appError.reason);
+          const fields = { rpc: fullName, reason: appError.reason, ms: Math.round(performance.now() - started) };
+          if (mapping.callerFault) log.warn(fields, "rpc refused");
+          else log.error({ ...fields, err: err instanceof Error ? { type: err.name, message: err.message } : undefined }, "rpc failed");
+          const trailers = new grpc.Metadata();
+          trailers.set(REASON_TRAILER, appError.reason);
+          if (appError.details.field) trailers.set(FIELD_TRAILER, appError.details.field);
+          for (const [key, id] of Object.entries(appError.details.ids ?? {})) trailers.set(`x-id-${key.toLowerCase()}`, id);
+          callback({ code: mapping.grpc, details: appError.message, metadata: trailers });
+        },
+      );
+    };
+  }
+}
+
+function collectFiles(file: DescFile, into: Map<string, Buffer>): void {
+  if (into.has(file.name)) return;
+  into.set(file.name, Buffer.from(toBinary(FileDescriptorProtoSchema, file.proto)));
+  for (const dep of file.dependencies) collectFiles(dep, into);
+}
+

@@ -1,0 +1,4 @@
+export { ConfigError, envBool, envLogLevel, envPort, loadConfig, type Env } from "./config.js";
+export { createLogger, type Logger } from "./logger.js";
+export { errorSummary, onShutdown, type Closer } from "./shutdown.js";
+export { createMetricsRegistry, serveMetrics } from "./metrics.js";

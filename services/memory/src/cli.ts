@@ -1,0 +1,41 @@
+/**
+ * Operator commands for the memory service's database:
+ *   migrate                          apply pending migrations (the Kubernetes migration Job runs this)
+ *   create-tenant <name> [key-name]  create a tenant, its first user and an API key (printed once)
+ * Reads DATABASE_URL from the environment.
+ */
+import { createPool } from "@3ngram/db";
+import { migrate } from "./db/migrate.js";
+import { createTenantWithKey } from "./domain/tenants.js";
+
+const [command, ...args] = process.argv.slice(2);
+const url = process.env.DATABASE_URL;
+if (!url) {
+  console.error("DATABASE_URL is required");
+  process.exit(2);
+}
+const pool = createPool({ connectionString: url, max: 2, applicationName: "3ngram-memory-cli" });
+try {
+  switch (command) {
+    case "migrate": {
+      const result = await migrate(pool);
+      console.log(result.applied.length > 0 ? `applied: ${result.applied.join(", ")}` : "schema is up to date");
+      break;
+    }
+    case "create-tenant": {
+      const [tenantName, keyName] = args;
+      if (!tenantName) throw new Error("usage: create-tenant <name> [key-name]");
+      const created = await createTenantWithKey(pool, { tenantName, ...(keyName ? { keyName } : {}) });
+      console.log(JSON.stringify(created, null, 2));
+      break;
+    }
+    default:
+      console.error("usage: cli.js migrate | create-tenant <name> [key-name]");
+      process.exitCode = 2;
+  }
+} catch (err) {
+  console.error((err as Error).message);
+  process.exitCode = 1;
+} finally {
+  await pool.end();
+}

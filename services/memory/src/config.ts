@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { parseJwkSet } from "@3ngram/rpc";
+import { envBool, envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
+import { parseEmbeddingsConfig, type EmbeddingsConfig } from "@3ngram/embeddings";
+
+const jwkSet = z.string().transform((value, ctx) => {
+  try {
+    return parseJwkSet(value);
+  } catch {
+    ctx.addIssue({ code: "custom", message: "must be a JSON array of public JWKs" });
+    return z.NEVER;
+  }
+});
+
+export const memoryConfigSchema = z.object({
+  GRPC_HOST: z.string().default("0.0.0.0"),
+  GRPC_PORT: envPort(50051),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  /** Database role request work runs as; created by the migrations. */
+  RUNTIME_DB_ROLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("threengram_app"),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default("redis://127.0.0.1:6379"),
+  /** Namespaces every queue key, so several deployments (or test runs) can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).default("3ngram"),
+  SERVICE_TRUSTED_JWKS: jwkSet,
+  EMBED_INLINE_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  MIGRATE_ON_START: envBool(true),
+  METRICS_PORT: envPort(9101),
+  LOG_LEVEL: envLogLevel,
+});
+
+export type MemoryConfig = z.output<typeof memoryConfigSchema> & { embeddings: EmbeddingsConfig };
+
+export function loadMemoryConfig(env: Env = process.env): MemoryConfig {
+  return { ...loadConfig(memoryConfigSchema, env), embeddings: parseEmbeddingsConfig(env) };
+}

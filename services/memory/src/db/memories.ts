@@ -1,0 +1,120 @@
+import type { Queryable } from "@3ngram/db";
+import type { MemoryStatus, MemoryType } from "@3ngram/schema";
+
+/** A memory row as the service reads it (embedding omitted; only whether one is stored). */
+export interface MemoryRow {
+  id: string;
+  memoryType: MemoryType;
+  topic: string;
+  content: string;
+  scope: string;
+  project: string | null;
+  tags: string[];
+  status: MemoryStatus;
+  validFrom: Date;
+  validTo: Date | null;
+  recordedAt: Date;
+  embedded: boolean;
+}
+
+const MEMORY_COLUMNS = `
+  id, memory_type AS "memoryType", topic, content, scope, project, tags, status,
+  valid_from AS "validFrom", valid_to AS "validTo", recorded_at AS "recordedAt",
+  (embedding IS NOT NULL) AS embedded`;
+
+export interface NewMemoryRow {
+  id: string;
+  tenantId: string;
+  memoryType: MemoryType;
+  topic: string;
+  content: string;
+  contentHash: string;
+  scope: string;
+  project: string | null;
+  tags: string[];
+  createdBy: string | null;
+  embedding: { literal: string; model: string; dimensions: number } | null;
+}
+
+/** Inserts unless a live memory with the same content exists; returns null in that case. */
+export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<MemoryRow | null> {
+  const { rows } = await db.query<MemoryRow>(
+    `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, tags, created_by,
+                           embedding, embedding_model, embedding_dim)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12, $13)
+     ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING
+     RETURNING ${MEMORY_COLUMNS}`,
+    [
+      row.id,
+      row.tenantId,
+      row.memoryType,
+      row.topic,
+      row.content,
+      row.contentHash,
+      row.scope,
+      row.project,
+      row.tags,
+      row.createdBy,
+      row.embedding?.literal ?? null,
+      row.embedding?.model ?? null,
+      row.embedding?.dimensions ?? null,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/** The live memory holding this exact content, if any. */
+export async function findLiveByContentHash(db: Queryable, tenantId: string, contentHash: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM memories WHERE tenant_id = $1 AND content_hash = $2 AND valid_to IS NULL",
+    [tenantId, contentHash],
+  );
+  return rows[0]?.id ?? null;
+}
+
+export async function selectMemoriesByIds(db: Queryable, tenantId: string, ids: readonly string[]): Promise<MemoryRow[]> {
+  const { rows } = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant_id = $1 AND id = ANY($2::uuid[]) ORDER BY recorded_at DESC, id`,
+    [tenantId, ids],
+  );
+  return rows;
+}
+
+/**
+ * Stores an embedding unless one from the same model is already there. Returns:
+ * "stored", "unchanged" (same model already stored), or "missing" (no such memory for this tenant).
+ */
+export async function updateEmbedding(
+  db: Queryable,
+  tenantId: string,
+  memoryId: string,
+  embedding: { literal: string; model: string; dimensions: number },
+): Promise<"stored" | "unchanged" | "missing"> {
+  const { rows } = await db.query<{ stored: boolean }>(
+    `WITH target AS (SELECT id, embedding_model FROM memories WHERE tenant_id = $1 AND id = $2),
+          changed AS (
+            UPDATE memories m SET embedding = $3::vector, embedding_model = $4, embedding_dim = $5
+            FROM target t
+            WHERE m.tenant_id = $1 AND m.id = t.id AND t.embedding_model IS DISTINCT FROM $4
+            RETURNING m.id)
+     SELECT EXISTS (SELECT 1 FROM changed) AS stored FROM target`,
+    [tenantId, memoryId, embedding.literal, embedding.model, embedding.dimensions],
+  );
+  const row = rows[0];
+  if (!row) return "missing";
+  return row.stored ? "stored" : "unchanged";
+}
+
+export type EventKind = "create" | "embed_done" | "embed_failed";
+export type ActorKind = "user_mcp" | "user_api" | "worker" | "importer" | "system";
+
+/** Appends an audit event. The payload holds metadata only, never content. */
+export async function insertEvent(
+  db: Queryable,
+  event: { id: string; tenantId: string; memoryId: string; kind: EventKind; actor: ActorKind; payload?: Record<string, unknown> },
+): Promise<void> {
+  await db.query(
+    "INSERT INTO memory_events (id, tenant_id, memory_id, event_kind, actor_kind, payload) VALUES ($1, $2, $3, $4, $5, $6)",
+    [event.id, event.tenantId, event.memoryId, event.kind, event.actor, event.payload ?? null],
+  );
+}

@@ -1,0 +1,29 @@
+import { createHash, randomBytes } from "node:crypto";
+
+/**
+ * API keys look like `3ng_<prefix>_<secret>`: the prefix (8 chars) is stored in clear so an owner
+ * can tell keys apart; only the sha256 of the whole key is stored, so a database leak does not
+ * leak usable keys. 32 random bytes of secret make brute force pointless, so a fast hash is fine.
+ */
+const KEY_PATTERN = /^3ng_([A-Za-z0-9_-]{8})_([A-Za-z0-9_-]{43})$/;
+
+export interface GeneratedApiKey {
+  key: string;
+  prefix: string;
+  hash: string;
+}
+
+export function generateApiKey(): GeneratedApiKey {
+  const prefix = randomBytes(6).toString("base64url");
+  const secret = randomBytes(32).toString("base64url");
+  const key = `3ng_${prefix}_${secret}`;
+  return { key, prefix, hash: hashApiKey(key) };
+}
+
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+export function looksLikeApiKey(key: string): boolean {
+  return KEY_PATTERN.test(key);
+}

@@ -1,0 +1,24 @@
+import type { Pool } from "@3ngram/db";
+import type { Embedder } from "@3ngram/embeddings";
+import type { JobQueue } from "@3ngram/queue";
+import type { Logger } from "@3ngram/runtime";
+
+/** Everything the memory domain needs, passed in explicitly (the domain never reads the environment). */
+export interface MemoryDeps {
+  pool: Pool;
+  /** Database role request work runs as. */
+  runtimeRole: string;
+  /** Null when no embedder is configured: every memory is stored pending and embedded later. */
+  embedder: Embedder | null;
+  queue: JobQueue;
+  /** How long remember may wait for an inline embedding before storing the memory as pending. */
+  inlineEmbedBudgetMs: number;
+  log: Logger;
+}
+
+/** Who is acting, as far as the domain cares. */
+export interface Actor {
+  tenantId: string;
+  userId: string | undefined;
+  kind: "user_mcp" | "user_api" | "worker" | "importer" | "system";
+}

@@ -1,0 +1,49 @@
+import { uuidv7 } from "uuidv7";
+import { AppError } from "@3ngram/errors";
+import { withOwnerTransaction, withRole, type Pool } from "@3ngram/db";
+import { insertApiKey, insertTenant, insertUser, resolveKeyHash, type ResolvedKeyRow } from "../db/tenants.js";
+import { generateApiKey, hashApiKey, looksLikeApiKey } from "./api-keys.js";
+
+export const API_KEY_SCOPES = ["memory:read", "memory:write"] as const;
+
+export interface CreatedTenant {
+  tenantId: string;
+  userId: string;
+  keyId: string;
+  /** Shown once; only its hash is stored. */
+  apiKey: string;
+}
+
+/** Operator command: a tenant, its first user and an API key for that user. */
+export async function createTenantWithKey(
+  pool: Pool,
+  input: { tenantName: string; userName?: string; keyName?: string; scopes?: readonly string[] },
+): Promise<CreatedTenant> {
+  const tenantId = uuidv7();
+  const userId = uuidv7();
+  const keyId = uuidv7();
+  const generated = generateApiKey();
+  await withOwnerTransaction(pool, async (db) => {
+    await insertTenant(db, { id: tenantId, name: input.tenantName });
+    await insertUser(db, { id: userId, tenantId, displayName: input.userName ?? "owner" });
+    await insertApiKey(db, {
+      id: keyId,
+      tenantId,
+      userId,
+      name: input.keyName ?? "default",
+      prefix: generated.prefix,
+      keyHash: generated.hash,
+      scopes: [...(input.scopes ?? API_KEY_SCOPES)],
+    });
+  });
+  return { tenantId, userId, keyId, apiKey: generated.key };
+}
+
+/** Resolves a presented API key. Malformed, unknown and revoked keys all answer the same. */
+export async function resolveApiKey(pool: Pool, runtimeRole: string, apiKey: string): Promise<ResolvedKeyRow> {
+  const invalid = new AppError("unauthenticated", "invalid API key");
+  if (!looksLikeApiKey(apiKey)) throw invalid;
+  const row = await withRole(pool, runtimeRole, (db) => resolveKeyHash(db, hashApiKey(apiKey)));
+  if (!row) throw invalid;
+  return row;
+}

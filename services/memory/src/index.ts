@@ -1,0 +1,4 @@
+export { loadMemoryConfig, memoryConfigSchema, type MemoryConfig } from "./config.js";
+export { startMemoryService, type MemoryServiceDeps, type RunningMemoryService } from "./memory-service.js";
+export { migrate, type MigrationResult } from "./db/migrate.js";
+export { createTenantWithKey, type CreatedTenant } from "./domain/tenants.js";

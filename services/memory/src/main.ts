@@ -1,0 +1,13 @@
+import { createLogger, errorSummary, onShutdown } from "@3ngram/runtime";
+import { loadMemoryConfig } from "./config.js";
+import { startMemoryService } from "./memory-service.js";
+
+const config = loadMemoryConfig();
+const log = createLogger({ service: "memory", level: config.LOG_LEVEL });
+try {
+  const service = await startMemoryService(config, { log });
+  onShutdown(log, [() => service.close()]);
+} catch (err) {
+  log.fatal({ err: errorSummary(err) }, "memory service failed to start");
+  process.exit(1);
+}

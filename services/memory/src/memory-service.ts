@@ -1,0 +1,86 @@
+import { MemoryService } from "@3ngram/proto/memory/v1";
+import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
+import { createEmbedder, type Embedder } from "@3ngram/embeddings";
+import { createRedisQueueBackend, type JobQueue } from "@3ngram/queue";
+import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
+import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
+import type { MemoryConfig } from "./config.js";
+import { migrate } from "./db/migrate.js";
+import { memoryHandlers, memoryPolicies } from "./grpc/memory-service.js";
+
+export interface MemoryServiceDeps {
+  pool?: Pool;
+  embedder?: Embedder | null;
+  queue?: JobQueue;
+  log?: Logger;
+}
+
+export interface RunningMemoryService {
+  port: number;
+  address: string;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+const HEALTH_INTERVAL_MS = 5_000;
+
+/**
+ * Boots the memory service: migrations (unless disabled), the RLS guard on the runtime role,
+ * then the gRPC server. Injected deps let standalone mode share one embedder, an in-process queue
+ * and the embedded database; anything not injected is built from config and closed with the service.
+ */
+export async function startMemoryService(config: MemoryConfig, deps: MemoryServiceDeps = {}): Promise<RunningMemoryService> {
+  const log = deps.log ?? createLogger({ service: "memory", level: config.LOG_LEVEL });
+  const closers: Array<() => Promise<void>> = [];
+  const pool = deps.pool ?? createPool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX, applicationName: "3ngram-memory" });
+  if (!deps.pool) closers.push(() => pool.end());
+
+  try {
+    if (config.MIGRATE_ON_START) {
+      const result = await migrate(pool);
+      log.info({ applied: result.applied }, "migrations done");
+    }
+    await assertRoleRespectsRls(pool, config.RUNTIME_DB_ROLE);
+
+    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
+    let queue = deps.queue;
+    if (!queue) {
+      const backend = createRedisQueueBackend({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX });
+      queue = backend.queue;
+      closers.push(() => backend.close());
+    }
+
+    const server = new RpcServer({ name: "memory", verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS), log });
+    server.addService(
+      MemoryService,
+      memoryHandlers({ pool, runtimeRole: config.RUNTIME_DB_ROLE, embedder, queue, inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS, log }),
+      memoryPolicies,
+    );
+    const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
+    server.setServing(true);
+    // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.
+    const healthTimer = setInterval(() => void ping(pool).then((ok) => server.setServing(ok)), HEALTH_INTERVAL_MS);
+    healthTimer.unref();
+    closers.unshift(async () => {
+      clearInterval(healthTimer);
+      await server.shutdown();
+    });
+
+    if (config.METRICS_PORT > 0) {
+      const metrics = await serveMetrics(createMetricsRegistry("memory"), config.METRICS_PORT);
+      closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
+    }
+    log.info({ port }, "memory service listening");
+    return {
+      port,
+      address: `127.0.0.1:${port}`,
+      pool,
+      async close() {
+        for (const close of closers) await close();
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,2 @@
+export { loadSearchConfig, searchConfigSchema, type SearchConfig } from "./config.js";
+export { startSearchService, type RunningSearchService, type SearchServiceDeps } from "./search-service.js";

@@ -1,0 +1,13 @@
+import { createLogger, errorSummary, onShutdown } from "@3ngram/runtime";
+import { loadSearchConfig } from "./config.js";
+import { startSearchService } from "./search-service.js";
+
+const config = loadSearchConfig();
+const log = createLogger({ service: "search", level: config.LOG_LEVEL });
+try {
+  const service = await startSearchService(config, { log });
+  onShutdown(log, [() => service.close()]);
+} catch (err) {
+  log.fatal({ err: errorSummary(err) }, "search service failed to start");
+  process.exit(1);
+}

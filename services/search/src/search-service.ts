@@ -1,0 +1,62 @@
+import { SearchService } from "@3ngram/proto/search/v1";
+import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
+import { createEmbedder, type Embedder } from "@3ngram/embeddings";
+import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
+import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
+import type { SearchConfig } from "./config.js";
+import { searchHandlers, searchPolicies } from "./grpc/search-service.js";
+
+export interface SearchServiceDeps {
+  pool?: Pool;
+  embedder?: Embedder | null;
+  log?: Logger;
+}
+
+export interface RunningSearchService {
+  port: number;
+  address: string;
+  close(): Promise<void>;
+}
+
+const HEALTH_INTERVAL_MS = 5_000;
+
+/** Boots the search service. It only reads: its role has SELECT and nothing else. */
+export async function startSearchService(config: SearchConfig, deps: SearchServiceDeps = {}): Promise<RunningSearchService> {
+  const log = deps.log ?? createLogger({ service: "search", level: config.LOG_LEVEL });
+  const closers: Array<() => Promise<void>> = [];
+  const pool = deps.pool ?? createPool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX, applicationName: "3ngram-search" });
+  if (!deps.pool) closers.push(() => pool.end());
+  try {
+    await assertRoleRespectsRls(pool, config.SEARCH_DB_ROLE);
+    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
+    const server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS), log });
+    server.addService(
+      SearchService,
+      searchHandlers({ pool, role: config.SEARCH_DB_ROLE, embedder, queryEmbedBudgetMs: config.QUERY_EMBED_BUDGET_MS, log }),
+      searchPolicies,
+    );
+    const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
+    server.setServing(true);
+    const healthTimer = setInterval(() => void ping(pool).then((ok) => server.setServing(ok)), HEALTH_INTERVAL_MS);
+    healthTimer.unref();
+    closers.unshift(async () => {
+      clearInterval(healthTimer);
+      await server.shutdown();
+    });
+    if (config.METRICS_PORT > 0) {
+      const metrics = await serveMetrics(createMetricsRegistry("search"), config.METRICS_PORT);
+      closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
+    }
+    log.info({ port }, "search service listening");
+    return {
+      port,
+      address: `127.0.0.1:${port}`,
+      async close() {
+        for (const close of closers) await close();
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,78 @@
+import { MemoryService } from "@3ngram/proto/memory/v1";
+import { SearchService } from "@3ngram/proto/search/v1";
+import { createPool, type Pool } from "@3ngram/db";
+import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
+import { createMemoryService } from "./memory-service-factory.js";
+import { createRpcClient, type RpcClient } from "@3ngram/rpc";
+import { createLogger } from "@3ngram/runtime";
+import { createTestDatabase, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
+import { createTestKeys, type TestKeys } from "./keys.js";
+
+export interface CoreServices {
+  db: TestDatabase;
+  keys: TestKeys;
+  /** Owner-role pool for assertions that must see past row-level security. */
+  ownerPool: Pool;
+  memoryAddress: string;
+  searchAddress: string;
+  redisPrefix: string;
+  memoryClient(): Promise<RpcClient<typeof MemoryService>>;
+  searchClient(): Promise<RpcClient<typeof SearchService>>;
+  createTenant(name: string): Promise<{ tenantId: string; userId: string; apiKey: string }>;
+  close(): Promise<void>;
+}
+
+export interface CoreServicesOptions {
+  label: string;
+  embedder?: Embedder | null;
+  inlineEmbedBudgetMs?: number;
+}
+
+/**
+ * Real memory and search services on loopback gRPC against a fresh PostgreSQL database and a
+ * unique Redis key prefix. Tests call them with real clients; nothing is mocked.
+ */
+export async function startCoreServices(options: CoreServicesOptions): Promise<CoreServices> {
+  const db = await createTestDatabase(options.label);
+  const keys = await createTestKeys();
+  const redisPrefix = uniqueKeyPrefix(options.label);
+  const embedder = options.embedder === undefined ? new HashingEmbedder({ dimensions: 512 }) : options.embedder;
+  const log = createLogger({ service: "test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const { memory, search, createTenant } = await createMemoryService({
+    databaseUrl: db.url,
+    trustedJwks: keys.trustedJwks,
+    redisUrl: TEST_REDIS_URL,
+    redisPrefix,
+    embedder,
+    inlineEmbedBudgetMs: options.inlineEmbedBudgetMs ?? 2_000,
+    log,
+  });
+  const ownerPool = createPool({ connectionString: db.url, max: 2, applicationName: "3ngram-test-owner" });
+  const clients: Array<{ close(): void }> = [];
+  return {
+    db,
+    keys,
+    ownerPool,
+    memoryAddress: memory.address,
+    searchAddress: search.address,
+    redisPrefix,
+    async memoryClient() {
+      const client = createRpcClient(MemoryService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
+      clients.push(client);
+      return client;
+    },
+    async searchClient() {
+      const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer: await keys.signer("gateway") });
+      clients.push(client);
+      return client;
+    },
+    createTenant: (name) => createTenant(name),
+    async close() {
+      for (const c of clients) c.close();
+      await search.close();
+      await memory.close();
+      await ownerPool.end();
+      await db.drop();
+    },
+  };
+}
