@@ -1,0 +1,15 @@
+export type {
+  EnqueueOptions,
+  Job,
+  JobHandler,
+  JobQueue,
+  QueueBackend,
+  QueueCounts,
+  QueueWorker,
+  RetryPolicy,
+  WorkOptions,
+} from "./queue.js";
+export { PermanentJobError } from "./errors.js";
+export { MAX_JOB_ID_LENGTH } from "./options.js";
+export { createMemoryQueueBackend } from "./memory-queue.js";
+export { createRedisQueueBackend, type RedisQueueBackendOptions } from "./redis-queue.js";

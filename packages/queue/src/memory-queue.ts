@@ -1,0 +1,194 @@
+/**
+ * The in-process backend for standalone mode: the same contract as the BullMQ backend, with the
+ * jobs held in this process's memory. Jobs that are waiting or scheduled when the process stops
+ * are lost; the producer side must therefore treat the queue as best effort (the memory service
+ * keeps the memory as `embedded: "pending"`, so nothing the user stored is lost with it).
+ */
+import { PermanentJobError } from "./errors.js";
+import { NO_RETRY, backoffDelay, checkConcurrency, checkEnqueue } from "./options.js";
+import type { EnqueueOptions, Job, JobHandler, JobQueue, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
+
+interface StoredJob {
+  readonly id: string;
+  readonly name: string;
+  readonly data: unknown;
+  readonly retry: RetryPolicy;
+  readonly dedupeId: string | undefined;
+  /** Attempts that have failed so far. */
+  failures: number;
+}
+
+interface Consumer {
+  readonly handler: JobHandler;
+  readonly concurrency: number;
+  readonly running: Set<Promise<void>>;
+  closing: boolean;
+}
+
+interface QueueState {
+  /** FIFO: enqueue pushes, workers shift. */
+  readonly waiting: StoredJob[];
+  readonly consumers: Set<Consumer>;
+  /** Ids of jobs that are waiting, delayed or active; released when the job completes or fails for good. */
+  readonly pendingIds: Set<string>;
+  delayed: number;
+  active: number;
+  failed: number;
+}
+
+export function createMemoryQueueBackend(): QueueBackend {
+  const queues = new Map<string, QueueState>();
+  const timers = new Set<NodeJS.Timeout>();
+  let nextId = 1;
+  let closed = false;
+
+  const stateOf = (name: string): QueueState => {
+    let state = queues.get(name);
+    if (!state) {
+      state = { waiting: [], consumers: new Set(), pendingIds: new Set(), delayed: 0, active: 0, failed: 0 };
+      queues.set(name, state);
+    }
+    return state;
+  };
+
+  /** Runs `fn` after `ms`, unless the backend closes first. */
+  const later = (ms: number, fn: () => void): void => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timers.add(timer);
+  };
+
+  const schedule = (state: QueueState, job: StoredJob, delayMs: number): void => {
+    if (delayMs <= 0) {
+      state.waiting.push(job);
+      pump(state);
+      return;
+    }
+    state.delayed += 1;
+    later(delayMs, () => {
+      state.delayed -= 1;
+      state.waiting.push(job);
+      pump(state);
+    });
+  };
+
+  /** Hands waiting jobs to consumers with free slots. */
+  const pump = (state: QueueState): void => {
+    for (const consumer of state.consumers) {
+      while (!closed && !consumer.closing && consumer.running.size < consumer.concurrency) {
+        const job = state.waiting.shift();
+        if (!job) return;
+        start(state, consumer, job);
+      }
+    }
+  };
+
+  const start = (state: QueueState, consumer: Consumer, job: StoredJob): void => {
+    state.active += 1;
+    const view: Job = { id: job.id, name: job.name, data: job.data, attempt: job.failures + 1 };
+    const run = (async () => {
+      try {
+        await consumer.handler(view);
+        return undefined;
+      } catch (err) {
+        return { err };
+      }
+    })().then((failure) => {
+      state.active -= 1;
+      consumer.running.delete(run);
+      finish(state, job, failure?.err, failure !== undefined);
+      pump(state);
+    });
+    consumer.running.add(run);
+  };
+
+  const finish = (state: QueueState, job: StoredJob, err: unknown, failed: boolean): void => {
+    if (!failed) {
+      release(state, job);
+      return;
+    }
+    job.failures += 1;
+    const exhausted = job.failures >= job.retry.attempts;
+    if (err instanceof PermanentJobError || exhausted || closed) {
+      // A job that fails while the backend is closing is not retried: there is nobody left to run it.
+      state.failed += 1;
+      release(state, job);
+      return;
+    }
+    schedule(state, job, backoffDelay(job.retry, job.failures));
+  };
+
+  const release = (state: QueueState, job: StoredJob): void => {
+    if (job.dedupeId !== undefined) state.pendingIds.delete(job.dedupeId);
+  };
+
+  const queue: JobQueue = {
+    async enqueue(queueName: string, name: string, payload: unknown, options?: EnqueueOptions): Promise<void> {
+      if (closed) throw new Error("queue backend is closed");
+      checkEnqueue(queueName, name, options);
+      const state = stateOf(queueName);
+      const dedupeId = options?.jobId;
+      if (dedupeId !== undefined) {
+        if (state.pendingIds.has(dedupeId)) return;
+        state.pendingIds.add(dedupeId);
+      }
+      const job: StoredJob = {
+        id: String(nextId++),
+        name,
+        // BullMQ stores payloads as JSON; round-tripping here gives handlers the same shapes in both modes.
+        data: payload === undefined ? undefined : JSON.parse(JSON.stringify(payload)),
+        retry: options?.retry ?? NO_RETRY,
+        dedupeId,
+        failures: 0,
+      };
+      schedule(state, job, options?.delayMs ?? 0);
+    },
+    // The producer holds no resources of its own; the backend's close() stops everything.
+    async close(): Promise<void> {},
+  };
+
+  const work = (queueName: string, handler: JobHandler, options: WorkOptions = {}): QueueWorker => {
+    if (closed) throw new Error("queue backend is closed");
+    const state = stateOf(queueName);
+    const consumer: Consumer = {
+      handler,
+      concurrency: checkConcurrency(options.concurrency ?? 1),
+      running: new Set(),
+      closing: false,
+    };
+    state.consumers.add(consumer);
+    // Start on the next tick so a caller can finish wiring (metrics, logs) before the first job runs.
+    queueMicrotask(() => pump(state));
+    return {
+      async close(): Promise<void> {
+        consumer.closing = true;
+        state.consumers.delete(consumer);
+        while (consumer.running.size > 0) await Promise.all(consumer.running);
+      },
+    };
+  };
+
+  const counts = async (queueName: string): Promise<QueueCounts> => {
+    const state = stateOf(queueName);
+    return { waiting: state.waiting.length, active: state.active, delayed: state.delayed, failed: state.failed };
+  };
+
+  const close = async (): Promise<void> => {
+    closed = true;
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    const running: Promise<void>[] = [];
+    for (const state of queues.values()) {
+      for (const consumer of state.consumers) {
+        consumer.closing = true;
+        running.push(...consumer.running);
+      }
+      state.consumers.clear();
+    }
+    await Promise.all(running);
+  };
+
+  return { queue, work, counts, close };
+}

@@ -1,0 +1,36 @@
+import type { EnqueueOptions, RetryPolicy } from "./queue.js";
+
+/** Without a retry policy a job gets exactly one try. */
+export const NO_RETRY: RetryPolicy = { attempts: 1, backoffMs: 0 };
+
+/** Longest accepted job id; ids are built from a job kind and a UUID, far below this. */
+export const MAX_JOB_ID_LENGTH = 256;
+
+/**
+ * Both backends reject the same malformed options the same way, so code that works against the
+ * in-process queue in standalone mode cannot fail on BullMQ in production (or the reverse).
+ */
+export function checkEnqueue(queue: string, name: string, options: EnqueueOptions | undefined): void {
+  if (queue === "") throw new RangeError("queue name must not be empty");
+  if (name === "") throw new RangeError("job name must not be empty");
+  if (!options) return;
+  const { jobId, retry, delayMs } = options;
+  if (jobId !== undefined && (jobId === "" || jobId.length > MAX_JOB_ID_LENGTH)) {
+    throw new RangeError(`jobId must be 1..${MAX_JOB_ID_LENGTH} characters`);
+  }
+  if (retry !== undefined) {
+    if (!Number.isInteger(retry.attempts) || retry.attempts < 1) throw new RangeError("retry.attempts must be an integer >= 1");
+    if (!Number.isFinite(retry.backoffMs) || retry.backoffMs < 0) throw new RangeError("retry.backoffMs must be >= 0");
+  }
+  if (delayMs !== undefined && (!Number.isFinite(delayMs) || delayMs < 0)) throw new RangeError("delayMs must be >= 0");
+}
+
+/** Delay before the retry that follows failed attempt number `failedAttempt` (1-based): base, 2×base, 4×base… */
+export function backoffDelay(policy: RetryPolicy, failedAttempt: number): number {
+  return policy.backoffMs * 2 ** (failedAttempt - 1);
+}
+
+export function checkConcurrency(concurrency: number): number {
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("concurrency must be an integer >= 1");
+  return concurrency;
+}

@@ -1,0 +1,64 @@
+/**
+ * The queue contract shared by the producer (memory service) and the consumer (consolidator).
+ * Two backends implement it — BullMQ on Redis for distributed mode and an in-process queue for
+ * standalone mode — so job code is identical in both.
+ */
+
+export interface RetryPolicy {
+  attempts: number;
+  /** First retry waits this long; each later one doubles it. */
+  backoffMs: number;
+}
+
+export interface EnqueueOptions {
+  /** Jobs with the same id are not queued twice while one is waiting or running (idempotent enqueue). */
+  jobId?: string;
+  retry?: RetryPolicy;
+  delayMs?: number;
+}
+
+export interface JobQueue {
+  enqueue(queue: string, name: string, payload: unknown, options?: EnqueueOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Job {
+  id: string;
+  name: string;
+  data: unknown;
+  /** 1 on the first try. */
+  attempt: number;
+}
+
+export type JobHandler = (job: Job) => Promise<void>;
+
+export interface QueueCounts {
+  waiting: number;
+  active: number;
+  delayed: number;
+  /** Jobs that used up their retries: the dead-letter view. */
+  failed: number;
+}
+
+export interface WorkOptions {
+  /** How many jobs this worker runs at once. Default 1. */
+  concurrency?: number;
+}
+
+/** A running consumer of one queue. */
+export interface QueueWorker {
+  /** Stops taking jobs and resolves once the jobs it is running have finished. */
+  close(): Promise<void>;
+}
+
+/**
+ * What both backends provide: the producer side (`queue`) for services that enqueue, and
+ * consumers plus counts for the consolidator. `close()` stops every worker (waiting for their
+ * active jobs) and then releases connections and timers.
+ */
+export interface QueueBackend {
+  readonly queue: JobQueue;
+  work(queueName: string, handler: JobHandler, options?: WorkOptions): QueueWorker;
+  counts(queueName: string): Promise<QueueCounts>;
+  close(): Promise<void>;
+}

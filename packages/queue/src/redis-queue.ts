@@ -1,0 +1,140 @@
+/**
+ * The distributed backend: BullMQ on Redis. Every key lives under `prefix` (BullMQ writes
+ * `<prefix>:<queue>:…`), so deployments, and test runs, sharing one Redis never see each
+ * other's jobs.
+ */
+import { Queue, UnrecoverableError, Worker, type JobsOptions } from "bullmq";
+import { Redis } from "ioredis";
+import { PermanentJobError } from "./errors.js";
+import { NO_RETRY, checkConcurrency, checkEnqueue } from "./options.js";
+import type { EnqueueOptions, JobHandler, JobQueue, QueueBackend, QueueCounts, QueueWorker, WorkOptions } from "./queue.js";
+
+export interface RedisQueueBackendOptions {
+  redisUrl: string;
+  /** Namespace for every BullMQ key, e.g. "3ngram" in production, a unique value per test run. */
+  prefix: string;
+  /** Completed jobs kept per queue for inspection; older ones are evicted as new ones complete. Default 1000. */
+  keepCompleted?: number;
+  /** Connection and worker errors (BullMQ reports them as events, not rejections). Default: ignored. */
+  onError?: (err: Error) => void;
+}
+
+const DEFAULT_KEEP_COMPLETED = 1000;
+
+export function createRedisQueueBackend(options: RedisQueueBackendOptions): QueueBackend {
+  const { prefix } = options;
+  const keepCompleted = options.keepCompleted ?? DEFAULT_KEEP_COMPLETED;
+  const onError = options.onError ?? (() => {});
+
+  // Producers fail fast when Redis is away (the caller decides what a lost enqueue means);
+  // workers must wait out an outage instead, which BullMQ requires as maxRetriesPerRequest: null.
+  const producerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
+  const workerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  producerConnection.on("error", onError);
+  workerConnection.on("error", onError);
+
+  const queues = new Map<string, Queue>();
+  const workers = new Set<Worker>();
+  let closing: Promise<void> | undefined;
+
+  const queueFor = (name: string): Queue => {
+    let queue = queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: producerConnection, prefix });
+      queue.on("error", onError);
+      queues.set(name, queue);
+    }
+    return queue;
+  };
+
+  const queue: JobQueue = {
+    async enqueue(queueName: string, name: string, payload: unknown, enqueueOptions?: EnqueueOptions): Promise<void> {
+      if (closing) throw new Error("queue backend is closed");
+      checkEnqueue(queueName, name, enqueueOptions);
+      const retry = enqueueOptions?.retry ?? NO_RETRY;
+      const jobOptions: JobsOptions = {
+        attempts: retry.attempts,
+        backoff: { type: "exponential", delay: retry.backoffMs },
+        removeOnComplete: { count: keepCompleted },
+        // Failed jobs stay: they are the dead-letter view that counts().failed reports.
+        removeOnFail: false,
+      };
+      if (enqueueOptions?.delayMs) jobOptions.delay = enqueueOptions.delayMs;
+      // Our jobId is a BullMQ deduplication id, not a BullMQ job id. A custom BullMQ job id would
+      // block every later enqueue for as long as the finished job is kept — forever once it has
+      // failed, since failed jobs are never removed — and may not contain ':'. A deduplication id
+      // (no ttl) is held only while the job is waiting, delayed or active, which is exactly the
+      // contract in queue.ts, and accepts any string.
+      if (enqueueOptions?.jobId !== undefined) jobOptions.deduplication = { id: enqueueOptions.jobId };
+      await queueFor(queueName).add(name, payload, jobOptions);
+    },
+    async close(): Promise<void> {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+    },
+  };
+
+  const work = (queueName: string, handler: JobHandler, workOptions: WorkOptions = {}): QueueWorker => {
+    if (closing) throw new Error("queue backend is closed");
+    const concurrency = checkConcurrency(workOptions.concurrency ?? 1);
+    const worker = new Worker(
+      queueName,
+      async (job) => {
+        try {
+          // attemptsMade counts the attempts that already failed, so this one is attemptsMade + 1.
+          await handler({ id: job.id ?? "", name: job.name, data: job.data, attempt: job.attemptsMade + 1 });
+        } catch (err) {
+          // BullMQ skips the remaining attempts only for its own error class.
+          if (err instanceof PermanentJobError) throw new UnrecoverableError(err.message);
+          throw err;
+        }
+      },
+      { connection: workerConnection, prefix, concurrency },
+    );
+    worker.on("error", onError);
+    workers.add(worker);
+    return {
+      async close(): Promise<void> {
+        // Without `force`, BullMQ waits for the jobs this worker is running before it resolves.
+        await worker.close();
+        workers.delete(worker);
+      },
+    };
+  };
+
+  const counts = async (queueName: string): Promise<QueueCounts> => {
+    const c = await queueFor(queueName).getJobCounts("waiting", "prioritized", "active", "delayed", "failed");
+    return {
+      waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+      active: c.active ?? 0,
+      delayed: c.delayed ?? 0,
+      failed: c.failed ?? 0,
+    };
+  };
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      // Stop intake and drain first, then the producers, then the shared connections they used.
+      await Promise.all([...workers].map((w) => w.close()));
+      workers.clear();
+      await queue.close();
+      queues.clear();
+      await Promise.all([quit(workerConnection), quit(producerConnection)]);
+    })();
+    return closing;
+  };
+
+  return { queue, work, counts, close };
+}
+
+/** QUIT when connected, otherwise just drop the socket (a never-used lazy connection has none). */
+async function quit(connection: Redis): Promise<void> {
+  if (connection.status === "ready") {
+    try {
+      await connection.quit();
+      return;
+    } catch {
+      // Fall through: the connection is going away either way.
+    }
+  }
+  connection.disconnect();
+}

@@ -1,0 +1,233 @@
+/**
+ * One behavioural suite, run against every backend: standalone and distributed mode must behave
+ * the same for the job code, so the same assertions hold for both.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { PermanentJobError, type Job, type QueueBackend, type QueueCounts } from "../src/index.js";
+
+/** Tiny backoff keeps retries quick; the suite asserts order and counts, never durations. */
+const BACKOFF_MS = 20;
+const EVENTUALLY_MS = 10_000;
+
+export function describeQueueBackend(name: string, createBackend: () => QueueBackend): void {
+  describe(`${name} queue backend`, () => {
+    const open: QueueBackend[] = [];
+    let queueSeq = 0;
+
+    const setup = () => {
+      const backend = createBackend();
+      open.push(backend);
+      // A fresh queue per test, so no test sees another's jobs or counts.
+      const queueName = `q${++queueSeq}`;
+      return { backend, queueName };
+    };
+
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((b) => b.close()));
+    });
+
+    it("runs a job once with its name, payload and attempt number", async () => {
+      const { backend, queueName } = setup();
+      const seen: Job[] = [];
+      backend.work(queueName, async (job) => void seen.push(job));
+      await backend.queue.enqueue(queueName, "greet", { who: "world", n: [1, 2] });
+
+      await eventually(() => expect(seen).toHaveLength(1));
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual(idle()));
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ name: "greet", data: { who: "world", n: [1, 2] }, attempt: 1 });
+      expect(typeof seen[0]!.id).toBe("string");
+    });
+
+    it("counts jobs waiting for a worker", async () => {
+      const { backend, queueName } = setup();
+      await backend.queue.enqueue(queueName, "a", {});
+      await backend.queue.enqueue(queueName, "b", {});
+      expect(await backend.counts(queueName)).toEqual({ ...idle(), waiting: 2 });
+
+      const names: string[] = [];
+      backend.work(queueName, async (job) => void names.push(job.name));
+      await eventually(() => expect(names).toEqual(["a", "b"]));
+    });
+
+    it("retries a failing job with backoff until it succeeds", async () => {
+      const { backend, queueName } = setup();
+      const attempts: number[] = [];
+      backend.work(queueName, async (job) => {
+        attempts.push(job.attempt);
+        if (job.attempt < 3) throw new Error("transient");
+      });
+      await backend.queue.enqueue(queueName, "flaky", {}, { retry: { attempts: 5, backoffMs: BACKOFF_MS } });
+
+      await eventually(() => expect(attempts).toEqual([1, 2, 3]));
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual(idle()));
+      expect(attempts).toEqual([1, 2, 3]);
+    });
+
+    it("moves a job that exhausts its attempts to failed", async () => {
+      const { backend, queueName } = setup();
+      const attempts: number[] = [];
+      backend.work(queueName, async (job) => {
+        attempts.push(job.attempt);
+        throw new Error("always");
+      });
+      await backend.queue.enqueue(queueName, "doomed", {}, { retry: { attempts: 3, backoffMs: BACKOFF_MS } });
+
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual({ ...idle(), failed: 1 }));
+      expect(attempts).toEqual([1, 2, 3]);
+    });
+
+    it("does not retry a job that throws PermanentJobError", async () => {
+      const { backend, queueName } = setup();
+      const attempts: number[] = [];
+      backend.work(queueName, async (job) => {
+        attempts.push(job.attempt);
+        throw new PermanentJobError("bad payload");
+      });
+      await backend.queue.enqueue(queueName, "bad", {}, { retry: { attempts: 5, backoffMs: BACKOFF_MS } });
+
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual({ ...idle(), failed: 1 }));
+      expect(attempts).toEqual([1]);
+    });
+
+    it("runs a job id enqueued twice while it waits only once", async () => {
+      const { backend, queueName } = setup();
+      await backend.queue.enqueue(queueName, "embed", { n: 1 }, { jobId: "embed-m1" });
+      await backend.queue.enqueue(queueName, "embed", { n: 2 }, { jobId: "embed-m1" });
+      await backend.queue.enqueue(queueName, "embed", { n: 3 }, { jobId: "embed-m2" });
+      expect((await backend.counts(queueName)).waiting).toBe(2);
+
+      const payloads: unknown[] = [];
+      backend.work(queueName, async (job) => void payloads.push(job.data));
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual(idle()));
+      expect(payloads).toEqual([{ n: 1 }, { n: 3 }]);
+    });
+
+    it("ignores a job id enqueued again while that job runs, and accepts it once it finished", async () => {
+      const { backend, queueName } = setup();
+      const gate = deferred();
+      const payloads: unknown[] = [];
+      backend.work(queueName, async (job) => {
+        payloads.push(job.data);
+        if (payloads.length === 1) await gate.promise;
+      });
+      await backend.queue.enqueue(queueName, "embed", { n: 1 }, { jobId: "embed-m1" });
+      await eventually(() => expect(payloads).toHaveLength(1));
+      await backend.queue.enqueue(queueName, "embed", { n: 2 }, { jobId: "embed-m1" });
+      gate.resolve();
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual(idle()));
+      expect(payloads).toEqual([{ n: 1 }]);
+
+      await backend.queue.enqueue(queueName, "embed", { n: 3 }, { jobId: "embed-m1" });
+      await eventually(() => expect(payloads).toEqual([{ n: 1 }, { n: 3 }]));
+    });
+
+    it("releases a job id once the job has failed for good", async () => {
+      const { backend, queueName } = setup();
+      const attempts: number[] = [];
+      backend.work(queueName, async (job) => {
+        attempts.push(job.attempt);
+        if (attempts.length === 1) throw new PermanentJobError("first one fails");
+      });
+      await backend.queue.enqueue(queueName, "embed", {}, { jobId: "embed-m1" });
+      await eventually(async () => expect((await backend.counts(queueName)).failed).toBe(1));
+
+      await backend.queue.enqueue(queueName, "embed", {}, { jobId: "embed-m1" });
+      await eventually(() => expect(attempts).toEqual([1, 1]));
+    });
+
+    it("runs up to `concurrency` jobs at once", async () => {
+      const { backend, queueName } = setup();
+      const gate = deferred();
+      let running = 0;
+      let peak = 0;
+      backend.work(
+        queueName,
+        async () => {
+          running += 1;
+          peak = Math.max(peak, running);
+          await gate.promise;
+          running -= 1;
+        },
+        { concurrency: 2 },
+      );
+      for (let i = 0; i < 3; i++) await backend.queue.enqueue(queueName, "slow", { i });
+
+      await eventually(() => expect(running).toBe(2));
+      expect((await backend.counts(queueName)).waiting).toBe(1);
+      gate.resolve();
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual(idle()));
+      expect(peak).toBe(2);
+    });
+
+    it("waits for the active job when closing", async () => {
+      const { backend, queueName } = setup();
+      const gate = deferred();
+      const events: string[] = [];
+      backend.work(queueName, async () => {
+        events.push("started");
+        await gate.promise;
+        events.push("finished");
+      });
+      await backend.queue.enqueue(queueName, "long", {});
+      await eventually(() => expect(events).toEqual(["started"]));
+
+      const closed = backend.close().then(() => void events.push("closed"));
+      // Give close() every chance to return early before the job is released.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(events).toEqual(["started"]);
+      gate.resolve();
+      await closed;
+      expect(events).toEqual(["started", "finished", "closed"]);
+    });
+
+    it("closes one worker without closing the backend", async () => {
+      const { backend, queueName } = setup();
+      const first: string[] = [];
+      const worker = backend.work(queueName, async (job) => void first.push(job.name));
+      await backend.queue.enqueue(queueName, "one", {});
+      await eventually(() => expect(first).toEqual(["one"]));
+      await worker.close();
+
+      await backend.queue.enqueue(queueName, "two", {});
+      expect((await backend.counts(queueName)).waiting).toBe(1);
+      const second: string[] = [];
+      backend.work(queueName, async (job) => void second.push(job.name));
+      await eventually(() => expect(second).toEqual(["two"]));
+      expect(first).toEqual(["one"]);
+    });
+
+    it("rejects malformed enqueue options the same way", async () => {
+      const { backend, queueName } = setup();
+      await expect(backend.queue.enqueue(queueName, "x", {}, { jobId: "" })).rejects.toThrow(RangeError);
+      await expect(backend.queue.enqueue(queueName, "x", {}, { retry: { attempts: 0, backoffMs: 10 } })).rejects.toThrow(
+        RangeError,
+      );
+      await expect(backend.queue.enqueue(queueName, "", {})).rejects.toThrow(RangeError);
+    });
+  });
+}
+
+function idle(): QueueCounts {
+  return { waiting: 0, active: 0, delayed: 0, failed: 0 };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Retries `check` until it passes or the bounded wait runs out (then its last error surfaces). */
+async function eventually(check: () => unknown, timeoutMs = EVENTUALLY_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}

@@ -1,0 +1,125 @@
+import type { Server } from "node:http";
+import { Counter, Gauge } from "prom-client";
+import { createEmbedder, type Embedder } from "@3ngram/embeddings";
+import { MemoryService } from "@3ngram/proto/memory/v1";
+import { createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
+import { CredentialSigner, createRpcClient } from "@3ngram/rpc";
+import { createLogger, createMetricsRegistry, errorSummary, serveMetrics, type Closer, type Logger } from "@3ngram/runtime";
+import type { ConsolidatorConfig } from "./config.js";
+import type { MemoryClient } from "./jobs/embed-memory.js";
+import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
+
+/**
+ * Anything passed here is used as is and left open on close (its owner closes it). Standalone
+ * mode passes the in-process queue backend and the embedder it shares with the memory service.
+ */
+export interface ConsolidatorDeps {
+  backend?: QueueBackend;
+  memory?: MemoryClient;
+  embedder?: Embedder;
+  log?: Logger;
+}
+
+export interface Consolidator {
+  /** Stops taking jobs, waits for running ones, then closes what this consolidator opened. */
+  close(): Promise<void>;
+}
+
+export async function startConsolidator(config: ConsolidatorConfig, deps: ConsolidatorDeps = {}): Promise<Consolidator> {
+  const log = deps.log ?? createLogger({ service: "consolidator", level: config.logLevel });
+  // What we opened ourselves, closed in reverse order of opening.
+  const owned: Closer[] = [];
+  const closeOwned = async () => {
+    for (const close of owned.reverse()) await close();
+  };
+
+  try {
+    let embedder = deps.embedder;
+    if (!embedder) {
+      const created = await createEmbedder(config.embeddings, { warmup: true });
+      if (created.close) owned.push(() => created.close?.());
+      embedder = created;
+    }
+
+    let memory = deps.memory;
+    if (!memory) {
+      const signer = await CredentialSigner.fromJwk("consolidator", config.signingJwk);
+      const client = createRpcClient(MemoryService, { address: config.memoryAddr, audience: "memory", signer });
+      owned.push(() => client.close());
+      memory = client;
+    }
+
+    let backend = deps.backend;
+    if (!backend) {
+      const created = createRedisQueueBackend({
+        redisUrl: config.redisUrl,
+        prefix: config.redisKeyPrefix,
+        onError: (err) => log.error({ err: errorSummary(err) }, "queue connection error"),
+      });
+      owned.push(() => created.close());
+      backend = created;
+    }
+
+    const registry = createMetricsRegistry("consolidator");
+    const jobs = new Counter({
+      name: "threengram_consolidator_jobs_total",
+      help: "Job attempts by job name and outcome (failed_retryable attempts are retried while attempts remain).",
+      labelNames: ["job", "outcome"],
+      registers: [registry],
+    });
+    const queueBackend = backend;
+    new Gauge({
+      name: "threengram_consolidator_queue_jobs",
+      help: "Jobs per queue and state; state=\"failed\" is the dead-letter count.",
+      labelNames: ["queue", "state"],
+      registers: [registry],
+      async collect() {
+        for (const queue of CONSUMED_QUEUES) {
+          try {
+            const counts = await queueBackend.counts(queue);
+            for (const [state, value] of Object.entries(counts)) this.set({ queue, state }, value);
+          } catch (err) {
+            // A scrape during a Redis outage still answers, just without these series.
+            log.warn({ err: errorSummary(err), queue }, "queue counts unavailable");
+          }
+        }
+      },
+    });
+
+    const workers = startWorkers({
+      backend,
+      deps: { memory, embedder, log },
+      concurrency: config.workerConcurrency,
+      onOutcome: (job, outcome) => jobs.inc({ job, outcome }),
+    });
+
+    let server: Server | undefined;
+    if (config.metricsPort > 0) {
+      try {
+        server = await serveMetrics(registry, config.metricsPort);
+      } catch (err) {
+        await workers.close();
+        throw err;
+      }
+    }
+    log.info(
+      { queues: CONSUMED_QUEUES, concurrency: config.workerConcurrency, model: embedder.model, metricsPort: config.metricsPort },
+      "consolidator started",
+    );
+
+    let closing: Promise<void> | undefined;
+    return {
+      close() {
+        closing ??= (async () => {
+          await workers.close();
+          if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+          await closeOwned();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await closeOwned();
+    throw err;
+  }
+}

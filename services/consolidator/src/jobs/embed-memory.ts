@@ -1,0 +1,96 @@
+/**
+ * The embedding retry. The memory service stores a memory with `embedded: "pending"` when
+ * inline embedding fails or times out and enqueues this job; here the embedding is computed
+ * again and handed back to the memory service, which is the only writer.
+ *
+ * Idempotent: a memory that is already embedded, or that this tenant cannot see, is done.
+ */
+import { isAppError } from "@3ngram/errors";
+import type { Embedder } from "@3ngram/embeddings";
+import type { MemoryService } from "@3ngram/proto/memory/v1";
+import { PermanentJobError } from "@3ngram/queue";
+import { SCOPES, type RpcClient } from "@3ngram/rpc";
+import type { Logger } from "@3ngram/runtime";
+import { EMBED_MEMORY_JOB, embedMemoryJobSchema } from "@3ngram/schema";
+
+/** The two memory RPCs this job uses; tests pass a fake with just these. */
+export type MemoryClient = Pick<RpcClient<typeof MemoryService>, "getMemories" | "storeEmbedding">;
+
+export interface EmbedMemoryDeps {
+  memory: MemoryClient;
+  embedder: Embedder;
+  log: Logger;
+}
+
+export type EmbedMemoryOutcome = "embedded" | "already_embedded" | "not_found";
+
+/** Memories are at most 2 000 characters; this bound only guards against a runaway record. */
+const MAX_CONTENT_CHARS = 8000;
+
+/** Refusals that the same call will meet again on every retry. */
+const PERMANENT_REASONS = new Set(["invalid_input", "unauthenticated", "insufficient_scope"]);
+
+export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Promise<EmbedMemoryOutcome> {
+  const parsed = embedMemoryJobSchema.safeParse(payload);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? issue.path.join(".") : "payload";
+    throw new PermanentJobError(`invalid ${EMBED_MEMORY_JOB} payload: ${where}: ${issue?.message ?? "invalid"}`);
+  }
+  const { tenantId, memoryId } = parsed.data;
+  const { memory, embedder, log } = deps;
+
+  const found = await call(() =>
+    memory.getMemories(
+      { ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS },
+      { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } },
+    ),
+  );
+  if (found.notFound.includes(memoryId)) {
+    // Unknown, or another tenant's: the memory service answers both the same way, and neither
+    // becomes embeddable by retrying.
+    log.info({ memoryId }, "memory not found; nothing to embed");
+    return "not_found";
+  }
+  const record = found.memories.find((m) => m.id === memoryId);
+  if (!record) throw new Error("memory service answered without the requested memory");
+  if (record.embeddingState === "done") {
+    log.debug({ memoryId }, "memory already embedded");
+    return "already_embedded";
+  }
+
+  // Must match the text the memory service embeds inline, or retried vectors would rank differently.
+  const [vector] = await embedder.embed([`${record.topic}\n${record.content}`]);
+  if (!vector || vector.length !== embedder.dimensions) {
+    throw new Error(`embedder returned no ${embedder.dimensions}-dimension vector`);
+  }
+
+  try {
+    const result = await call(() =>
+      memory.storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
+    );
+    log.info({ memoryId, model: embedder.model, dimensions: vector.length, stored: result.stored }, "embedding stored");
+    return result.stored ? "embedded" : "already_embedded";
+  } catch (err) {
+    if (isAppError(err) && err.reason === "not_found") {
+      log.info({ memoryId }, "memory gone before its embedding was stored");
+      return "not_found";
+    }
+    throw err;
+  }
+}
+
+/**
+ * Runs one RPC. Refusals that cannot change on a retry become PermanentJobError; everything else
+ * (unavailable, deadline, internal) propagates as is so the queue retries with backoff.
+ */
+async function call<T>(rpc: () => Promise<T>): Promise<T> {
+  try {
+    return await rpc();
+  } catch (err) {
+    if (isAppError(err) && PERMANENT_REASONS.has(err.reason)) {
+      throw new PermanentJobError(`memory service refused: ${err.reason}`, { cause: err });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,20 @@
+/** The consolidator process: read the environment, start, stop cleanly on SIGTERM. */
+import { ConfigError, createLogger, loadConfig, onShutdown } from "@3ngram/runtime";
+import { consolidatorConfigSchema, type ConsolidatorConfig } from "./config.js";
+import { startConsolidator } from "./consolidator.js";
+
+/** Longer than the slowest job (two RPC deadlines plus an embedding request); k8s grace must exceed it. */
+const SHUTDOWN_GRACE_MS = 60_000;
+
+let config: ConsolidatorConfig;
+try {
+  config = loadConfig(consolidatorConfigSchema);
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`consolidator: ${err.message}\n`);
+  process.exit(1);
+}
+
+const log = createLogger({ service: "consolidator", level: config.logLevel });
+const consolidator = await startConsolidator(config, { log });
+onShutdown(log, [() => consolidator.close()], SHUTDOWN_GRACE_MS);

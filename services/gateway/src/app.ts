@@ -1,0 +1,70 @@
+/**
+ * The gateway's HTTP surface, assembled from its parts. No listen() here (gateway.ts does that),
+ * so tests can mount it on port 0 with fake or real peers.
+ *
+ *   /health, /ready, /metrics       no auth
+ *   /mcp                            Origin check → API key → MCP (stateless, both protocol eras)
+ *   /api/v1/memories, /api/v1/search   API key → JSON body → same schemas and calls as the tools
+ */
+import type { Logger } from "@3ngram/runtime";
+import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
+import { AppError } from "@3ngram/errors";
+import type { McpHttpHandler } from "@modelcontextprotocol/server";
+import { toNodeHandler } from "@modelcontextprotocol/node";
+import express, { type Express } from "express";
+import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth/api-key.js";
+import type { MemoryClient } from "./clients/memory.js";
+import type { SearchClient } from "./clients/search.js";
+import { healthRouter, type PeerChecks } from "./http/health.js";
+import { routeLabel } from "./http/locals.js";
+import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
+import { observeRequests } from "./http/observe.js";
+import { requireAllowedOrigin } from "./http/origin.js";
+import { createMcpEndpoint } from "./mcp/server.js";
+import { restErrorHandler, sendError } from "./rest/errors.js";
+import { memoriesRouter } from "./rest/memories.js";
+import { searchRouter } from "./rest/search.js";
+
+export interface GatewayAppDeps {
+  memory: MemoryClient;
+  search: SearchClient;
+  log: Logger;
+  /** Normalised origins allowed to call /mcp from a browser. */
+  allowedOrigins: readonly string[];
+  /** Health checks behind /ready, one per gRPC peer. */
+  peers: PeerChecks;
+  metrics?: GatewayMetrics;
+  /** Defaults to resolving through `memory` with a 30 s cache. */
+  resolveApiKey?: ApiKeyResolver;
+  /** Defaults to a new handler; pass one to be able to close() it on shutdown. */
+  mcp?: McpHttpHandler;
+}
+
+export function createGatewayApp(deps: GatewayAppDeps): Express {
+  const { log } = deps;
+  const metrics = deps.metrics ?? createGatewayMetrics();
+  const auth = requireApiKey(deps.resolveApiKey ?? createApiKeyResolver(deps.memory, { log }), log);
+  const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics });
+  const serveMcp = toNodeHandler(mcp, {
+    maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+    onerror: (error) => log.error({ err: { type: error.name } }, "mcp adapter failed"),
+  });
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.use(observeRequests(log, metrics));
+
+  app.use(healthRouter(deps.peers));
+  app.get("/metrics", routeLabel("GET /metrics"), async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  // The SDK reads and bounds the body itself; no parser runs before the Origin and auth checks.
+  app.all("/mcp", routeLabel("/mcp"), requireAllowedOrigin(deps.allowedOrigins), auth, (req, res) => serveMcp(req, res, req.body));
+
+  app.use("/api/v1", memoriesRouter(deps.memory, auth), searchRouter(deps.search, auth));
+
+  app.use((_req, res) => sendError(res, new AppError("not_found", "no such route"), log));
+  app.use(restErrorHandler(log));
+  return app;
+}

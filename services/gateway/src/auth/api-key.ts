@@ -1,0 +1,136 @@
+/**
+ * API-key authentication for /mcp and /api/v1 (until OAuth lands). The memory service owns keys;
+ * the gateway asks it to resolve each key and caches successful answers briefly, keyed by a
+ * SHA-256 of the key so the key itself is never held in memory longer than the request.
+ *
+ * Trade-off: a revoked key keeps working for up to the cache TTL on each gateway instance.
+ */
+import { createHash } from "node:crypto";
+import { AppError, isAppError } from "@3ngram/errors";
+import { SCOPES } from "@3ngram/rpc";
+import type { Logger } from "@3ngram/runtime";
+import type { AuthInfo } from "@modelcontextprotocol/server";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { MemoryClient } from "../clients/memory.js";
+import { requestIdOf, type Principal } from "../http/locals.js";
+import { WWW_AUTHENTICATE, sendError } from "../rest/errors.js";
+
+export const API_KEY_CACHE_TTL_MS = 30_000;
+export const API_KEY_CACHE_MAX_ENTRIES = 1_000;
+/** Longer than any key we issue; anything bigger is refused without a round trip. */
+const MAX_API_KEY_LENGTH = 512;
+const PUBLIC_SCOPES = new Set<string>([SCOPES.read, SCOPES.write]);
+
+export type ApiKeyResolver = (apiKey: string) => Promise<Principal>;
+
+export interface ApiKeyResolverOptions {
+  ttlMs?: number;
+  maxEntries?: number;
+  now?: () => number;
+  log?: Logger;
+}
+
+/**
+ * Resolves API keys through the memory service. Rejects with AppError: unauthenticated for an
+ * unknown, revoked or malformed key; unavailable when memory cannot be reached; internal_error
+ * for anything else.
+ */
+export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolverOptions = {}): ApiKeyResolver {
+  const ttlMs = options.ttlMs ?? API_KEY_CACHE_TTL_MS;
+  const maxEntries = options.maxEntries ?? API_KEY_CACHE_MAX_ENTRIES;
+  const now = options.now ?? Date.now;
+  // Insertion-ordered, so the first key is the oldest entry when the map is full.
+  const cache = new Map<string, Principal>();
+
+  return async (apiKey) => {
+    if (apiKey.length === 0 || apiKey.length > MAX_API_KEY_LENGTH) throw invalidKey();
+    const digest = createHash("sha256").update(apiKey).digest("hex");
+    const cached = cache.get(digest);
+    if (cached !== undefined && cached.expiresAt * 1000 > now()) return cached;
+    cache.delete(digest);
+
+    let response;
+    try {
+      response = await memory.resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
+    } catch (err) {
+      const reason = isAppError(err) ? err.reason : "internal_error";
+      if (reason === "unavailable") throw err;
+      options.log?.warn({ reason, message: isAppError(err) ? err.message : undefined }, "api key not resolved");
+      if (reason === "internal_error" || reason === "rate_limited") throw err;
+      throw invalidKey();
+    }
+    if (!response.tenantId || !response.userId) throw invalidKey();
+    const principal: Principal = {
+      tenantId: response.tenantId,
+      userId: response.userId,
+      scopes: response.scopes.filter((s) => PUBLIC_SCOPES.has(s)),
+      expiresAt: Math.floor((now() + ttlMs) / 1000),
+    };
+    while (cache.size >= maxEntries) {
+      const oldest = cache.keys().next().value;
+      if (oldest === undefined) break;
+      cache.delete(oldest);
+    }
+    cache.set(digest, principal);
+    return principal;
+  };
+}
+
+function invalidKey(): AppError {
+  return new AppError("unauthenticated", "invalid API key");
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = header === undefined ? null : /^Bearer[ ]+([\x21-\x7e]+)[ ]*$/i.exec(header);
+  return match?.[1];
+}
+
+/**
+ * Express middleware: resolves the bearer key, stores the principal on res.locals and the MCP
+ * AuthInfo on req.auth (which toNodeHandler forwards to tool handlers as ctx.http.authInfo).
+ * Failures are answered here with a 401, 503 or 500; they never reach the route.
+ */
+export function requireApiKey(resolve: ApiKeyResolver, log: Logger): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const token = bearerToken(req.headers.authorization);
+    const requestId = requestIdOf(res);
+    if (token === undefined) {
+      sendError(res, new AppError("unauthenticated", "missing bearer API key"), log);
+      return;
+    }
+    let principal: Principal;
+    try {
+      principal = await resolve(token);
+    } catch (err) {
+      if (isAppError(err) && err.reason === "unauthenticated") res.set("WWW-Authenticate", `${WWW_AUTHENTICATE}, error="invalid_token"`);
+      sendError(res, err, log);
+      return;
+    }
+    res.locals.principal = principal;
+    (req as Request & { auth?: AuthInfo }).auth = toAuthInfo(principal, requestId);
+    next();
+  };
+}
+
+export function toAuthInfo(principal: Principal, requestId: string): AuthInfo {
+  return {
+    token: "<redacted>",
+    clientId: principal.userId,
+    scopes: principal.scopes,
+    expiresAt: principal.expiresAt,
+    extra: { tenantId: principal.tenantId, userId: principal.userId, requestId },
+  };
+}
+
+/** The principal and request id back out of the AuthInfo an MCP handler receives. */
+export function fromAuthInfo(auth: AuthInfo | undefined): { principal: Principal; requestId: string } | undefined {
+  const extra = auth?.extra;
+  if (auth === undefined || extra === undefined) return undefined;
+  const { tenantId, userId, requestId } = extra;
+  if (typeof tenantId !== "string" || typeof userId !== "string") return undefined;
+  return {
+    principal: { tenantId, userId, scopes: auth.scopes, expiresAt: auth.expiresAt ?? 0 },
+    requestId: typeof requestId === "string" ? requestId : "unknown",
+  };
+}

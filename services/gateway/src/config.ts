@@ -1,0 +1,61 @@
+import { parseJwk } from "@3ngram/rpc";
+import { envLogLevel, envPort } from "@3ngram/runtime";
+import { z } from "zod";
+import { normalizeOrigin } from "./http/origin.js";
+
+/** The environment the gateway reads, parsed once at boot by main.ts and passed down as a value. */
+export const gatewayConfigSchema = z
+  .object({
+    PORT: envPort(8080),
+    HOST: z.string().min(1).default("0.0.0.0"),
+    MEMORY_ADDR: z.string().min(1).default("127.0.0.1:50051"),
+    SEARCH_ADDR: z.string().min(1).default("127.0.0.1:50052"),
+    /** Private Ed25519 JWK (JSON) the gateway signs its per-call service credentials with. */
+    SERVICE_SIGNING_JWK: z.string().transform((raw, ctx) => {
+      try {
+        const jwk = parseJwk(raw);
+        if (typeof jwk.d !== "string") throw new Error("not a private key");
+        return jwk;
+      } catch {
+        // Never echo the value: it is a secret.
+        ctx.addIssue({ code: "custom", message: "must be a private JWK as JSON (with a \"d\" member)" });
+        return z.NEVER;
+      }
+    }),
+    /** Comma-separated browser origins allowed to call /mcp, e.g. "https://claude.ai,https://app.example.com". */
+    MCP_ALLOWED_ORIGINS: z
+      .string()
+      .default("")
+      .transform((raw, ctx) => {
+        const origins: string[] = [];
+        for (const entry of raw.split(",").map((s) => s.trim()).filter(Boolean)) {
+          const origin = normalizeOrigin(entry);
+          if (origin === undefined) {
+            ctx.addIssue({ code: "custom", message: `not an origin: ${entry}` });
+            return z.NEVER;
+          }
+          origins.push(origin);
+        }
+        return origins;
+      }),
+    /** Where clients reach this gateway from outside (its origin is allowed on /mcp too). */
+    PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+    LOG_LEVEL: envLogLevel,
+  })
+  .transform((env) => {
+    const allowedOrigins = [...env.MCP_ALLOWED_ORIGINS];
+    const publicOrigin = env.PUBLIC_URL === undefined ? undefined : normalizeOrigin(env.PUBLIC_URL);
+    if (publicOrigin !== undefined && !allowedOrigins.includes(publicOrigin)) allowedOrigins.push(publicOrigin);
+    return {
+      port: env.PORT,
+      host: env.HOST,
+      memoryAddr: env.MEMORY_ADDR,
+      searchAddr: env.SEARCH_ADDR,
+      serviceSigningJwk: env.SERVICE_SIGNING_JWK,
+      allowedOrigins,
+      publicUrl: env.PUBLIC_URL,
+      logLevel: env.LOG_LEVEL,
+    };
+  });
+
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

@@ -1,0 +1,85 @@
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { CredentialSigner, checkHealth } from "@3ngram/rpc";
+import { createLogger, type Logger } from "@3ngram/runtime";
+import { createGatewayApp } from "./app.js";
+import type { ApiKeyResolver } from "./auth/api-key.js";
+import { createMemoryClient, type MemoryClient } from "./clients/memory.js";
+import { createSearchClient, type SearchClient } from "./clients/search.js";
+import type { GatewayConfig } from "./config.js";
+import type { PeerChecks } from "./http/health.js";
+import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
+import { createMcpEndpoint } from "./mcp/server.js";
+
+export interface GatewayDeps {
+  /** Injected clients are used as-is and not closed by close(). */
+  memory?: MemoryClient;
+  search?: SearchClient;
+  log?: Logger;
+  metrics?: GatewayMetrics;
+  peers?: PeerChecks;
+  resolveApiKey?: ApiKeyResolver;
+}
+
+export interface RunningGateway {
+  port: number;
+  /** Base URL on the bound address, e.g. http://127.0.0.1:8080 (MCP lives at `${url}/mcp`). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** How long close() lets in-flight requests finish before cutting connections. */
+const CLOSE_GRACE_MS = 5_000;
+
+/** Builds the peer clients from config (unless injected), then listens on config.host:config.port (0 = any free port). */
+export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningGateway> {
+  const log = deps.log ?? createLogger({ service: "gateway", level: config.logLevel });
+  const signer = deps.memory && deps.search ? undefined : await CredentialSigner.fromJwk("gateway", config.serviceSigningJwk);
+  const memory = deps.memory ?? createMemoryClient(config.memoryAddr, signer!);
+  const search = deps.search ?? createSearchClient(config.searchAddr, signer!);
+  const metrics = deps.metrics ?? createGatewayMetrics();
+  const peers = deps.peers ?? { memory: () => checkHealth(config.memoryAddr), search: () => checkHealth(config.searchAddr) };
+  const mcp = createMcpEndpoint({ memory, search, log, metrics });
+  const app = createGatewayApp({
+    memory,
+    search,
+    log,
+    metrics,
+    peers,
+    mcp,
+    allowedOrigins: config.allowedOrigins,
+    ...(deps.resolveApiKey ? { resolveApiKey: deps.resolveApiKey } : {}),
+  });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const url = `http://${hostForUrl(address)}:${port}`;
+  log.info({ url, publicUrl: config.publicUrl, memory: config.memoryAddr, search: config.searchAddr }, "gateway listening");
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+      timer.unref();
+      await mcp.close();
+      await stopped;
+      clearTimeout(timer);
+      if (!deps.memory) memory.close();
+      if (!deps.search) search.close();
+      log.info("gateway stopped");
+    })();
+    return closing;
+  };
+  return { port, url, close };
+}
+
+/** A wildcard bind is reached on loopback; IPv6 literals need brackets. */
+function hostForUrl(address: string): string {
+  if (address === "0.0.0.0") return "127.0.0.1";
+  if (address === "::") return "[::1]";
+  return address.includes(":") ? `[${address}]` : address;
+}

@@ -1,0 +1,26 @@
+/**
+ * /health answers without I/O (the process is up); /ready asks each gRPC peer's health service and
+ * answers 503 naming the peers that are not serving, so a load balancer stops sending traffic.
+ */
+import type { ServingStatus } from "@3ngram/rpc";
+import { Router } from "express";
+import { routeLabel } from "./locals.js";
+
+export type PeerChecks = Record<string, () => Promise<ServingStatus>>;
+
+export function healthRouter(peers: PeerChecks): Router {
+  const router = Router();
+  router.get("/health", routeLabel("GET /health"), (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  router.get("/ready", routeLabel("GET /ready"), async (_req, res) => {
+    const entries = await Promise.all(
+      Object.entries(peers).map(async ([name, check]) => [name, await check().catch((): ServingStatus => "UNREACHABLE")] as const),
+    );
+    const notServing = entries.filter(([, status]) => status !== "SERVING").map(([name]) => name);
+    const peerStatus = Object.fromEntries(entries);
+    if (notServing.length === 0) res.json({ status: "ready", peers: peerStatus });
+    else res.status(503).json({ status: "not_ready", notServing, peers: peerStatus });
+  });
+  return router;
+}

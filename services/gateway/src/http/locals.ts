@@ -1,0 +1,35 @@
+import type { RequestHandler, Response } from "express";
+
+/** Who an authenticated request acts for, as resolved from its credential. */
+export interface Principal {
+  tenantId: string;
+  userId: string;
+  /** Public API scopes only (memory:read, memory:write). */
+  scopes: string[];
+  /** Seconds since the epoch after which the resolution must be refreshed. */
+  expiresAt: number;
+}
+
+/*
+ * Per-request values live on res.locals under these names; the accessors keep the casts in one
+ * place instead of augmenting Express's global types.
+ */
+export function requestIdOf(res: Response): string {
+  return String(res.locals.requestId ?? "unknown");
+}
+
+export function principalOf(res: Response): Principal | undefined {
+  return res.locals.principal as Principal | undefined;
+}
+
+/** Labels the request for logs and metrics with its route template (never the raw URL, which may hold ids). */
+export function routeLabel(route: string): RequestHandler {
+  return (_req, res, next) => {
+    res.locals.route = route;
+    next();
+  };
+}
+
+export function routeOf(res: Response): string {
+  return typeof res.locals.route === "string" ? res.locals.route : "unmatched";
+}

@@ -1,0 +1,39 @@
+import type { RequestHandler } from "express";
+
+/**
+ * Origin validation for /mcp (DNS-rebinding and cross-site protection). Browsers always send
+ * Origin on cross-origin POSTs; native MCP clients send none, so an absent Origin is allowed and a
+ * present one must be on the allowlist. Host is deliberately not checked: the gateway runs behind
+ * proxies and in pods under many names.
+ */
+
+/** Canonical "scheme://host[:port]" form (default ports dropped, lower case), or undefined. */
+export function normalizeOrigin(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+    return url.origin;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isOriginAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined) return true;
+  const normalized = normalizeOrigin(origin);
+  return normalized !== undefined && allowed.includes(normalized);
+}
+
+/**
+ * Express guard for /mcp, run before authentication: a disallowed Origin gets 403 with a
+ * JSON-RPC error body (the endpoint speaks JSON-RPC, so clients can parse it).
+ */
+export function requireAllowedOrigin(allowed: readonly string[]): RequestHandler {
+  return (req, res, next) => {
+    if (isOriginAllowed(req.headers.origin, allowed)) {
+      next();
+      return;
+    }
+    res.status(403).json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Origin not allowed" } });
+  };
+}

@@ -1,0 +1,17 @@
+/** The gateway process: the only module with side effects. */
+import { ConfigError, createLogger, loadConfig, onShutdown } from "@3ngram/runtime";
+import { gatewayConfigSchema } from "./config.js";
+import { startGateway } from "./gateway.js";
+
+let config;
+try {
+  config = loadConfig(gatewayConfigSchema);
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(1);
+}
+
+const log = createLogger({ service: "gateway", level: config.logLevel });
+const gateway = await startGateway(config, { log });
+onShutdown(log, [() => gateway.close()]);

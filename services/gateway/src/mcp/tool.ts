@@ -1,0 +1,38 @@
+import type { CallerIdentity, Scope } from "@3ngram/rpc";
+import type { z } from "zod";
+import type { MemoryClient } from "../clients/memory.js";
+import type { SearchClient } from "../clients/search.js";
+
+/** The four behaviour hints every tool states explicitly (no SDK defaults). */
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ToolContext {
+  identity: CallerIdentity;
+  memory: MemoryClient;
+  search: SearchClient;
+}
+
+/**
+ * One MCP tool: its advertised contract (shared zod schemas, hints) and the service call it maps
+ * to. `run` receives input the SDK has already validated and returns output that server.ts parses
+ * strictly before sending.
+ */
+export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: I;
+  outputSchema: O;
+  requiredScope: Scope;
+  annotations: ToolHints;
+  run(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
+}
+
+export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: ToolDefinition<I, O>): ToolDefinition<I, O> {
+  return tool;
+}

@@ -1,0 +1,92 @@
+/**
+ * REST edge of the error model: an AppError becomes `{ error, detail?, field?, ids?, request_id }`
+ * with the HTTP status from the one reason table. Unknown errors are never described to the caller.
+ */
+import { AppError, REASONS, isAppError, toAppError } from "@3ngram/errors";
+import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
+import { errorSummary, type Logger } from "@3ngram/runtime";
+import type { ErrorRequestHandler, Response } from "express";
+import { requestIdOf } from "../http/locals.js";
+
+export const WWW_AUTHENTICATE = 'Bearer realm="3ngram"';
+
+export interface RestErrorBody {
+  error: string;
+  detail?: string;
+  field?: string;
+  ids?: Record<string, string>;
+  request_id: string;
+}
+
+export interface RestError {
+  status: number;
+  headers: Record<string, string>;
+  body: RestErrorBody;
+}
+
+/** Pure mapping, so every reason can be checked without a server. */
+export function restError(err: AppError, requestId: string): RestError {
+  const status = REASONS[err.reason].http;
+  const headers: Record<string, string> = {};
+  if (err.reason === "unauthenticated") headers["WWW-Authenticate"] = WWW_AUTHENTICATE;
+  if (err.reason === "unavailable" || err.reason === "rate_limited") headers["Retry-After"] = "1";
+  const body: RestErrorBody = { error: err.reason, request_id: requestId };
+  // Our own failures are described only in the logs.
+  if (err.reason === "internal_error") return { status, headers, body };
+  if (err.message) body.detail = err.message;
+  if (err.details.field) body.field = err.details.field;
+  if (err.details.ids && Object.keys(err.details.ids).length > 0) body.ids = err.details.ids;
+  return { status, headers, body };
+}
+
+export function sendError(res: Response, err: unknown, log: Logger): void {
+  const requestId = requestIdOf(res);
+  const appError = toAppError(err);
+  logError(log, err, appError, requestId);
+  const { status, headers, body } = restError(appError, requestId);
+  for (const [name, value] of Object.entries(headers)) if (!res.get(name)) res.set(name, value);
+  res.status(status).json(body);
+}
+
+/** Caller faults at warn, our own at error; never payloads. */
+export function logError(log: Logger, original: unknown, appError: AppError, requestId: string): void {
+  const fields = { request_id: requestId, reason: appError.reason, ...(appError.details.field ? { field: appError.details.field } : {}) };
+  if (REASONS[appError.reason].callerFault) log.warn(fields, "request refused");
+  else log.error({ ...fields, error: errorSummary(original) }, "request failed");
+}
+
+/** body-parser failures carry a `type`; anything else is ours. */
+function bodyParserType(err: unknown): string | undefined {
+  const type = (err as { type?: unknown } | null)?.type;
+  return typeof type === "string" ? type : undefined;
+}
+
+/** Last middleware: malformed or oversized bodies, then everything a route let escape. */
+export function restErrorHandler(log: Logger): ErrorRequestHandler {
+  return (err, _req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const requestId = requestIdOf(res);
+    const type = bodyParserType(err);
+    if (type === "entity.parse.failed") {
+      log.warn({ request_id: requestId, reason: "invalid_input" }, "malformed JSON body");
+      res.status(400).json({ error: "invalid_input", detail: "malformed JSON body", request_id: requestId });
+      return;
+    }
+    if (type === "entity.too.large") {
+      log.warn({ request_id: requestId, reason: "invalid_input" }, "body too large");
+      res.status(413).json({ error: "invalid_input", detail: `request body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`, request_id: requestId });
+      return;
+    }
+    if (type !== undefined && !isAppError(err)) {
+      // Unsupported charset or encoding and the like: still the caller's request that is wrong.
+      const status = (err as { status?: unknown }).status;
+      const code = typeof status === "number" && status >= 400 && status < 500 ? status : 400;
+      res.status(code).json({ error: "invalid_input", detail: "unreadable request body", request_id: requestId });
+      return;
+    }
+    sendError(res, err, log);
+  };
+}

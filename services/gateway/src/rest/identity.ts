@@ -1,0 +1,12 @@
+import { AppError } from "@3ngram/errors";
+import type { CallerIdentity, Scope } from "@3ngram/rpc";
+import type { Response } from "express";
+import { principalOf } from "../http/locals.js";
+
+/** The identity a REST route calls the services with, after checking it holds `scope` (fail closed). */
+export function identityFor(res: Response, scope: Scope): CallerIdentity {
+  const principal = principalOf(res);
+  if (principal === undefined) throw new AppError("unauthenticated", "no verified principal");
+  if (!principal.scopes.includes(scope)) throw new AppError("insufficient_scope", `${scope} required`);
+  return { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes };
+}

@@ -1,0 +1,78 @@
+import { ConfigError, loadConfig } from "@3ngram/runtime";
+import { generateServiceKeyPair } from "@3ngram/rpc";
+import { beforeAll, describe, expect, it } from "vitest";
+import { gatewayConfigSchema } from "../src/config.js";
+
+let privateJwk: string;
+let publicJwk: string;
+beforeAll(async () => {
+  const pair = await generateServiceKeyPair("k1");
+  privateJwk = JSON.stringify(pair.privateJwk);
+  publicJwk = JSON.stringify(pair.publicJwk);
+});
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(gatewayConfigSchema, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe("gateway config", () => {
+  it("applies the documented defaults", () => {
+    const config = loadConfig(gatewayConfigSchema, { SERVICE_SIGNING_JWK: privateJwk });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: "0.0.0.0",
+      memoryAddr: "127.0.0.1:50051",
+      searchAddr: "127.0.0.1:50052",
+      allowedOrigins: [],
+      publicUrl: undefined,
+      logLevel: "info",
+    });
+    expect(config.serviceSigningJwk.d).toBeTypeOf("string");
+  });
+
+  it("reads every variable", () => {
+    const config = loadConfig(gatewayConfigSchema, {
+      PORT: "0",
+      HOST: "127.0.0.1",
+      MEMORY_ADDR: "memory:50051",
+      SEARCH_ADDR: "dns:///search:50052",
+      SERVICE_SIGNING_JWK: privateJwk,
+      MCP_ALLOWED_ORIGINS: " https://Claude.ai , http://localhost:3000 ",
+      PUBLIC_URL: "https://memory.example.com/",
+      LOG_LEVEL: "debug",
+    });
+    expect(config.port).toBe(0);
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.memoryAddr).toBe("memory:50051");
+    expect(config.searchAddr).toBe("dns:///search:50052");
+    // Normalised origins, plus the public URL's own origin.
+    expect(config.allowedOrigins).toEqual(["https://claude.ai", "http://localhost:3000", "https://memory.example.com"]);
+    expect(config.publicUrl).toBe("https://memory.example.com/");
+    expect(config.logLevel).toBe("debug");
+  });
+
+  it("requires a private signing key and never echoes it", () => {
+    expect(problems({})).toEqual([expect.stringMatching(/^SERVICE_SIGNING_JWK:/)]);
+    const publicOnly = problems({ SERVICE_SIGNING_JWK: publicJwk });
+    expect(publicOnly).toEqual([expect.stringMatching(/^SERVICE_SIGNING_JWK: must be a private JWK/)]);
+    const garbage = problems({ SERVICE_SIGNING_JWK: "{not json secret-material" });
+    expect(garbage.join("\n")).not.toContain("secret-material");
+  });
+
+  it("rejects malformed values with the variable named", () => {
+    const found = problems({ SERVICE_SIGNING_JWK: privateJwk, PORT: "http", MCP_ALLOWED_ORIGINS: "ftp://x", PUBLIC_URL: "nope", LOG_LEVEL: "loud" });
+    expect(found.map((p) => p.split(":")[0]).sort()).toEqual(["LOG_LEVEL", "MCP_ALLOWED_ORIGINS", "PORT", "PUBLIC_URL"]);
+  });
+
+  it("treats empty variables as unset", () => {
+    const config = loadConfig(gatewayConfigSchema, { SERVICE_SIGNING_JWK: privateJwk, PORT: "", MCP_ALLOWED_ORIGINS: "" });
+    expect(config.port).toBe(8080);
+    expect(config.allowedOrigins).toEqual([]);
+  });
+});

@@ -1,0 +1,35 @@
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+/** The client configurations every MCP contract runs under. */
+export const ERAS = [
+  { name: "legacy (default client)", expectedVersion: "2025-11-25", options: {} },
+  { name: "modern (auto negotiation)", expectedVersion: "2026-07-28", options: { versionNegotiation: { mode: "auto" as const } } },
+  { name: "legacy pinned to 2025-03-26", expectedVersion: "2025-03-26", options: { supportedProtocolVersions: ["2025-03-26"] } },
+] as const;
+
+export type Era = (typeof ERAS)[number];
+
+/** An official SDK client connected to `${baseUrl}/mcp` with an API key. */
+export async function connect(baseUrl: string, apiKey: string, era: Era, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: "gateway-contract", version: "1.0.0" }, era.options);
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${apiKey}`, ...headers } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+export interface ToolResult {
+  isError?: boolean;
+  content: { type: string; text?: string }[];
+  structuredContent?: Record<string, unknown>;
+}
+
+export async function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as ToolResult;
+}
+
+export function errorText(result: ToolResult): string {
+  if (!result.isError) throw new Error(`expected an error result, got ${JSON.stringify(result)}`);
+  return result.content.map((c) => c.text ?? "").join("\n");
+}

@@ -1,0 +1,1 @@
+export { startStandalone, type RunningStandalone, type StandaloneOptions } from "./standalone.js";

@@ -1,0 +1,101 @@
+import { resolve, join } from "node:path";
+import { consolidatorConfigSchema, startConsolidator } from "@3ngram/consolidator";
+import { createEmbedder, parseEmbeddingsConfig } from "@3ngram/embeddings";
+import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
+import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
+import { createMemoryQueueBackend } from "@3ngram/queue";
+import { generateServiceKeyPair } from "@3ngram/rpc";
+import { createLogger, loadConfig, type Env } from "@3ngram/runtime";
+import { loadSearchConfig, startSearchService } from "@3ngram/search";
+import { lockDataDir, readIdentity, writeIdentity, type StandaloneIdentity } from "./data-dir.js";
+import { startEmbeddedPostgres } from "./embedded-postgres.js";
+
+export interface StandaloneOptions {
+  /** Where the database and the owner's key live (default ./data). */
+  dataDir: string;
+  /** Gateway port (default 8080; 0 picks a free one). */
+  port: number;
+  host: string;
+  logLevel: string;
+  /** The rest of the environment: embeddings provider, allowed origins, … */
+  env: Env;
+}
+
+export interface RunningStandalone {
+  url: string;
+  mcpUrl: string;
+  identity: StandaloneIdentity;
+  close(): Promise<void>;
+}
+
+/**
+ * All four services in one process, connected by real gRPC on loopback, over an embedded
+ * PostgreSQL (PGlite + pgvector) and an in-process job queue. Service credentials are signed with
+ * a key pair generated at each start, so nothing outside this process can call the services.
+ */
+export async function startStandalone(options: StandaloneOptions): Promise<RunningStandalone> {
+  const dataDir = resolve(options.dataDir);
+  const log = createLogger({ service: "standalone", level: options.logLevel });
+  const unlock = lockDataDir(dataDir);
+  const closers: Array<() => Promise<void>> = [async () => unlock()];
+  const close = async () => {
+    for (const fn of closers.reverse()) await fn().catch((err: unknown) => log.error({ err: (err as Error).name }, "close failed"));
+  };
+  try {
+    const postgres = await startEmbeddedPostgres(join(dataDir, "pg"));
+    closers.push(() => postgres.close());
+    const keys = await generateServiceKeyPair();
+    const embedder = await createEmbedder(parseEmbeddingsConfig(options.env));
+    const queues = createMemoryQueueBackend();
+    closers.push(() => queues.close());
+
+    const shared: Env = {
+      ...options.env,
+      DATABASE_URL: postgres.url,
+      DATABASE_POOL_MAX: "4",
+      SERVICE_TRUSTED_JWKS: JSON.stringify([keys.publicJwk]),
+      SERVICE_SIGNING_JWK: JSON.stringify(keys.privateJwk),
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: "0",
+      METRICS_PORT: "0",
+      LOG_LEVEL: options.logLevel,
+    };
+    const memory = await startMemoryService(loadMemoryConfig(shared), {
+      embedder,
+      queue: queues.queue,
+      log: log.child({ component: "memory" }),
+    });
+    closers.push(() => memory.close());
+    const search = await startSearchService(loadSearchConfig(shared), { embedder, log: log.child({ component: "search" }) });
+    closers.push(() => search.close());
+    const consolidator = await startConsolidator(loadConfig(consolidatorConfigSchema, { ...shared, MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }), {
+      backend: queues,
+      embedder,
+      log: log.child({ component: "consolidator" }),
+    });
+    closers.push(() => consolidator.close());
+
+    let identity = readIdentity(dataDir);
+    if (!identity) {
+      const created = await createTenantWithKey(memory.pool, { tenantName: "standalone", keyName: "standalone" });
+      identity = { tenantId: created.tenantId, userId: created.userId, apiKey: created.apiKey };
+      writeIdentity(dataDir, identity);
+      log.info({ tenantId: identity.tenantId }, "created the standalone tenant and its API key");
+    }
+
+    const gatewayConfig = loadConfig(gatewayConfigSchema, {
+      ...shared,
+      PORT: String(options.port),
+      HOST: options.host,
+      MEMORY_ADDR: memory.address,
+      SEARCH_ADDR: search.address,
+    });
+    const gateway = await startGateway(gatewayConfig, { log: log.child({ component: "gateway" }) });
+    closers.push(() => gateway.close());
+    const url = gateway.url;
+    return { url, mcpUrl: `${url}/mcp`, identity, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
