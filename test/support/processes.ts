@@ -22,6 +22,8 @@ export interface ServiceProcess {
   /** Everything the process wrote, for failure messages. */
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Resolves with the exit code once the process ends on its own. */
+  exited(): Promise<number | null>;
 }
 
 /** Starts a built service (`<dir>/dist/main.js`) as its own Node.js process. */
@@ -39,6 +41,7 @@ export function startServiceProcess(name: string, script: string, env: Record<st
     name,
     child,
     output: () => output,
+    exited: () => exited,
     async stop(signal = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);

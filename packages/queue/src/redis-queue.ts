@@ -28,8 +28,8 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
 
   // Producers fail fast when Redis is away (the caller decides what a lost enqueue means);
   // workers must wait out an outage instead, which BullMQ requires as maxRetriesPerRequest: null.
-  const producerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
-  const workerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  const producerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: 2 });
+  const workerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   producerConnection.on("error", onError);
   workerConnection.on("error", onError);
 

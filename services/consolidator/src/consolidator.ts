@@ -54,7 +54,7 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
       const created = createRedisQueueBackend({
         redisUrl: config.redisUrl,
         prefix: config.redisKeyPrefix,
-        onError: (err) => log.error({ err: errorSummary(err) }, "queue connection error"),
+        onError: (err) => log.error({ error: errorSummary(err) }, "queue connection error"),
       });
       owned.push(() => created.close());
       backend = created;
@@ -80,7 +80,7 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
             for (const [state, value] of Object.entries(counts)) this.set({ queue, state }, value);
           } catch (err) {
             // A scrape during a Redis outage still answers, just without these series.
-            log.warn({ err: errorSummary(err), queue }, "queue counts unavailable");
+            log.warn({ error: errorSummary(err), queue }, "queue counts unavailable");
           }
         }
       },

@@ -54,10 +54,10 @@ export function startWorkers(setup: WorkerSetup): QueueWorker {
         } catch (err) {
           if (err instanceof PermanentJobError) {
             onOutcome(jobLabel, FAILED_PERMANENT);
-            log.error({ err: errorSummary(err), ms: ms() }, "job failed permanently");
+            log.error({ error: errorSummary(err), ms: ms() }, "job failed permanently");
           } else {
             onOutcome(jobLabel, FAILED_RETRYABLE);
-            log.warn({ err: errorSummary(err), ms: ms() }, "job failed; retried while attempts remain");
+            log.warn({ error: errorSummary(err), ms: ms() }, "job failed; retried while attempts remain");
           }
           throw err;
         }

@@ -55,7 +55,10 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
     } catch (err) {
       const reason = isAppError(err) ? err.reason : "internal_error";
       if (reason === "unavailable") throw err;
-      options.log?.warn({ reason, message: isAppError(err) ? err.message : undefined }, "api key not resolved");
+      // Memory's message is safe to log (it never contains the key) and tells "unknown key" from "memory refused our credential".
+      const fields = { reason, message: isAppError(err) ? err.message : undefined };
+      if (reason === "unauthenticated") options.log?.debug(fields, "api key not resolved");
+      else options.log?.warn(fields, "api key not resolved");
       if (reason === "internal_error" || reason === "rate_limited") throw err;
       throw invalidKey();
     }

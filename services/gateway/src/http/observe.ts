@@ -27,7 +27,8 @@ export function observeRequests(log: Logger, metrics: GatewayMetrics): RequestHa
       const status = res.statusCode;
       metrics.httpRequests.inc({ route, status: String(status) });
       const fields = { request_id: requestId, method: req.method, route, status, ms: Math.round(performance.now() - started) };
-      if (status >= 500) log.error(fields, "request");
+      // The failure itself is logged where it is mapped, at its own level; the access line only flags it.
+      if (status >= 500) log.warn(fields, "request");
       else log.info(fields, "request");
     });
     next();

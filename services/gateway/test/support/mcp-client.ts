@@ -1,13 +1,17 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport, type ClientOptions } from "@modelcontextprotocol/client";
 
-/** The client configurations every MCP contract runs under. */
-export const ERAS = [
+export interface Era {
+  name: string;
+  expectedVersion: string;
+  options: ClientOptions;
+}
+
+/** The client configurations every MCP contract runs under: the SDK default (legacy), modern, and an older legacy version. */
+export const ERAS: readonly [Era, Era, Era] = [
   { name: "legacy (default client)", expectedVersion: "2025-11-25", options: {} },
-  { name: "modern (auto negotiation)", expectedVersion: "2026-07-28", options: { versionNegotiation: { mode: "auto" as const } } },
+  { name: "modern (auto negotiation)", expectedVersion: "2026-07-28", options: { versionNegotiation: { mode: "auto" } } },
   { name: "legacy pinned to 2025-03-26", expectedVersion: "2025-03-26", options: { supportedProtocolVersions: ["2025-03-26"] } },
-] as const;
-
-export type Era = (typeof ERAS)[number];
+];
 
 /** An official SDK client connected to `${baseUrl}/mcp` with an API key. */
 export async function connect(baseUrl: string, apiKey: string, era: Era, headers: Record<string, string> = {}): Promise<Client> {

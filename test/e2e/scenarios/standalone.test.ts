@@ -1,0 +1,69 @@
+/**
+ * `make run`'s server: one process, embedded PostgreSQL, the bundled offline embedding model.
+ * Driven exactly as the README tells a user: read the printed URL and key, connect an MCP client.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { connectMcp } from "../../support/mcp.js";
+import { startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
+
+const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-"));
+const running: ServiceProcess[] = [];
+
+async function startServer(): Promise<{ proc: ServiceProcess; mcpUrl: string; apiKey: string }> {
+  const proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" });
+  running.push(proc);
+  await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 90_000, proc);
+  const mcpUrl = /MCP endpoint:\s+(\S+)/.exec(proc.output())?.[1];
+  const apiKey = /API key:\s+(\S+)/.exec(proc.output())?.[1];
+  if (!mcpUrl || !apiKey) throw new Error(`no URL or key printed:\n${proc.output()}`);
+  return { proc, mcpUrl, apiKey };
+}
+
+afterAll(async () => {
+  for (const proc of running) await proc.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface SearchOut {
+  hits: Array<{ id: string; topic: string }>;
+}
+
+describe("standalone server", () => {
+  it("prints how to connect, answers MCP, and keeps data across a restart", async () => {
+    const first = await startServer();
+    expect(first.proc.output()).toContain("claude mcp add --transport http 3ngram");
+    const mcp = await connectMcp(first.mcpUrl, first.apiKey);
+    const tea = await mcp.call<{ memory: { id: string }; embedded: string }>("remember", {
+      memoryType: "preference",
+      topic: "drinks",
+      content: "The user drinks green tea in the morning and never coffee.",
+    });
+    expect(tea.embedded).toBe("done");
+    await mcp.call("remember", {
+      memoryType: "decision",
+      topic: "hosting",
+      content: "The team will host the API on Kubernetes in Frankfurt.",
+    });
+    const found = await mcp.call<SearchOut>("search", { query: "what does the user like to drink" });
+    expect(found.hits[0]?.id).toBe(tea.memory.id);
+    await mcp.close();
+
+    // A second server on the same data directory must refuse rather than corrupt it.
+    const intruder = startServiceProcess("intruder", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" });
+    running.push(intruder);
+    expect(await intruder.exited()).toBe(1);
+    expect(intruder.output()).toMatch(/in use by process/);
+
+    expect(await first.proc.stop()).toBe(0);
+
+    const second = await startServer();
+    expect(second.apiKey).toBe(first.apiKey);
+    const again = await connectMcp(second.mcpUrl, second.apiKey, { modern: true });
+    const stillThere = await again.call<SearchOut>("search", { query: "where is the API hosted" });
+    expect(stillThere.hits.map((h) => h.topic)).toEqual(["hosting", "drinks"]);
+    await again.close();
+  }, 180_000);
+});
