@@ -25,9 +25,34 @@ interface Consumer {
   closing: boolean;
 }
 
+/** FIFO with O(1) take: Array#shift copies the whole array, which is quadratic over a large backlog. */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  take(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined as T;
+    // Drop the consumed prefix once it is both large and most of the array.
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+}
+
 interface QueueState {
-  /** FIFO: enqueue pushes, workers shift. */
-  readonly waiting: StoredJob[];
+  readonly waiting: Fifo<StoredJob>;
   readonly consumers: Set<Consumer>;
   /** Ids of jobs that are waiting, delayed or active; released when the job completes or fails for good. */
   readonly pendingIds: Set<string>;
@@ -45,7 +70,7 @@ export function createMemoryQueueBackend(): QueueBackend {
   const stateOf = (name: string): QueueState => {
     let state = queues.get(name);
     if (!state) {
-      state = { waiting: [], consumers: new Set(), pendingIds: new Set(), delayed: 0, active: 0, failed: 0 };
+      state = { waiting: new Fifo(), consumers: new Set(), pendingIds: new Set(), delayed: 0, active: 0, failed: 0 };
       queues.set(name, state);
     }
     return state;
@@ -78,7 +103,7 @@ export function createMemoryQueueBackend(): QueueBackend {
   const pump = (state: QueueState): void => {
     for (const consumer of state.consumers) {
       while (!closed && !consumer.closing && consumer.running.size < consumer.concurrency) {
-        const job = state.waiting.shift();
+        const job = state.waiting.take();
         if (!job) return;
         start(state, consumer, job);
       }
@@ -172,7 +197,7 @@ export function createMemoryQueueBackend(): QueueBackend {
 
   const counts = async (queueName: string): Promise<QueueCounts> => {
     const state = stateOf(queueName);
-    return { waiting: state.waiting.length, active: state.active, delayed: state.delayed, failed: state.failed };
+    return { waiting: state.waiting.size, active: state.active, delayed: state.delayed, failed: state.failed };
   };
 
   const close = async (): Promise<void> => {

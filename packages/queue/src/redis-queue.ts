@@ -15,19 +15,28 @@ export interface RedisQueueBackendOptions {
   prefix: string;
   /** Completed jobs kept per queue for inspection; older ones are evicted as new ones complete. Default 1000. */
   keepCompleted?: number;
+  /**
+   * An enqueue that gets no answer from Redis within this long rejects, so a producer's request
+   * path never hangs on a Redis outage. The job may still be added once Redis answers. Default 5000.
+   */
+  enqueueTimeoutMs?: number;
   /** Connection and worker errors (BullMQ reports them as events, not rejections). Default: ignored. */
   onError?: (err: Error) => void;
 }
 
 const DEFAULT_KEEP_COMPLETED = 1000;
+const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
 
 export function createRedisQueueBackend(options: RedisQueueBackendOptions): QueueBackend {
   const { prefix } = options;
   const keepCompleted = options.keepCompleted ?? DEFAULT_KEEP_COMPLETED;
+  const enqueueTimeoutMs = options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS;
   const onError = options.onError ?? (() => {});
 
   // Producers fail fast when Redis is away (the caller decides what a lost enqueue means);
   // workers must wait out an outage instead, which BullMQ requires as maxRetriesPerRequest: null.
+  // Not lazyConnect: a lazy ioredis client whose first connect fails never reconnects, which
+  // would leave the backend broken after Redis comes back.
   const producerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: 2 });
   const workerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   producerConnection.on("error", onError);
@@ -66,7 +75,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
       // (no ttl) is held only while the job is waiting, delayed or active, which is exactly the
       // contract in queue.ts, and accepts any string.
       if (enqueueOptions?.jobId !== undefined) jobOptions.deduplication = { id: enqueueOptions.jobId };
-      await queueFor(queueName).add(name, payload, jobOptions);
+      await withTimeout(queueFor(queueName).add(name, payload, jobOptions), enqueueTimeoutMs, "enqueue timed out: Redis did not answer");
     },
     async close(): Promise<void> {
       await Promise.all([...queues.values()].map((q) => q.close()));
@@ -124,6 +133,14 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
   };
 
   return { queue, work, counts, close };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** QUIT when connected, otherwise just drop the socket (a never-used lazy connection has none). */

@@ -3,7 +3,7 @@
  * own key prefix and deletes those keys at the end, so runs never see each other's jobs.
  */
 import { Redis } from "ioredis";
-import { afterAll } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createRedisQueueBackend } from "../src/index.js";
 import { describeQueueBackend } from "./queue-backend-suite.js";
 
@@ -24,4 +24,16 @@ afterAll(async () => {
   } finally {
     await redis.quit();
   }
+});
+
+describe("BullMQ queue backend without Redis", () => {
+  it("rejects an enqueue within its timeout instead of hanging", async () => {
+    // Port 1 refuses connections; ioredis keeps reconnecting in the background.
+    const backend = createRedisQueueBackend({ redisUrl: "redis://127.0.0.1:1", prefix, enqueueTimeoutMs: 200 });
+    try {
+      await expect(backend.queue.enqueue("q", "n", {})).rejects.toThrow(/enqueue timed out/);
+    } finally {
+      await backend.close();
+    }
+  });
 });

@@ -47,9 +47,11 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics });
   const serveMcp = toNodeHandler(mcp, {
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
-    onerror: (error) => log.error({ err: { type: error.name } }, "mcp adapter failed"),
+    onerror: (error) => log.error({ error: { type: error.name } }, "mcp adapter failed"),
   });
 
+  // Plain Express rather than createMcpExpressApp: its localhost Host guard would refuse the names
+  // a pod is reached under, and Host is deliberately not validated (only Origin, below).
   const app = express();
   app.disable("x-powered-by");
   app.use(observeRequests(log, metrics));

@@ -37,7 +37,9 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
     const where = issue && issue.path.length > 0 ? issue.path.join(".") : "payload";
     throw new PermanentJobError(`invalid ${EMBED_MEMORY_JOB} payload: ${where}: ${issue?.message ?? "invalid"}`);
   }
-  const { tenantId, memoryId } = parsed.data;
+  const { tenantId } = parsed.data;
+  // The memory service answers with lower-case ids; compare in that form.
+  const memoryId = parsed.data.memoryId.toLowerCase();
   const { memory, embedder, log } = deps;
 
   const found = await call(() =>

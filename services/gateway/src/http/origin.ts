@@ -1,11 +1,10 @@
-import type { RequestHandler } from "express";
-
 /**
  * Origin validation for /mcp (DNS-rebinding and cross-site protection). Browsers always send
  * Origin on cross-origin POSTs; native MCP clients send none, so an absent Origin is allowed and a
  * present one must be on the allowlist. Host is deliberately not checked: the gateway runs behind
  * proxies and in pods under many names.
  */
+import type { RequestHandler } from "express";
 
 /** Canonical "scheme://host[:port]" form (default ports dropped, lower case), or undefined. */
 export function normalizeOrigin(value: string): string | undefined {

@@ -98,7 +98,7 @@ function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServe
 export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
   return createMcpHandler(() => buildMcpServer(deps), {
     // Messages can quote the request body (e.g. JSON parse errors), so only the error's class and code are logged.
-    onerror: (error) => deps.log.warn({ err: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
+    onerror: (error) => deps.log.warn({ error: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
   });
 }

@@ -51,7 +51,11 @@ function structured(result: ToolResult): Json {
   return result.structuredContent!;
 }
 
-export function gatewayContract(label: string, start: () => Promise<ContractHarness>): void {
+/**
+ * Registers the contract. `extra` may register more tests in the same describe, sharing the
+ * harness (read it through the getter inside tests).
+ */
+export function gatewayContract(label: string, start: () => Promise<ContractHarness>, extra?: (harness: () => ContractHarness) => void): void {
   describe(label, () => {
     let h: ContractHarness;
     beforeAll(async () => {
@@ -210,8 +214,9 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
       });
 
       it("serves an allowlisted Origin", async () => {
-        const res = await rest("/mcp", { method: "POST", headers: { ...mcpHeaders, Origin: h.allowedOrigin }, body: initialize });
+        const res = await rest("/mcp", { method: "POST", headers: { ...mcpHeaders, Origin: h.allowedOrigin, "x-request-id": "mcp-trace-1" }, body: initialize });
         expect(res.status).toBe(200);
+        expect(res.headers.get("x-request-id")).toBe("mcp-trace-1");
         expect(await res.text()).toContain('"protocolVersion":"2025-06-18"');
       });
 
@@ -339,6 +344,7 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
       });
 
       it("/metrics exposes request and tool counters", async () => {
+        // Runs after the MCP and REST groups above, whose calls it counts.
         const res = await rest("/metrics", { key: null });
         expect(res.status).toBe(200);
         const text = await res.text();
@@ -347,5 +353,7 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
         expect(text).toMatch(/threengram_gateway_mcp_tool_calls_total\{[^}]*tool="remember"[^}]*outcome="insufficient_scope"/);
       });
     });
+
+    extra?.(() => h);
   });
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCOPES } from "@3ngram/rpc";
+import { CredentialSigner, createRpcClient, generateServiceKeyPair, SCOPES } from "@3ngram/rpc";
+import { SearchService } from "@3ngram/proto/search/v1";
 import { AppError } from "@3ngram/errors";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 
@@ -96,6 +97,14 @@ describe("fused search", () => {
     expect((err as AppError).details.field).toBe("limit");
     const empty = await search.search({ query: "   " }, as(tenantA)).catch((e: unknown) => e);
     expect((empty as AppError).details.field).toBe("query");
+  });
+
+  it("refuses calls with a forged credential", async () => {
+    const pair = await generateServiceKeyPair();
+    const forged = createRpcClient(SearchService, { address: withVectors.searchAddress, audience: "search", signer: await CredentialSigner.fromJwk("gateway", pair.privateJwk) });
+    const err = await forged.search({ query: "x" }, as(tenantA)).catch((e: unknown) => e);
+    expect((err as AppError).reason).toBe("unauthenticated");
+    forged.close();
   });
 
   it("refuses a caller without memory:read", async () => {
