@@ -43,7 +43,8 @@ services: ## Make sure local PostgreSQL (with pgvector) and Redis are running
 
 # gen-check runs before build so a stale generated file is reported as such
 # rather than as a confusing type error.
-test: $(INSTALL_STAMP) gen-check build services ## Check, build, start services, run vitest
+test: $(INSTALL_STAMP) gen-check build services ## Check, build, type-check tests, start services, run vitest
+	$(NPM) run typecheck:tests
 	npx vitest run $(VITEST_ARGS)
 
 run: $(INSTALL_STAMP) build ## Start the standalone server (no PostgreSQL/Redis needed)

@@ -35,6 +35,6 @@ try {
   );
   onShutdown(log, [() => running.close()]);
 } catch (err) {
-  log.fatal({ err: errorSummary(err) }, "standalone server failed to start");
+  log.fatal({ error: errorSummary(err) }, "standalone server failed to start");
   process.exit(1);
 }

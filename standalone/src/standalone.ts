@@ -39,7 +39,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
   const unlock = lockDataDir(dataDir);
   const closers: Array<() => Promise<void>> = [async () => unlock()];
   const close = async () => {
-    for (const fn of closers.reverse()) await fn().catch((err: unknown) => log.error({ err: (err as Error).name }, "close failed"));
+    for (const fn of closers.reverse()) await fn().catch((err: unknown) => log.error({ error: (err as Error).name }, "close failed"));
   };
   try {
     const postgres = await startEmbeddedPostgres(join(dataDir, "pg"));

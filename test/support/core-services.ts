@@ -5,7 +5,7 @@ import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createMemoryService } from "./memory-service-factory.js";
 import { createRpcClient, type RpcClient } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { createTestDatabase, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
+import { createTestDatabase, deleteKeyPrefix, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
 import { createTestKeys, type TestKeys } from "./keys.js";
 
 export interface CoreServices {
@@ -73,6 +73,7 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
       await memory.close();
       await ownerPool.end();
       await db.drop();
+      await deleteKeyPrefix(redisPrefix);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import pg from "pg";
 import { assertLocalDatabaseUrl } from "@3ngram/db";
 
@@ -43,4 +44,19 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
 /** A Redis key prefix no other test run shares. */
 export function uniqueKeyPrefix(label: string): string {
   return `test-${label}-${process.pid}-${randomBytes(3).toString("hex")}`;
+}
+
+/** Removes every Redis key a test run created under its prefix. */
+export async function deleteKeyPrefix(prefix: string): Promise<void> {
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -21,3 +21,11 @@ export function checkMaxInputChars(owner: string, value: number): number {
   }
   return value;
 }
+
+/**
+ * The text a memory is embedded from: topic and content together, like the full-text index.
+ * Shared by the inline path (memory service) and the retry job (consolidator) so they never drift.
+ */
+export function memoryEmbeddingText(memory: { topic: string; content: string }): string {
+  return `${memory.topic}\n${memory.content}`;
+}

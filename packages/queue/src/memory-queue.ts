@@ -66,6 +66,7 @@ export function createMemoryQueueBackend(): QueueBackend {
   const timers = new Set<NodeJS.Timeout>();
   let nextId = 1;
   let closed = false;
+  let producerClosed = false;
 
   const stateOf = (name: string): QueueState => {
     let state = queues.get(name);
@@ -151,7 +152,7 @@ export function createMemoryQueueBackend(): QueueBackend {
 
   const queue: JobQueue = {
     async enqueue(queueName: string, name: string, payload: unknown, options?: EnqueueOptions): Promise<void> {
-      if (closed) throw new Error("queue backend is closed");
+      if (closed || producerClosed) throw new Error("queue is closed");
       checkEnqueue(queueName, name, options);
       const state = stateOf(queueName);
       const dedupeId = options?.jobId;
@@ -170,8 +171,10 @@ export function createMemoryQueueBackend(): QueueBackend {
       };
       schedule(state, job, options?.delayMs ?? 0);
     },
-    // The producer holds no resources of its own; the backend's close() stops everything.
-    async close(): Promise<void> {},
+    // Only stops intake: jobs already queued still run until the backend itself closes.
+    async close(): Promise<void> {
+      producerClosed = true;
+    },
   };
 
   const work = (queueName: string, handler: JobHandler, options: WorkOptions = {}): QueueWorker => {

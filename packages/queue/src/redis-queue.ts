@@ -33,8 +33,9 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
   const enqueueTimeoutMs = options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS;
   const onError = options.onError ?? (() => {});
 
-  // Producers fail fast when Redis is away (the caller decides what a lost enqueue means);
-  // workers must wait out an outage instead, which BullMQ requires as maxRetriesPerRequest: null.
+  // Producers fail fast when Redis is away (bounded retries per command, and enqueueTimeoutMs
+  // while no connection was ever made); the caller decides what a lost enqueue means. Workers
+  // must wait out an outage instead, which BullMQ requires as maxRetriesPerRequest: null.
   // Not lazyConnect: a lazy ioredis client whose first connect fails never reconnects, which
   // would leave the backend broken after Redis comes back.
   const producerConnection = new Redis(options.redisUrl, { maxRetriesPerRequest: 2 });
@@ -45,6 +46,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
   const queues = new Map<string, Queue>();
   const workers = new Set<Worker>();
   let closing: Promise<void> | undefined;
+  let producerClosed = false;
 
   const queueFor = (name: string): Queue => {
     let queue = queues.get(name);
@@ -58,7 +60,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
 
   const queue: JobQueue = {
     async enqueue(queueName: string, name: string, payload: unknown, enqueueOptions?: EnqueueOptions): Promise<void> {
-      if (closing) throw new Error("queue backend is closed");
+      if (producerClosed) throw new Error("queue is closed");
       checkEnqueue(queueName, name, enqueueOptions);
       const retry = enqueueOptions?.retry ?? NO_RETRY;
       const jobOptions: JobsOptions = {
@@ -78,6 +80,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
       await withTimeout(queueFor(queueName).add(name, payload, jobOptions), enqueueTimeoutMs, "enqueue timed out: Redis did not answer");
     },
     async close(): Promise<void> {
+      producerClosed = true;
       await Promise.all([...queues.values()].map((q) => q.close()));
     },
   };
@@ -126,7 +129,6 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
       await Promise.all([...workers].map((w) => w.close()));
       workers.clear();
       await queue.close();
-      queues.clear();
       await Promise.all([quit(workerConnection), quit(producerConnection)]);
     })();
     return closing;

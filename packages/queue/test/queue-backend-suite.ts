@@ -197,6 +197,12 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
       expect(first).toEqual(["one"]);
     });
 
+    it("refuses new jobs once the producer side is closed", async () => {
+      const { backend, queueName } = setup();
+      await backend.queue.close();
+      await expect(backend.queue.enqueue(queueName, "late", {})).rejects.toThrow(/closed/);
+    });
+
     it("rejects malformed enqueue options the same way", async () => {
       const { backend, queueName } = setup();
       await expect(backend.queue.enqueue(queueName, "x", {}, { jobId: "" })).rejects.toThrow(RangeError);

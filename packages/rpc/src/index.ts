@@ -15,3 +15,4 @@ export { createRpcClient, fromServiceError, type CallOptions, type RpcClient, ty
 export { checkHealth, type ServingStatus } from "./health.js";
 export { grpcServiceDefinition } from "./service-definition.js";
 export type { AnyService, MethodName, RequestInitOf, RequestOf, ResponseInitOf, ResponseOf } from "./types.js";
+export { signingKeyEnv, trustedKeysEnv } from "./credential-env.js";

@@ -156,7 +156,7 @@ export class RpcServer {
           const mapping = reasonMapping(appError.reason);
           const fields = { rpc: fullName, reason: appError.reason, ms: Math.round(performance.now() - started) };
           if (mapping.callerFault) log.warn(fields, "rpc refused");
-          else log.error({ ...fields, err: err instanceof Error ? { type: err.name, message: err.message } : undefined }, "rpc failed");
+          else log.error({ ...fields, error: err instanceof Error ? { type: err.name, message: err.message } : undefined }, "rpc failed");
           const trailers = new grpc.Metadata();
           trailers.set(REASON_TRAILER, appError.reason);
           if (appError.details.field) trailers.set(FIELD_TRAILER, appError.details.field);

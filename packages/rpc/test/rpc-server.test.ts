@@ -105,7 +105,7 @@ describe("RpcServer and client", () => {
       grpc: { reflection: { v1: { ServerReflection: grpc.ServiceClientConstructor } } };
     };
     const client = new pkg.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure());
-    const stream = client.ServerReflectionInfo() as grpc.ClientDuplexStream<object, Record<string, unknown>>;
+    const stream = client.ServerReflectionInfo!() as grpc.ClientDuplexStream<object, Record<string, unknown>>;
     const answer = (request: object) =>
       new Promise<Record<string, unknown>>((resolve, reject) => {
         stream.once("data", resolve);

@@ -24,5 +24,12 @@ export function serveMetrics(registry: Registry, port: number, host = "0.0.0.0")
     res.statusCode = 404;
     res.end();
   });
-  return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
+  // A taken port must fail start-up with an error, not crash the process from an unhandled event.
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve(server);
+    });
+  });
 }

@@ -22,7 +22,7 @@ export function onShutdown(log: Logger, closers: Closer[], graceMs = 10_000): vo
       log.info("stopped");
       process.exit(0);
     } catch (err) {
-      log.error({ err: errorSummary(err) }, "shutdown failed");
+      log.error({ error: errorSummary(err) }, "shutdown failed");
       process.exit(1);
     }
   };

@@ -1,25 +1,7 @@
 import { z } from "zod";
 import { embeddingsConfigSchema, type EmbeddingsConfig } from "@3ngram/embeddings";
 import { envLogLevel, envPort } from "@3ngram/runtime";
-import { parseJwk } from "@3ngram/rpc";
-
-type PrivateJwk = ReturnType<typeof parseJwk>;
-
-/** A JSON private Ed25519 JWK: the key the consolidator signs its service credentials with. */
-const signingJwk = z.string().transform((json, ctx): PrivateJwk => {
-  let jwk: PrivateJwk;
-  try {
-    jwk = parseJwk(json);
-  } catch {
-    ctx.addIssue({ code: "custom", message: "must be one JWK object as JSON" });
-    return z.NEVER;
-  }
-  if (jwk.kty !== "OKP" || jwk.crv !== "Ed25519" || typeof jwk.d !== "string") {
-    ctx.addIssue({ code: "custom", message: "must be a private Ed25519 JWK (kty OKP, crv Ed25519, with d)" });
-    return z.NEVER;
-  }
-  return jwk;
-});
+import { signingKeyEnv } from "@3ngram/rpc";
 
 /**
  * The environment the consolidator reads. Unknown variables pass through to the embeddings
@@ -33,7 +15,7 @@ export const consolidatorConfigSchema = z
     MEMORY_ADDR: z.string().min(1).default("127.0.0.1:50051"),
     /** Not called yet; the consolidation scan will use it. Part of the contract so deployments set it now. */
     SEARCH_ADDR: z.string().min(1).default("127.0.0.1:50052"),
-    SERVICE_SIGNING_JWK: signingJwk,
+    SERVICE_SIGNING_JWK: signingKeyEnv,
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     /** 0 turns the /metrics and /healthz listener off. */
     METRICS_PORT: envPort(9103),

@@ -1,4 +1,4 @@
-import { parseJwk } from "@3ngram/rpc";
+import { signingKeyEnv } from "@3ngram/rpc";
 import { envLogLevel, envPort } from "@3ngram/runtime";
 import { z } from "zod";
 import { normalizeOrigin } from "./http/origin.js";
@@ -11,17 +11,7 @@ export const gatewayConfigSchema = z
     MEMORY_ADDR: z.string().min(1).default("127.0.0.1:50051"),
     SEARCH_ADDR: z.string().min(1).default("127.0.0.1:50052"),
     /** Private Ed25519 JWK (JSON) the gateway signs its per-call service credentials with. */
-    SERVICE_SIGNING_JWK: z.string().transform((raw, ctx) => {
-      try {
-        const jwk = parseJwk(raw);
-        if (typeof jwk.d !== "string") throw new Error("not a private key");
-        return jwk;
-      } catch {
-        // Never echo the value: it is a secret.
-        ctx.addIssue({ code: "custom", message: "must be a private JWK as JSON (with a \"d\" member)" });
-        return z.NEVER;
-      }
-    }),
+    SERVICE_SIGNING_JWK: signingKeyEnv,
     /** Comma-separated browser origins allowed to call /mcp, e.g. "https://claude.ai,https://app.example.com". */
     MCP_ALLOWED_ORIGINS: z
       .string()

@@ -1,16 +1,7 @@
 import { z } from "zod";
-import { parseJwkSet } from "@3ngram/rpc";
+import { trustedKeysEnv } from "@3ngram/rpc";
 import { envBool, envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
 import { parseEmbeddingsConfig, type EmbeddingsConfig } from "@3ngram/embeddings";
-
-const jwkSet = z.string().transform((value, ctx) => {
-  try {
-    return parseJwkSet(value);
-  } catch {
-    ctx.addIssue({ code: "custom", message: "must be a JSON array of public JWKs" });
-    return z.NEVER;
-  }
-});
 
 export const memoryConfigSchema = z.object({
   GRPC_HOST: z.string().default("0.0.0.0"),
@@ -22,7 +13,7 @@ export const memoryConfigSchema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default("redis://127.0.0.1:6379"),
   /** Namespaces every queue key, so several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().min(1).default("3ngram"),
-  SERVICE_TRUSTED_JWKS: jwkSet,
+  SERVICE_TRUSTED_JWKS: trustedKeysEnv,
   EMBED_INLINE_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   MIGRATE_ON_START: envBool(true),
   METRICS_PORT: envPort(9101),

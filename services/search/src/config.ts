@@ -1,16 +1,7 @@
 import { z } from "zod";
-import { parseJwkSet } from "@3ngram/rpc";
+import { trustedKeysEnv } from "@3ngram/rpc";
 import { envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
 import { parseEmbeddingsConfig, type EmbeddingsConfig } from "@3ngram/embeddings";
-
-const jwkSet = z.string().transform((value, ctx) => {
-  try {
-    return parseJwkSet(value);
-  } catch {
-    ctx.addIssue({ code: "custom", message: "must be a JSON array of public JWKs" });
-    return z.NEVER;
-  }
-});
 
 export const searchConfigSchema = z.object({
   GRPC_HOST: z.string().default("0.0.0.0"),
@@ -20,7 +11,7 @@ export const searchConfigSchema = z.object({
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   /** Read-only database role searches run as; created by the memory service's migrations. */
   SEARCH_DB_ROLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("threengram_search"),
-  SERVICE_TRUSTED_JWKS: jwkSet,
+  SERVICE_TRUSTED_JWKS: trustedKeysEnv,
   QUERY_EMBED_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   METRICS_PORT: envPort(9102),
   LOG_LEVEL: envLogLevel,

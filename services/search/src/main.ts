@@ -8,6 +8,6 @@ try {
   const service = await startSearchService(config, { log });
   onShutdown(log, [() => service.close()]);
 } catch (err) {
-  log.fatal({ err: errorSummary(err) }, "search service failed to start");
+  log.fatal({ error: errorSummary(err) }, "search service failed to start");
   process.exit(1);
 }

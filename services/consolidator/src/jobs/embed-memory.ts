@@ -6,7 +6,7 @@
  * Idempotent: a memory that is already embedded, or that this tenant cannot see, is done.
  */
 import { isAppError } from "@3ngram/errors";
-import type { Embedder } from "@3ngram/embeddings";
+import { memoryEmbeddingText, type Embedder } from "@3ngram/embeddings";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import { PermanentJobError } from "@3ngram/queue";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
@@ -62,7 +62,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   }
 
   // Must match the text the memory service embeds inline, or retried vectors would rank differently.
-  const [vector] = await embedder.embed([`${record.topic}\n${record.content}`]);
+  const [vector] = await embedder.embed([memoryEmbeddingText(record)]);
   if (!vector || vector.length !== embedder.dimensions) {
     throw new Error(`embedder returned no ${embedder.dimensions}-dimension vector`);
   }

@@ -7,11 +7,6 @@ export interface StoredEmbedding {
   dimensions: number;
 }
 
-/** The text a memory is embedded from: its topic and content together, like the full-text index. */
-export function embeddingText(memory: { topic: string; content: string }): string {
-  return `${memory.topic}\n${memory.content}`;
-}
-
 /**
  * Embeds within a time budget. Any failure or timeout answers null: the write goes ahead without
  * a vector (full-text search still finds it) and a retry job fills it in later.

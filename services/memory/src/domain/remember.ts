@@ -2,10 +2,12 @@ import { createHash } from "node:crypto";
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withTenant } from "@3ngram/db";
+import { memoryEmbeddingText } from "@3ngram/embeddings";
 import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, type EmbeddingState, type RememberInput } from "@3ngram/schema";
 import { findLiveByContentHash, insertEvent, insertMemory, type MemoryRow } from "../db/memories.js";
+import { errorSummary } from "@3ngram/runtime";
 import type { Actor, MemoryDeps } from "./deps.js";
-import { embedWithinBudget, embeddingText } from "./inline-embedding.js";
+import { embedWithinBudget } from "./inline-embedding.js";
 
 export interface RememberResult {
   memory: MemoryRow;
@@ -29,7 +31,7 @@ export async function remember(deps: MemoryDeps, actor: Actor, input: RememberIn
   const existing = await withTenant(deps.pool, { ...scope, readOnly: true }, (db) => findLiveByContentHash(db, actor.tenantId, hash));
   if (existing) throw duplicate(existing);
 
-  const { embedding, failure } = await embedWithinBudget(deps.embedder, embeddingText(input), deps.inlineEmbedBudgetMs);
+  const { embedding, failure } = await embedWithinBudget(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
   const id = uuidv7();
   const memory = await withTenant(deps.pool, scope, async (db) => {
     const row = await insertMemory(db, {
@@ -74,7 +76,7 @@ async function queueEmbeddingRetry(deps: MemoryDeps, tenantId: string, memoryId:
     });
   } catch (err) {
     // The memory is committed and findable by full-text search; the backfill sweep picks it up.
-    deps.log.error({ memoryId, err: (err as Error).name }, "could not queue embedding retry");
+    deps.log.error({ memoryId, error: errorSummary(err) }, "could not queue embedding retry");
   }
 }
 

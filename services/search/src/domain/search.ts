@@ -115,7 +115,7 @@ async function embedQuery(deps: SearchDeps, query: string): Promise<QueryVector 
     if (!vector || vector.length !== embedder.dimensions) return null;
     return { literal: toVectorLiteral(vector), model: embedder.model, dimensions: vector.length };
   } catch (err) {
-    deps.log.warn({ err: (err as Error).name }, "query embedding failed; vector leg unavailable");
+    deps.log.warn({ error: (err as Error).name }, "query embedding failed; vector leg unavailable");
     return null;
   } finally {
     clearTimeout(timer);
