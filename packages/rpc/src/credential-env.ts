@@ -15,7 +15,7 @@ export const signingKeyEnv = z.string().transform((raw, ctx): JWK => {
     return jwk;
   } catch {
     // Never echo the value: it is a secret.
-    ctx.addIssue({ code: "custom", message: "must be a private Ed25519 JWK as JSON (kty OKP, crv Ed25519, with d)" });
+    ctx.addIssue({ code: "custom", message: "must be a private Ed25519 JWK (kty OKP, crv Ed25519, with d)" });
     return z.NEVER;
   }
 });

@@ -60,7 +60,7 @@ describe("gateway config", () => {
   it("requires a private signing key and never echoes it", () => {
     expect(problems({})).toEqual([expect.stringMatching(/^SERVICE_SIGNING_JWK:/)]);
     const publicOnly = problems({ SERVICE_SIGNING_JWK: publicJwk });
-    expect(publicOnly).toEqual([expect.stringMatching(/^SERVICE_SIGNING_JWK: must be a private JWK/)]);
+    expect(publicOnly).toEqual([expect.stringMatching(/^SERVICE_SIGNING_JWK: must be a private Ed25519 JWK/)]);
     const garbage = problems({ SERVICE_SIGNING_JWK: "{not json secret-material" });
     expect(garbage.join("\n")).not.toContain("secret-material");
   });
