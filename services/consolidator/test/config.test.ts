@@ -64,7 +64,7 @@ describe("consolidator config", () => {
     expect(problems({ SERVICE_SIGNING_JWK: JSON.stringify(publicJwk) })).toEqual([
       "SERVICE_SIGNING_JWK: must be a private Ed25519 JWK (kty OKP, crv Ed25519, with d)",
     ]);
-    expect(problems({ SERVICE_SIGNING_JWK: "{not json" })).toEqual(["SERVICE_SIGNING_JWK: must be one JWK object as JSON"]);
+    expect(problems({ SERVICE_SIGNING_JWK: "{not json" })).toEqual(["SERVICE_SIGNING_JWK: must be a private Ed25519 JWK (kty OKP, crv Ed25519, with d)"]);
   });
 
   it("lists every bad variable at once, including the embeddings ones", () => {
