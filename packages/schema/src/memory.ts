@@ -1,7 +1,6 @@
 import { z } from "zod";
 import {
   DEFAULT_GET_CONTENT_CHARS,
-  DEFAULT_SCOPE,
   MAX_CONTENT_LENGTH,
   MAX_GET_CONTENT_CHARS,
   MAX_GET_MEMORIES_IDS,
@@ -41,16 +40,81 @@ export const topicSchema = z.string().trim().min(1).max(MAX_TOPIC_LENGTH);
 export const contentSchema = z.string().trim().min(1).max(MAX_CONTENT_LENGTH);
 export const tagsSchema = z.array(z.string().trim().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS);
 
-/** remember: one typed atom of memory. */
-export const rememberInputSchema = z.strictObject({
+/** An instant on the wire: ISO-8601 in UTC with a Z, at most millisecond precision (what JavaScript can hold). */
+export const instantSchema = z.iso
+  .datetime({ message: "must be an ISO-8601 UTC timestamp like 2026-01-31T09:00:00Z" })
+  .refine((v) => !/\.\d{4,}/.test(v), { message: "at most 3 fractional digits (milliseconds)" });
+
+export const commitmentStatusSchema = z.enum(["open", "waiting", "resolved", "expired"]);
+export type CommitmentStatus = z.infer<typeof commitmentStatusSchema>;
+export const COMMITMENT_STATUSES = commitmentStatusSchema.options;
+
+/**
+ * The commitment state machine: every legal move. Same-state requests are no-ops, not moves.
+ * The database trigger in migration 0002 must list exactly these (a test compares them).
+ */
+export const COMMITMENT_TRANSITIONS: Readonly<Record<CommitmentStatus, readonly CommitmentStatus[]>> = {
+  open: ["waiting", "resolved", "expired"],
+  waiting: ["open", "resolved", "expired"],
+  resolved: ["open"],
+  expired: ["open"],
+};
+
+export const edgeIntentSchema = z.enum(["supersedes", "updates"]);
+export type EdgeIntent = z.infer<typeof edgeIntentSchema>;
+
+export const MAX_FACTS_PER_MEMORY = 20;
+
+/** One measurable claim: the unit lives in the predicate (top_set.weight_kg), one measure per fact. */
+export const factInputSchema = z.strictObject({
+  subject: z.string().trim().min(1).max(256),
+  predicate: z.string().trim().min(1).max(256),
+  value: z.string().trim().min(1).max(2000),
+  confidence: z.number().min(0).max(1).optional(),
+  validFrom: instantSchema.optional(),
+});
+export type FactInput = z.infer<typeof factInputSchema>;
+
+/** The fields a new memory carries, shared by remember and revise. */
+const memoryFields = {
   memoryType: memoryTypeSchema,
   topic: topicSchema,
   content: contentSchema,
-  scope: scopeNameSchema.default(DEFAULT_SCOPE),
+  scope: scopeNameSchema.optional(),
   project: projectSchema.optional(),
   tags: tagsSchema.default([]),
-});
+  /** Commitments only: when it is due, and who owns it. */
+  dueAt: instantSchema.optional(),
+  owner: z.string().trim().min(1).max(256).optional(),
+  facts: z.array(factInputSchema).max(MAX_FACTS_PER_MEMORY).default([]),
+};
+
+function commitmentFieldsOnlyOnCommitments(value: { memoryType: MemoryType; dueAt?: string | undefined; owner?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (value.memoryType === "commitment") return;
+  for (const field of ["dueAt", "owner"] as const) {
+    if (value[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "only a commitment has this field" });
+  }
+}
+
+/**
+ * remember: one typed atom of memory. scope is optional: without one, a project mapped to a scope
+ * decides, else the default scope.
+ */
+export const rememberInputSchema = z.strictObject(memoryFields).superRefine(commitmentFieldsOnlyOnCommitments);
 export type RememberInput = z.infer<typeof rememberInputSchema>;
+
+/** revise: a successor for a predecessor, linked by a supersedes or updates edge. */
+export const reviseInputSchema = z
+  .strictObject({ ...memoryFields, predecessorId: z.uuid({ message: "must be a memory id (UUID)" }), edgeIntent: edgeIntentSchema.default("supersedes") })
+  .superRefine(commitmentFieldsOnlyOnCommitments);
+export type ReviseInput = z.infer<typeof reviseInputSchema>;
+
+/** resolve: move a commitment through its state machine (open again = unresolve); a blocker archives. */
+export const resolveInputSchema = z.strictObject({
+  memoryId: z.uuid({ message: "must be a memory id (UUID)" }),
+  status: commitmentStatusSchema,
+});
+export type ResolveInput = z.infer<typeof resolveInputSchema>;
 
 export const memoryRefSchema = outputObject({
   id: z.string(),
@@ -60,11 +124,56 @@ export const memoryRefSchema = outputObject({
   project: z.string().nullable(),
 });
 
+export const commitmentRecordSchema = outputObject({
+  id: z.string(),
+  status: commitmentStatusSchema,
+  dueAt: z.string().nullable(),
+  owner: z.string().nullable(),
+});
+export type CommitmentRecord = z.infer<typeof commitmentRecordSchema>;
+
+export const factRecordSchema = outputObject({
+  id: z.string(),
+  subject: z.string(),
+  predicate: z.string(),
+  value: z.string(),
+  confidence: z.number().nullable(),
+  validFrom: z.string(),
+  validTo: z.string().nullable(),
+  recordedAt: z.string(),
+  memoryId: z.string().nullable(),
+});
+export type FactRecord = z.infer<typeof factRecordSchema>;
+
 export const rememberOutputSchema = outputObject({
   memory: memoryRefSchema,
   embedded: embeddingStateSchema,
+  facts: z.array(factRecordSchema),
+  commitment: commitmentRecordSchema.optional(),
 });
 export type RememberOutput = z.infer<typeof rememberOutputSchema>;
+
+export const reviseOutputSchema = outputObject({
+  memory: memoryRefSchema,
+  embedded: embeddingStateSchema,
+  facts: z.array(factRecordSchema),
+  commitment: commitmentRecordSchema.optional(),
+  predecessorId: z.string(),
+  edgeIntent: edgeIntentSchema,
+});
+export type ReviseOutput = z.infer<typeof reviseOutputSchema>;
+
+export const resolveOutputSchema = outputObject({
+  memoryId: z.string(),
+  /** The commitment's id; for a blocker, the memory id. */
+  commitmentId: z.string(),
+  status: z.enum([...COMMITMENT_STATUSES, "archived"]),
+  previousStatus: z.enum([...COMMITMENT_STATUSES, "active"]),
+});
+export type ResolveOutput = z.infer<typeof resolveOutputSchema>;
+
+export const archiveOutputSchema = outputObject({ id: z.string(), status: z.literal("archived") });
+export type ArchiveOutput = z.infer<typeof archiveOutputSchema>;
 
 /** get_memories: batched full-content read, bounded per item and in aggregate. */
 export const getMemoriesInputSchema = z
@@ -93,6 +202,9 @@ export const memoryRecordSchema = outputObject({
   validTo: z.string().nullable(),
   recordedAt: z.string(),
   embedded: embeddingStateSchema,
+  /** The successor's id once a later memory supersedes or updates this one. */
+  supersededBy: z.string().nullable(),
+  commitment: commitmentRecordSchema.nullable(),
 });
 export type MemoryRecord = z.infer<typeof memoryRecordSchema>;
 

@@ -33,7 +33,8 @@ function protoMemory(overrides: Partial<Parameters<typeof create<typeof MemorySc
 describe("memory mapping", () => {
   it("maps remember input to the request, leaving project unset when absent", () => {
     const input = rememberInputSchema.parse({ memoryType: "preference", topic: " editor ", content: "vim" });
-    expect(toRememberRequest(input)).toEqual({ memoryType: "preference", topic: "editor", content: "vim", scope: "personal", tags: [] });
+    // No scope: the memory service resolves it (project mapping, then the default).
+    expect(toRememberRequest(input)).toEqual({ memoryType: "preference", topic: "editor", content: "vim", tags: [], facts: [] });
     const withProject = rememberInputSchema.parse({ memoryType: "note", topic: "t", content: "c", scope: "work", project: "atlas", tags: ["a"] });
     expect(toRememberRequest(withProject)).toMatchObject({ scope: "work", project: "atlas", tags: ["a"] });
   });
@@ -59,6 +60,8 @@ describe("memory mapping", () => {
       validTo: null,
       recordedAt: "2026-01-02T03:04:06.000Z",
       embedded: "done",
+      supersededBy: null,
+      commitment: null,
     });
     const closed = toRecord(protoMemory({ project: "atlas", validTo: timestampFromDate(VALID_TO), embeddingState: "pending" }));
     expect(closed).toMatchObject({ project: "atlas", validTo: "2026-02-01T00:00:00.000Z", embedded: "pending" });
@@ -77,6 +80,7 @@ describe("memory mapping", () => {
     expect(toRememberOutput(response)).toEqual({
       memory: { id: "0190c0de-0000-7000-8000-000000000001", memoryType: "decision", topic: "database", scope: "personal", project: "atlas" },
       embedded: "pending",
+      facts: [],
     });
     expect(() => toRememberOutput(create(RememberResponseSchema, { embedded: "done" }))).toThrow(expect.objectContaining({ reason: "internal_error" }));
   });

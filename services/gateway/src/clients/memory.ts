@@ -6,9 +6,13 @@
 import type { CredentialSigner, RpcClient } from "@3ngram/rpc";
 import { createRpcClient } from "@3ngram/rpc";
 import {
+  commitmentRecordSchema,
+  factRecordSchema,
   getMemoriesOutputSchema,
   memoryRecordSchema,
   rememberOutputSchema,
+  type CommitmentRecord,
+  type FactRecord,
   type GetMemoriesInput,
   type GetMemoriesOutput,
   type MemoryRecord,
@@ -16,9 +20,9 @@ import {
   type RememberOutput,
 } from "@3ngram/schema";
 import { AppError } from "@3ngram/errors";
-import { MemoryService, type GetMemoriesResponse, type Memory, type RememberResponse } from "@3ngram/proto/memory/v1";
+import { MemoryService, type Commitment, type Fact, type GetMemoriesResponse, type Memory, type RememberResponse } from "@3ngram/proto/memory/v1";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { isoTime, isoTimeOrNull } from "./timestamps.js";
+import { isoTime, isoTimeOrNull, timestampFromIso } from "./timestamps.js";
 
 export type MemoryClient = RpcClient<typeof MemoryService>;
 
@@ -29,14 +33,24 @@ export function createMemoryClient(address: string, signer: CredentialSigner): M
 type RememberRequestInit = MessageInitShape<(typeof MemoryService)["method"]["remember"]["input"]>;
 type GetMemoriesRequestInit = MessageInitShape<(typeof MemoryService)["method"]["getMemories"]["input"]>;
 
+/** The memory fields remember and revise share → the wire. Absent optional fields stay absent. */
 export function toRememberRequest(input: RememberInput): RememberRequestInit {
   return {
     memoryType: input.memoryType,
     topic: input.topic,
     content: input.content,
-    scope: input.scope,
+    ...(input.scope !== undefined ? { scope: input.scope } : {}),
     ...(input.project !== undefined ? { project: input.project } : {}),
     tags: input.tags,
+    ...(input.dueAt !== undefined ? { dueAt: timestampFromIso(input.dueAt) } : {}),
+    ...(input.owner !== undefined ? { owner: input.owner } : {}),
+    facts: input.facts.map((f) => ({
+      subject: f.subject,
+      predicate: f.predicate,
+      value: f.value,
+      ...(f.confidence !== undefined ? { confidence: f.confidence } : {}),
+      ...(f.validFrom !== undefined ? { validFrom: timestampFromIso(f.validFrom) } : {}),
+    })),
   };
 }
 
@@ -61,6 +75,31 @@ export function toRecord(memory: Memory): MemoryRecord {
     validTo: isoTimeOrNull(memory.validTo),
     recordedAt: isoTime(memory.recordedAt, "recorded_at"),
     embedded: memory.embeddingState,
+    supersededBy: memory.supersededBy ?? null,
+    commitment: memory.commitment ? toCommitmentRecord(memory.commitment) : null,
+  });
+}
+
+export function toCommitmentRecord(commitment: Commitment): CommitmentRecord {
+  return commitmentRecordSchema.parse({
+    id: commitment.id,
+    status: commitment.status,
+    dueAt: isoTimeOrNull(commitment.dueAt),
+    owner: commitment.owner ?? null,
+  });
+}
+
+export function toFactRecord(fact: Fact): FactRecord {
+  return factRecordSchema.parse({
+    id: fact.id,
+    subject: fact.subject,
+    predicate: fact.predicate,
+    value: fact.value,
+    confidence: fact.confidence ?? null,
+    validFrom: isoTime(fact.validFrom, "valid_from"),
+    validTo: isoTimeOrNull(fact.validTo),
+    recordedAt: isoTime(fact.recordedAt, "recorded_at"),
+    memoryId: fact.memoryId ?? null,
   });
 }
 
@@ -76,6 +115,8 @@ export function toRememberOutput(response: RememberResponse): RememberOutput {
       project: memory.project ?? null,
     },
     embedded: response.embedded,
+    facts: response.facts.map(toFactRecord),
+    ...(memory.commitment ? { commitment: toCommitmentRecord(memory.commitment) } : {}),
   });
 }
 

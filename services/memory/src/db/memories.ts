@@ -1,5 +1,13 @@
 import type { Queryable } from "@3ngram/db";
-import type { MemoryStatus, MemoryType } from "@3ngram/schema";
+import type { CommitmentStatus, MemoryStatus, MemoryType } from "@3ngram/schema";
+
+export interface CommitmentRow {
+  id: string;
+  status: CommitmentStatus;
+  owner: string | null;
+  dueAt: Date | null;
+  resolvedAt: Date | null;
+}
 
 /** A memory row as the service reads it (embedding omitted; only whether one is stored). */
 export interface MemoryRow {
@@ -15,12 +23,49 @@ export interface MemoryRow {
   validTo: Date | null;
   recordedAt: Date;
   embedded: boolean;
+  /** The successor's id once a supersedes/updates edge points at this memory. */
+  supersededBy: string | null;
+  commitment: CommitmentRow | null;
 }
 
-const MEMORY_COLUMNS = `
-  id, memory_type AS "memoryType", topic, content, scope, project, tags, status,
-  valid_from AS "validFrom", valid_to AS "validTo", recorded_at AS "recordedAt",
-  (embedding IS NOT NULL) AS embedded`;
+/**
+ * Every read of memories goes through this projection, so each caller sees the successor and the
+ * commitment the same way. Use as `SELECT ${MEMORY_SELECT} FROM ${MEMORY_FROM} WHERE m.tenant_id = …`.
+ */
+export const MEMORY_SELECT = `
+  m.id, m.memory_type AS "memoryType", m.topic, m.content, m.scope, m.project, m.tags, m.status,
+  m.valid_from AS "validFrom", m.valid_to AS "validTo", m.recorded_at AS "recordedAt",
+  (m.embedding IS NOT NULL) AS embedded,
+  succ.from_id AS "supersededBy",
+  CASE WHEN c.id IS NULL THEN NULL ELSE json_build_object(
+    'id', c.id, 'status', c.status, 'owner', c.owner, 'dueAt', c.due_at, 'resolvedAt', c.resolved_at) END AS commitment`;
+export const MEMORY_FROM = `memories m
+  LEFT JOIN memory_edges succ ON succ.tenant_id = m.tenant_id AND succ.to_id = m.id AND succ.edge_type IN ('supersedes', 'updates')
+  LEFT JOIN commitments c ON c.tenant_id = m.tenant_id AND c.memory_id = m.id`;
+
+interface RawMemoryRow extends Omit<MemoryRow, "commitment"> {
+  commitment: { id: string; status: CommitmentStatus; owner: string | null; dueAt: string | null; resolvedAt: string | null } | null;
+}
+
+/** json_build_object hands timestamps back as text; turn them into Dates like the other columns. */
+export function toMemoryRow(raw: RawMemoryRow): MemoryRow {
+  const c = raw.commitment;
+  return {
+    ...raw,
+    commitment: c
+      ? { id: c.id, status: c.status, owner: c.owner, dueAt: c.dueAt ? new Date(c.dueAt) : null, resolvedAt: c.resolvedAt ? new Date(c.resolvedAt) : null }
+      : null,
+  };
+}
+
+/** Reads memories by id with their successor and commitment. */
+export async function selectMemoriesByIds(db: Queryable, tenantId: string, ids: readonly string[]): Promise<MemoryRow[]> {
+  const { rows } = await db.query<RawMemoryRow>(
+    `SELECT ${MEMORY_SELECT} FROM ${MEMORY_FROM} WHERE m.tenant_id = $1 AND m.id = ANY($2::uuid[]) ORDER BY m.recorded_at DESC, m.id`,
+    [tenantId, ids],
+  );
+  return rows.map(toMemoryRow);
+}
 
 export interface NewMemoryRow {
   id: string;
@@ -36,14 +81,14 @@ export interface NewMemoryRow {
   embedding: { literal: string; model: string; dimensions: number } | null;
 }
 
-/** Inserts unless a live memory with the same content exists; returns null in that case. */
-export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<MemoryRow | null> {
-  const { rows } = await db.query<MemoryRow>(
+/** Inserts unless a live memory with the same content exists; returns the new id, or null in that case. */
+export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
     `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, tags, created_by,
                            embedding, embedding_model, embedding_dim)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12, $13)
      ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING
-     RETURNING ${MEMORY_COLUMNS}`,
+     RETURNING id`,
     [
       row.id,
       row.tenantId,
@@ -60,7 +105,7 @@ export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<Me
       row.embedding?.dimensions ?? null,
     ],
   );
-  return rows[0] ?? null;
+  return rows[0]?.id ?? null;
 }
 
 /** The live memory holding this exact content, if any. */
@@ -70,14 +115,6 @@ export async function findLiveByContentHash(db: Queryable, tenantId: string, con
     [tenantId, contentHash],
   );
   return rows[0]?.id ?? null;
-}
-
-export async function selectMemoriesByIds(db: Queryable, tenantId: string, ids: readonly string[]): Promise<MemoryRow[]> {
-  const { rows } = await db.query<MemoryRow>(
-    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant_id = $1 AND id = ANY($2::uuid[]) ORDER BY recorded_at DESC, id`,
-    [tenantId, ids],
-  );
-  return rows;
 }
 
 /**
@@ -105,7 +142,18 @@ export async function updateEmbedding(
   return row.stored ? "stored" : "unchanged";
 }
 
-export type EventKind = "create" | "embed_done" | "embed_failed";
+export type EventKind =
+  | "create"
+  | "revise"
+  | "supersede"
+  | "resolve"
+  | "unresolve"
+  | "status_change"
+  | "archive"
+  | "import"
+  | "embed_failed"
+  | "embed_done"
+  | "fact";
 export type ActorKind = "user_mcp" | "user_api" | "worker" | "importer" | "system";
 
 /** Appends an audit event. The payload holds metadata only, never content. */

@@ -15,7 +15,186 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory.proto.
  */
 export const file_memory_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("ChZtZW1vcnkvdjEvbWVtb3J5LnByb3RvEgltZW1vcnkudjEi/QIKBk1lbW9yeRIKCgJpZBgBIAEoCRITCgttZW1vcnlfdHlwZRgCIAEoCRINCgV0b3BpYxgDIAEoCRIPCgdjb250ZW50GAQgASgJEhYKDmNvbnRlbnRfbGVuZ3RoGAUgASgNEhEKCXRydW5jYXRlZBgGIAEoCBINCgVzY29wZRgHIAEoCRIUCgdwcm9qZWN0GAggASgJSACIAQESDAoEdGFncxgJIAMoCRIOCgZzdGF0dXMYCiABKAkSLgoKdmFsaWRfZnJvbRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIdmFsaWRfdG8YDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESLwoLcmVjb3JkZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2VtYmVkZGluZ19zdGF0ZRgOIAEoCUIKCghfcHJvamVjdEILCglfdmFsaWRfdG8ihQEKD1JlbWVtYmVyUmVxdWVzdBITCgttZW1vcnlfdHlwZRgBIAEoCRINCgV0b3BpYxgCIAEoCRIPCgdjb250ZW50GAMgASgJEg0KBXNjb3BlGAQgASgJEhQKB3Byb2plY3QYBSABKAlIAIgBARIMCgR0YWdzGAYgAygJQgoKCF9wcm9qZWN0IkcKEFJlbWVtYmVyUmVzcG9uc2USIQoGbWVtb3J5GAEgASgLMhEubWVtb3J5LnYxLk1lbW9yeRIQCghlbWJlZGRlZBgCIAEoCSI8ChJHZXRNZW1vcmllc1JlcXVlc3QSCwoDaWRzGAEgAygJEhkKEW1heF9jb250ZW50X2NoYXJzGAIgASgNIk0KE0dldE1lbW9yaWVzUmVzcG9uc2USIwoIbWVtb3JpZXMYASADKAsyES5tZW1vcnkudjEuTWVtb3J5EhEKCW5vdF9mb3VuZBgCIAMoCSJJChVTdG9yZUVtYmVkZGluZ1JlcXVlc3QSEQoJbWVtb3J5X2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEg4KBnZlY3RvchgDIAMoAiIoChZTdG9yZUVtYmVkZGluZ1Jlc3BvbnNlEg4KBnN0b3JlZBgBIAEoCCInChRSZXNvbHZlQXBpS2V5UmVxdWVzdBIPCgdhcGlfa2V5GAEgASgJIlsKFVJlc29sdmVBcGlLZXlSZXNwb25zZRIRCgl0ZW5hbnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIOCgZzY29wZXMYAyADKAkSDgoGa2V5X2lkGAQgASgJMs0CCg1NZW1vcnlTZXJ2aWNlEkMKCFJlbWVtYmVyEhoubWVtb3J5LnYxLlJlbWVtYmVyUmVxdWVzdBobLm1lbW9yeS52MS5SZW1lbWJlclJlc3BvbnNlEkwKC0dldE1lbW9yaWVzEh0ubWVtb3J5LnYxLkdldE1lbW9yaWVzUmVxdWVzdBoeLm1lbW9yeS52MS5HZXRNZW1vcmllc1Jlc3BvbnNlElUKDlN0b3JlRW1iZWRkaW5nEiAubWVtb3J5LnYxLlN0b3JlRW1iZWRkaW5nUmVxdWVzdBohLm1lbW9yeS52MS5TdG9yZUVtYmVkZGluZ1Jlc3BvbnNlElIKDVJlc29sdmVBcGlLZXkSHy5tZW1vcnkudjEuUmVzb2x2ZUFwaUtleVJlcXVlc3QaIC5tZW1vcnkudjEuUmVzb2x2ZUFwaUtleVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChZtZW1vcnkvdjEvbWVtb3J5LnByb3RvEgltZW1vcnkudjEiyAEKCkNvbW1pdG1lbnQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKBW93bmVyGAMgASgJSACIAQESLwoGZHVlX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjQKC3Jlc29sdmVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgCiAEBQggKBl9vd25lckIJCgdfZHVlX2F0Qg4KDF9yZXNvbHZlZF9hdCKqAQoJRmFjdElucHV0Eg8KB3N1YmplY3QYASABKAkSEQoJcHJlZGljYXRlGAIgASgJEg0KBXZhbHVlGAMgASgJEhcKCmNvbmZpZGVuY2UYBCABKAFIAIgBARIzCgp2YWxpZF9mcm9tGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg0KC19jb25maWRlbmNlQg0KC192YWxpZF9mcm9tIrQCCgRGYWN0EgoKAmlkGAEgASgJEg8KB3N1YmplY3QYAiABKAkSEQoJcHJlZGljYXRlGAMgASgJEg0KBXZhbHVlGAQgASgJEhcKCmNvbmZpZGVuY2UYBSABKAFIAIgBARIuCgp2YWxpZF9mcm9tGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCgh2YWxpZF90bxgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIvCgtyZWNvcmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoJbWVtb3J5X2lkGAkgASgJSAKIAQFCDQoLX2NvbmZpZGVuY2VCCwoJX3ZhbGlkX3RvQgwKCl9tZW1vcnlfaWQijAEKBEFzT2YSMQoIdmFsaWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESNAoLYXNfa25vd25fYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQFCCwoJX3ZhbGlkX2F0Qg4KDF9hc19rbm93bl9hdCJ3CglUaW1lUmFuZ2USLQoEZnJvbRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIrCgJ0bxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUIHCgVfZnJvbUIFCgNfdG8i6gMKBk1lbW9yeRIKCgJpZBgBIAEoCRITCgttZW1vcnlfdHlwZRgCIAEoCRINCgV0b3BpYxgDIAEoCRIPCgdjb250ZW50GAQgASgJEhYKDmNvbnRlbnRfbGVuZ3RoGAUgASgNEhEKCXRydW5jYXRlZBgGIAEoCBINCgVzY29wZRgHIAEoCRIUCgdwcm9qZWN0GAggASgJSACIAQESDAoEdGFncxgJIAMoCRIOCgZzdGF0dXMYCiABKAkSLgoKdmFsaWRfZnJvbRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIdmFsaWRfdG8YDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESLwoLcmVjb3JkZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2VtYmVkZGluZ19zdGF0ZRgOIAEoCRIaCg1zdXBlcnNlZGVkX2J5GA8gASgJSAKIAQESLgoKY29tbWl0bWVudBgQIAEoCzIVLm1lbW9yeS52MS5Db21taXRtZW50SAOIAQFCCgoIX3Byb2plY3RCCwoJX3ZhbGlkX3RvQhAKDl9zdXBlcnNlZGVkX2J5Qg0KC19jb21taXRtZW50IoQCCg9SZW1lbWJlclJlcXVlc3QSEwoLbWVtb3J5X3R5cGUYASABKAkSDQoFdG9waWMYAiABKAkSDwoHY29udGVudBgDIAEoCRINCgVzY29wZRgEIAEoCRIUCgdwcm9qZWN0GAUgASgJSACIAQESDAoEdGFncxgGIAMoCRIvCgZkdWVfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESEgoFb3duZXIYCCABKAlIAogBARIjCgVmYWN0cxgJIAMoCzIULm1lbW9yeS52MS5GYWN0SW5wdXRCCgoIX3Byb2plY3RCCQoHX2R1ZV9hdEIICgZfb3duZXIiZwoQUmVtZW1iZXJSZXNwb25zZRIhCgZtZW1vcnkYASABKAsyES5tZW1vcnkudjEuTWVtb3J5EhAKCGVtYmVkZGVkGAIgASgJEh4KBWZhY3RzGAMgAygLMg8ubWVtb3J5LnYxLkZhY3QiawoNUmV2aXNlUmVxdWVzdBIWCg5wcmVkZWNlc3Nvcl9pZBgBIAEoCRITCgtlZGdlX2ludGVudBgCIAEoCRItCglzdWNjZXNzb3IYAyABKAsyGi5tZW1vcnkudjEuUmVtZW1iZXJSZXF1ZXN0IpIBCg5SZXZpc2VSZXNwb25zZRIhCgZtZW1vcnkYASABKAsyES5tZW1vcnkudjEuTWVtb3J5EhAKCGVtYmVkZGVkGAIgASgJEh4KBWZhY3RzGAMgAygLMg8ubWVtb3J5LnYxLkZhY3QSFgoOcHJlZGVjZXNzb3JfaWQYBCABKAkSEwoLZWRnZV9pbnRlbnQYBSABKAkiMwoOUmVzb2x2ZVJlcXVlc3QSEQoJbWVtb3J5X2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJkCg9SZXNvbHZlUmVzcG9uc2USEQoJbWVtb3J5X2lkGAEgASgJEhUKDWNvbW1pdG1lbnRfaWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhcKD3ByZXZpb3VzX3N0YXR1cxgEIAEoCSIjCg5BcmNoaXZlUmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkiLQoPQXJjaGl2ZVJlc3BvbnNlEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSK0AgoTTGlzdE1lbW9yaWVzUmVxdWVzdBIUCgxtZW1vcnlfdHlwZXMYASADKAkSEgoFc2NvcGUYAiABKAlIAIgBARIQCghwcm9qZWN0cxgDIAMoCRITCgZzdGF0dXMYBCABKAlIAYgBARI3Cg5yZWNvcmRlZF9hZnRlchgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9yZWNvcmRlZF9iZWZvcmUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESDQoFbGltaXQYByABKA0SDgoGb2Zmc2V0GAggASgNQggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlIkoKFExpc3RNZW1vcmllc1Jlc3BvbnNlEiMKCG1lbW9yaWVzGAEgAygLMhEubWVtb3J5LnYxLk1lbW9yeRINCgV0b3RhbBgCIAEoDSISChBHZXRGYWNldHNSZXF1ZXN0IjUKEUdldEZhY2V0c1Jlc3BvbnNlEg4KBnNjb3BlcxgBIAMoCRIQCghwcm9qZWN0cxgCIAMoCSImChFHZXRIaXN0b3J5UmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkicQoLSGlzdG9yeUVkZ2USDwoHZnJvbV9pZBgBIAEoCRINCgV0b19pZBgCIAEoCRIRCgllZGdlX3R5cGUYAyABKAkSLwoLcmVjb3JkZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoQBCgxIaXN0b3J5RXZlbnQSEQoJbWVtb3J5X2lkGAEgASgJEgwKBGtpbmQYAiABKAkSDQoFYWN0b3IYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMcGF5bG9hZF9qc29uGAUgASgJIrQBChJHZXRIaXN0b3J5UmVzcG9uc2USEQoJbWVtb3J5X2lkGAEgASgJEhcKD2xpZmVjeWNsZV9zdGF0ZRgCIAEoCRIiCgdsaW5lYWdlGAMgAygLMhEubWVtb3J5LnYxLk1lbW9yeRIlCgVlZGdlcxgEIAMoCzIWLm1lbW9yeS52MS5IaXN0b3J5RWRnZRInCgZldmVudHMYBSADKAsyFy5tZW1vcnkudjEuSGlzdG9yeUV2ZW50IssBCg9HZXRGYWN0c1JlcXVlc3QSFAoHc3ViamVjdBgBIAEoCUgAiAEBEhYKCXByZWRpY2F0ZRgCIAEoCUgBiAEBEiMKBWFzX29mGAMgASgLMg8ubWVtb3J5LnYxLkFzT2ZIAogBARIoCgVyYW5nZRgEIAEoCzIULm1lbW9yeS52MS5UaW1lUmFuZ2VIA4gBARINCgVsaW1pdBgFIAEoDUIKCghfc3ViamVjdEIMCgpfcHJlZGljYXRlQggKBl9hc19vZkIICgZfcmFuZ2UiMgoQR2V0RmFjdHNSZXNwb25zZRIeCgVmYWN0cxgBIAMoCzIPLm1lbW9yeS52MS5GYWN0InQKBVNjb3BlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHYWxpYXNlcxgDIAMoCRIQCghwcm9qZWN0cxgEIAMoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI9Cg9SZXRyaWV2YWxQb2xpY3kSDAoEbW9kZRgBIAEoCRISCgVzY29wZRgCIAEoCUgAiAEBQggKBl9zY29wZSITChFMaXN0U2NvcGVzUmVxdWVzdCJiChJMaXN0U2NvcGVzUmVzcG9uc2USIAoGc2NvcGVzGAEgAygLMhAubWVtb3J5LnYxLlNjb3BlEioKBnBvbGljeRgCIAEoCzIaLm1lbW9yeS52MS5SZXRyaWV2YWxQb2xpY3kiMwoSQ3JlYXRlU2NvcGVSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHYWxpYXNlcxgCIAMoCSI0ChJSZW5hbWVTY29wZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIQCghuZXdfbmFtZRgCIAEoCSI3ChZTZXRTY29wZUFsaWFzZXNSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHYWxpYXNlcxgCIAMoCSI5ChdTZXRTY29wZU1hcHBpbmdzUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHByb2plY3RzGAIgAygJIjYKE0NyZWF0ZVNjb3BlUmVzcG9uc2USHwoFc2NvcGUYASABKAsyEC5tZW1vcnkudjEuU2NvcGUiNgoTUmVuYW1lU2NvcGVSZXNwb25zZRIfCgVzY29wZRgBIAEoCzIQLm1lbW9yeS52MS5TY29wZSI6ChdTZXRTY29wZUFsaWFzZXNSZXNwb25zZRIfCgVzY29wZRgBIAEoCzIQLm1lbW9yeS52MS5TY29wZSI7ChhTZXRTY29wZU1hcHBpbmdzUmVzcG9uc2USHwoFc2NvcGUYASABKAsyEC5tZW1vcnkudjEuU2NvcGUiIgoSRGVsZXRlU2NvcGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiTwoTRGVsZXRlU2NvcGVSZXNwb25zZRIMCgRuYW1lGAEgASgJEioKBnBvbGljeRgCIAEoCzIaLm1lbW9yeS52MS5SZXRyaWV2YWxQb2xpY3kiSAoaU2V0UmV0cmlldmFsRGVmYXVsdFJlcXVlc3QSDAoEbW9kZRgBIAEoCRISCgVzY29wZRgCIAEoCUgAiAEBQggKBl9zY29wZSJJChtTZXRSZXRyaWV2YWxEZWZhdWx0UmVzcG9uc2USKgoGcG9saWN5GAEgASgLMhoubWVtb3J5LnYxLlJldHJpZXZhbFBvbGljeSIvCg1JbXBvcnRSZXF1ZXN0Eg4KBmZvcm1hdBgBIAEoCRIOCgZuZGpzb24YAiABKAkiiwEKEEltcG9ydExpbmVSZXN1bHQSDAoEbGluZRgBIAEoDRIPCgdvdXRjb21lGAIgASgJEg8KAmlkGAMgASgJSACIAQESEwoGcmVhc29uGAQgASgJSAGIAQESFAoHbWVzc2FnZRgFIAEoCUgCiAEBQgUKA19pZEIJCgdfcmVhc29uQgoKCF9tZXNzYWdlInAKDkltcG9ydFJlc3BvbnNlEiwKB3Jlc3VsdHMYASADKAsyGy5tZW1vcnkudjEuSW1wb3J0TGluZVJlc3VsdBIPCgdjcmVhdGVkGAIgASgNEg8KB3NraXBwZWQYAyABKA0SDgoGZmFpbGVkGAQgASgNIh8KDUV4cG9ydFJlcXVlc3QSDgoGY3Vyc29yGAEgASgJIjQKDkV4cG9ydFJlc3BvbnNlEg0KBWxpbmVzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJIjwKEkdldE1lbW9yaWVzUmVxdWVzdBILCgNpZHMYASADKAkSGQoRbWF4X2NvbnRlbnRfY2hhcnMYAiABKA0iTQoTR2V0TWVtb3JpZXNSZXNwb25zZRIjCghtZW1vcmllcxgBIAMoCzIRLm1lbW9yeS52MS5NZW1vcnkSEQoJbm90X2ZvdW5kGAIgAygJIkkKFVN0b3JlRW1iZWRkaW5nUmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGdmVjdG9yGAMgAygCIigKFlN0b3JlRW1iZWRkaW5nUmVzcG9uc2USDgoGc3RvcmVkGAEgASgIIicKFFJlc29sdmVBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiWwoVUmVzb2x2ZUFwaUtleVJlc3BvbnNlEhEKCXRlbmFudF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg4KBnNjb3BlcxgDIAMoCRIOCgZrZXlfaWQYBCABKAkyiQwKDU1lbW9yeVNlcnZpY2USQwoIUmVtZW1iZXISGi5tZW1vcnkudjEuUmVtZW1iZXJSZXF1ZXN0GhsubWVtb3J5LnYxLlJlbWVtYmVyUmVzcG9uc2USTAoLR2V0TWVtb3JpZXMSHS5tZW1vcnkudjEuR2V0TWVtb3JpZXNSZXF1ZXN0Gh4ubWVtb3J5LnYxLkdldE1lbW9yaWVzUmVzcG9uc2USVQoOU3RvcmVFbWJlZGRpbmcSIC5tZW1vcnkudjEuU3RvcmVFbWJlZGRpbmdSZXF1ZXN0GiEubWVtb3J5LnYxLlN0b3JlRW1iZWRkaW5nUmVzcG9uc2USUgoNUmVzb2x2ZUFwaUtleRIfLm1lbW9yeS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBogLm1lbW9yeS52MS5SZXNvbHZlQXBpS2V5UmVzcG9uc2USPQoGUmV2aXNlEhgubWVtb3J5LnYxLlJldmlzZVJlcXVlc3QaGS5tZW1vcnkudjEuUmV2aXNlUmVzcG9uc2USQAoHUmVzb2x2ZRIZLm1lbW9yeS52MS5SZXNvbHZlUmVxdWVzdBoaLm1lbW9yeS52MS5SZXNvbHZlUmVzcG9uc2USQAoHQXJjaGl2ZRIZLm1lbW9yeS52MS5BcmNoaXZlUmVxdWVzdBoaLm1lbW9yeS52MS5BcmNoaXZlUmVzcG9uc2USTwoMTGlzdE1lbW9yaWVzEh4ubWVtb3J5LnYxLkxpc3RNZW1vcmllc1JlcXVlc3QaHy5tZW1vcnkudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2USRgoJR2V0RmFjZXRzEhsubWVtb3J5LnYxLkdldEZhY2V0c1JlcXVlc3QaHC5tZW1vcnkudjEuR2V0RmFjZXRzUmVzcG9uc2USSQoKR2V0SGlzdG9yeRIcLm1lbW9yeS52MS5HZXRIaXN0b3J5UmVxdWVzdBodLm1lbW9yeS52MS5HZXRIaXN0b3J5UmVzcG9uc2USQwoIR2V0RmFjdHMSGi5tZW1vcnkudjEuR2V0RmFjdHNSZXF1ZXN0GhsubWVtb3J5LnYxLkdldEZhY3RzUmVzcG9uc2USSQoKTGlzdFNjb3BlcxIcLm1lbW9yeS52MS5MaXN0U2NvcGVzUmVxdWVzdBodLm1lbW9yeS52MS5MaXN0U2NvcGVzUmVzcG9uc2USTAoLQ3JlYXRlU2NvcGUSHS5tZW1vcnkudjEuQ3JlYXRlU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLkNyZWF0ZVNjb3BlUmVzcG9uc2USTAoLUmVuYW1lU2NvcGUSHS5tZW1vcnkudjEuUmVuYW1lU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLlJlbmFtZVNjb3BlUmVzcG9uc2USWAoPU2V0U2NvcGVBbGlhc2VzEiEubWVtb3J5LnYxLlNldFNjb3BlQWxpYXNlc1JlcXVlc3QaIi5tZW1vcnkudjEuU2V0U2NvcGVBbGlhc2VzUmVzcG9uc2USWwoQU2V0U2NvcGVNYXBwaW5ncxIiLm1lbW9yeS52MS5TZXRTY29wZU1hcHBpbmdzUmVxdWVzdBojLm1lbW9yeS52MS5TZXRTY29wZU1hcHBpbmdzUmVzcG9uc2USTAoLRGVsZXRlU2NvcGUSHS5tZW1vcnkudjEuRGVsZXRlU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLkRlbGV0ZVNjb3BlUmVzcG9uc2USZAoTU2V0UmV0cmlldmFsRGVmYXVsdBIlLm1lbW9yeS52MS5TZXRSZXRyaWV2YWxEZWZhdWx0UmVxdWVzdBomLm1lbW9yeS52MS5TZXRSZXRyaWV2YWxEZWZhdWx0UmVzcG9uc2USPQoGSW1wb3J0EhgubWVtb3J5LnYxLkltcG9ydFJlcXVlc3QaGS5tZW1vcnkudjEuSW1wb3J0UmVzcG9uc2USPQoGRXhwb3J0EhgubWVtb3J5LnYxLkV4cG9ydFJlcXVlc3QaGS5tZW1vcnkudjEuRXhwb3J0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+
+/**
+ * @generated from message memory.v1.Commitment
+ */
+export type Commitment = Message<"memory.v1.Commitment"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * open | waiting | resolved | expired
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional string owner = 3;
+   */
+  owner?: string | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp due_at = 4;
+   */
+  dueAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp resolved_at = 5;
+   */
+  resolvedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.Commitment.
+ * Use `create(CommitmentSchema)` to create a new message.
+ */
+export const CommitmentSchema: GenMessage<Commitment> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 0);
+
+/**
+ * @generated from message memory.v1.FactInput
+ */
+export type FactInput = Message<"memory.v1.FactInput"> & {
+  /**
+   * @generated from field: string subject = 1;
+   */
+  subject: string;
+
+  /**
+   * The unit lives in the predicate (top_set.weight_kg), one measure per fact.
+   *
+   * @generated from field: string predicate = 2;
+   */
+  predicate: string;
+
+  /**
+   * @generated from field: string value = 3;
+   */
+  value: string;
+
+  /**
+   * @generated from field: optional double confidence = 4;
+   */
+  confidence?: number | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp valid_from = 5;
+   */
+  validFrom?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.FactInput.
+ * Use `create(FactInputSchema)` to create a new message.
+ */
+export const FactInputSchema: GenMessage<FactInput> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 1);
+
+/**
+ * @generated from message memory.v1.Fact
+ */
+export type Fact = Message<"memory.v1.Fact"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string predicate = 3;
+   */
+  predicate: string;
+
+  /**
+   * @generated from field: string value = 4;
+   */
+  value: string;
+
+  /**
+   * @generated from field: optional double confidence = 5;
+   */
+  confidence?: number | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp valid_from = 6;
+   */
+  validFrom?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp valid_to = 7;
+   */
+  validTo?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp recorded_at = 8;
+   */
+  recordedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string memory_id = 9;
+   */
+  memoryId?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.Fact.
+ * Use `create(FactSchema)` to create a new message.
+ */
+export const FactSchema: GenMessage<Fact> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 2);
+
+/**
+ * @generated from message memory.v1.AsOf
+ */
+export type AsOf = Message<"memory.v1.AsOf"> & {
+  /**
+   * @generated from field: optional google.protobuf.Timestamp valid_at = 1;
+   */
+  validAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp as_known_at = 2;
+   */
+  asKnownAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.AsOf.
+ * Use `create(AsOfSchema)` to create a new message.
+ */
+export const AsOfSchema: GenMessage<AsOf> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 3);
+
+/**
+ * @generated from message memory.v1.TimeRange
+ */
+export type TimeRange = Message<"memory.v1.TimeRange"> & {
+  /**
+   * @generated from field: optional google.protobuf.Timestamp from = 1;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp to = 2;
+   */
+  to?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.TimeRange.
+ * Use `create(TimeRangeSchema)` to create a new message.
+ */
+export const TimeRangeSchema: GenMessage<TimeRange> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 4);
 
 /**
  * @generated from message memory.v1.Memory
@@ -94,6 +273,20 @@ export type Memory = Message<"memory.v1.Memory"> & {
    * @generated from field: string embedding_state = 14;
    */
   embeddingState: string;
+
+  /**
+   * Set when a later memory supersedes or updates this one.
+   *
+   * @generated from field: optional string superseded_by = 15;
+   */
+  supersededBy?: string | undefined;
+
+  /**
+   * Present on commitment memories.
+   *
+   * @generated from field: optional memory.v1.Commitment commitment = 16;
+   */
+  commitment?: Commitment | undefined;
 };
 
 /**
@@ -101,7 +294,7 @@ export type Memory = Message<"memory.v1.Memory"> & {
  * Use `create(MemorySchema)` to create a new message.
  */
 export const MemorySchema: GenMessage<Memory> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 0);
+  messageDesc(file_memory_v1_memory, 5);
 
 /**
  * @generated from message memory.v1.RememberRequest
@@ -138,6 +331,25 @@ export type RememberRequest = Message<"memory.v1.RememberRequest"> & {
    * @generated from field: repeated string tags = 6;
    */
   tags: string[];
+
+  /**
+   * Commitments only.
+   *
+   * @generated from field: optional google.protobuf.Timestamp due_at = 7;
+   */
+  dueAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string owner = 8;
+   */
+  owner?: string | undefined;
+
+  /**
+   * Written in the same transaction as the memory.
+   *
+   * @generated from field: repeated memory.v1.FactInput facts = 9;
+   */
+  facts: FactInput[];
 };
 
 /**
@@ -145,7 +357,7 @@ export type RememberRequest = Message<"memory.v1.RememberRequest"> & {
  * Use `create(RememberRequestSchema)` to create a new message.
  */
 export const RememberRequestSchema: GenMessage<RememberRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 1);
+  messageDesc(file_memory_v1_memory, 6);
 
 /**
  * @generated from message memory.v1.RememberResponse
@@ -162,6 +374,11 @@ export type RememberResponse = Message<"memory.v1.RememberResponse"> & {
    * @generated from field: string embedded = 2;
    */
   embedded: string;
+
+  /**
+   * @generated from field: repeated memory.v1.Fact facts = 3;
+   */
+  facts: Fact[];
 };
 
 /**
@@ -169,7 +386,944 @@ export type RememberResponse = Message<"memory.v1.RememberResponse"> & {
  * Use `create(RememberResponseSchema)` to create a new message.
  */
 export const RememberResponseSchema: GenMessage<RememberResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 2);
+  messageDesc(file_memory_v1_memory, 7);
+
+/**
+ * @generated from message memory.v1.ReviseRequest
+ */
+export type ReviseRequest = Message<"memory.v1.ReviseRequest"> & {
+  /**
+   * @generated from field: string predecessor_id = 1;
+   */
+  predecessorId: string;
+
+  /**
+   * supersedes | updates (empty means supersedes)
+   *
+   * @generated from field: string edge_intent = 2;
+   */
+  edgeIntent: string;
+
+  /**
+   * The successor, with the same fields as remember.
+   *
+   * @generated from field: memory.v1.RememberRequest successor = 3;
+   */
+  successor?: RememberRequest | undefined;
+};
+
+/**
+ * Describes the message memory.v1.ReviseRequest.
+ * Use `create(ReviseRequestSchema)` to create a new message.
+ */
+export const ReviseRequestSchema: GenMessage<ReviseRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 8);
+
+/**
+ * @generated from message memory.v1.ReviseResponse
+ */
+export type ReviseResponse = Message<"memory.v1.ReviseResponse"> & {
+  /**
+   * @generated from field: memory.v1.Memory memory = 1;
+   */
+  memory?: Memory | undefined;
+
+  /**
+   * @generated from field: string embedded = 2;
+   */
+  embedded: string;
+
+  /**
+   * @generated from field: repeated memory.v1.Fact facts = 3;
+   */
+  facts: Fact[];
+
+  /**
+   * @generated from field: string predecessor_id = 4;
+   */
+  predecessorId: string;
+
+  /**
+   * @generated from field: string edge_intent = 5;
+   */
+  edgeIntent: string;
+};
+
+/**
+ * Describes the message memory.v1.ReviseResponse.
+ * Use `create(ReviseResponseSchema)` to create a new message.
+ */
+export const ReviseResponseSchema: GenMessage<ReviseResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 9);
+
+/**
+ * @generated from message memory.v1.ResolveRequest
+ */
+export type ResolveRequest = Message<"memory.v1.ResolveRequest"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * open | waiting | resolved | expired
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message memory.v1.ResolveRequest.
+ * Use `create(ResolveRequestSchema)` to create a new message.
+ */
+export const ResolveRequestSchema: GenMessage<ResolveRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 10);
+
+/**
+ * @generated from message memory.v1.ResolveResponse
+ */
+export type ResolveResponse = Message<"memory.v1.ResolveResponse"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * The commitment's id; for a blocker, the memory id.
+   *
+   * @generated from field: string commitment_id = 2;
+   */
+  commitmentId: string;
+
+  /**
+   * The resulting state; "archived" for a blocker.
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * The state before the call ("active" for a blocker).
+   *
+   * @generated from field: string previous_status = 4;
+   */
+  previousStatus: string;
+};
+
+/**
+ * Describes the message memory.v1.ResolveResponse.
+ * Use `create(ResolveResponseSchema)` to create a new message.
+ */
+export const ResolveResponseSchema: GenMessage<ResolveResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 11);
+
+/**
+ * @generated from message memory.v1.ArchiveRequest
+ */
+export type ArchiveRequest = Message<"memory.v1.ArchiveRequest"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+};
+
+/**
+ * Describes the message memory.v1.ArchiveRequest.
+ * Use `create(ArchiveRequestSchema)` to create a new message.
+ */
+export const ArchiveRequestSchema: GenMessage<ArchiveRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 12);
+
+/**
+ * @generated from message memory.v1.ArchiveResponse
+ */
+export type ArchiveResponse = Message<"memory.v1.ArchiveResponse"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string status = 2;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message memory.v1.ArchiveResponse.
+ * Use `create(ArchiveResponseSchema)` to create a new message.
+ */
+export const ArchiveResponseSchema: GenMessage<ArchiveResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 13);
+
+/**
+ * @generated from message memory.v1.ListMemoriesRequest
+ */
+export type ListMemoriesRequest = Message<"memory.v1.ListMemoriesRequest"> & {
+  /**
+   * @generated from field: repeated string memory_types = 1;
+   */
+  memoryTypes: string[];
+
+  /**
+   * @generated from field: optional string scope = 2;
+   */
+  scope?: string | undefined;
+
+  /**
+   * @generated from field: repeated string projects = 3;
+   */
+  projects: string[];
+
+  /**
+   * @generated from field: optional string status = 4;
+   */
+  status?: string | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp recorded_after = 5;
+   */
+  recordedAfter?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp recorded_before = 6;
+   */
+  recordedBefore?: Timestamp | undefined;
+
+  /**
+   * @generated from field: uint32 limit = 7;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: uint32 offset = 8;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message memory.v1.ListMemoriesRequest.
+ * Use `create(ListMemoriesRequestSchema)` to create a new message.
+ */
+export const ListMemoriesRequestSchema: GenMessage<ListMemoriesRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 14);
+
+/**
+ * @generated from message memory.v1.ListMemoriesResponse
+ */
+export type ListMemoriesResponse = Message<"memory.v1.ListMemoriesResponse"> & {
+  /**
+   * Identity fields only; content is cut to the excerpt bound.
+   *
+   * @generated from field: repeated memory.v1.Memory memories = 1;
+   */
+  memories: Memory[];
+
+  /**
+   * @generated from field: uint32 total = 2;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message memory.v1.ListMemoriesResponse.
+ * Use `create(ListMemoriesResponseSchema)` to create a new message.
+ */
+export const ListMemoriesResponseSchema: GenMessage<ListMemoriesResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 15);
+
+/**
+ * @generated from message memory.v1.GetFacetsRequest
+ */
+export type GetFacetsRequest = Message<"memory.v1.GetFacetsRequest"> & {
+};
+
+/**
+ * Describes the message memory.v1.GetFacetsRequest.
+ * Use `create(GetFacetsRequestSchema)` to create a new message.
+ */
+export const GetFacetsRequestSchema: GenMessage<GetFacetsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 16);
+
+/**
+ * @generated from message memory.v1.GetFacetsResponse
+ */
+export type GetFacetsResponse = Message<"memory.v1.GetFacetsResponse"> & {
+  /**
+   * @generated from field: repeated string scopes = 1;
+   */
+  scopes: string[];
+
+  /**
+   * @generated from field: repeated string projects = 2;
+   */
+  projects: string[];
+};
+
+/**
+ * Describes the message memory.v1.GetFacetsResponse.
+ * Use `create(GetFacetsResponseSchema)` to create a new message.
+ */
+export const GetFacetsResponseSchema: GenMessage<GetFacetsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 17);
+
+/**
+ * @generated from message memory.v1.GetHistoryRequest
+ */
+export type GetHistoryRequest = Message<"memory.v1.GetHistoryRequest"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+};
+
+/**
+ * Describes the message memory.v1.GetHistoryRequest.
+ * Use `create(GetHistoryRequestSchema)` to create a new message.
+ */
+export const GetHistoryRequestSchema: GenMessage<GetHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 18);
+
+/**
+ * @generated from message memory.v1.HistoryEdge
+ */
+export type HistoryEdge = Message<"memory.v1.HistoryEdge"> & {
+  /**
+   * @generated from field: string from_id = 1;
+   */
+  fromId: string;
+
+  /**
+   * @generated from field: string to_id = 2;
+   */
+  toId: string;
+
+  /**
+   * @generated from field: string edge_type = 3;
+   */
+  edgeType: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp recorded_at = 4;
+   */
+  recordedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.HistoryEdge.
+ * Use `create(HistoryEdgeSchema)` to create a new message.
+ */
+export const HistoryEdgeSchema: GenMessage<HistoryEdge> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 19);
+
+/**
+ * @generated from message memory.v1.HistoryEvent
+ */
+export type HistoryEvent = Message<"memory.v1.HistoryEvent"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string actor = 3;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 4;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Metadata only (JSON object of ids, states, lengths), never content.
+   *
+   * @generated from field: string payload_json = 5;
+   */
+  payloadJson: string;
+};
+
+/**
+ * Describes the message memory.v1.HistoryEvent.
+ * Use `create(HistoryEventSchema)` to create a new message.
+ */
+export const HistoryEventSchema: GenMessage<HistoryEvent> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 20);
+
+/**
+ * @generated from message memory.v1.GetHistoryResponse
+ */
+export type GetHistoryResponse = Message<"memory.v1.GetHistoryResponse"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * current | superseded | archived
+   *
+   * @generated from field: string lifecycle_state = 2;
+   */
+  lifecycleState: string;
+
+  /**
+   * Oldest first, ending with the current head.
+   *
+   * @generated from field: repeated memory.v1.Memory lineage = 3;
+   */
+  lineage: Memory[];
+
+  /**
+   * @generated from field: repeated memory.v1.HistoryEdge edges = 4;
+   */
+  edges: HistoryEdge[];
+
+  /**
+   * @generated from field: repeated memory.v1.HistoryEvent events = 5;
+   */
+  events: HistoryEvent[];
+};
+
+/**
+ * Describes the message memory.v1.GetHistoryResponse.
+ * Use `create(GetHistoryResponseSchema)` to create a new message.
+ */
+export const GetHistoryResponseSchema: GenMessage<GetHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 21);
+
+/**
+ * @generated from message memory.v1.GetFactsRequest
+ */
+export type GetFactsRequest = Message<"memory.v1.GetFactsRequest"> & {
+  /**
+   * @generated from field: optional string subject = 1;
+   */
+  subject?: string | undefined;
+
+  /**
+   * @generated from field: optional string predicate = 2;
+   */
+  predicate?: string | undefined;
+
+  /**
+   * @generated from field: optional memory.v1.AsOf as_of = 3;
+   */
+  asOf?: AsOf | undefined;
+
+  /**
+   * @generated from field: optional memory.v1.TimeRange range = 4;
+   */
+  range?: TimeRange | undefined;
+
+  /**
+   * @generated from field: uint32 limit = 5;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message memory.v1.GetFactsRequest.
+ * Use `create(GetFactsRequestSchema)` to create a new message.
+ */
+export const GetFactsRequestSchema: GenMessage<GetFactsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 22);
+
+/**
+ * @generated from message memory.v1.GetFactsResponse
+ */
+export type GetFactsResponse = Message<"memory.v1.GetFactsResponse"> & {
+  /**
+   * @generated from field: repeated memory.v1.Fact facts = 1;
+   */
+  facts: Fact[];
+};
+
+/**
+ * Describes the message memory.v1.GetFactsResponse.
+ * Use `create(GetFactsResponseSchema)` to create a new message.
+ */
+export const GetFactsResponseSchema: GenMessage<GetFactsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 23);
+
+/**
+ * @generated from message memory.v1.Scope
+ */
+export type Scope = Message<"memory.v1.Scope"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated string aliases = 3;
+   */
+  aliases: string[];
+
+  /**
+   * Projects whose memories land in this scope when no scope is given.
+   *
+   * @generated from field: repeated string projects = 4;
+   */
+  projects: string[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.Scope.
+ * Use `create(ScopeSchema)` to create a new message.
+ */
+export const ScopeSchema: GenMessage<Scope> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 24);
+
+/**
+ * @generated from message memory.v1.RetrievalPolicy
+ */
+export type RetrievalPolicy = Message<"memory.v1.RetrievalPolicy"> & {
+  /**
+   * off | default | require
+   *
+   * @generated from field: string mode = 1;
+   */
+  mode: string;
+
+  /**
+   * @generated from field: optional string scope = 2;
+   */
+  scope?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.RetrievalPolicy.
+ * Use `create(RetrievalPolicySchema)` to create a new message.
+ */
+export const RetrievalPolicySchema: GenMessage<RetrievalPolicy> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 25);
+
+/**
+ * @generated from message memory.v1.ListScopesRequest
+ */
+export type ListScopesRequest = Message<"memory.v1.ListScopesRequest"> & {
+};
+
+/**
+ * Describes the message memory.v1.ListScopesRequest.
+ * Use `create(ListScopesRequestSchema)` to create a new message.
+ */
+export const ListScopesRequestSchema: GenMessage<ListScopesRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 26);
+
+/**
+ * @generated from message memory.v1.ListScopesResponse
+ */
+export type ListScopesResponse = Message<"memory.v1.ListScopesResponse"> & {
+  /**
+   * @generated from field: repeated memory.v1.Scope scopes = 1;
+   */
+  scopes: Scope[];
+
+  /**
+   * @generated from field: memory.v1.RetrievalPolicy policy = 2;
+   */
+  policy?: RetrievalPolicy | undefined;
+};
+
+/**
+ * Describes the message memory.v1.ListScopesResponse.
+ * Use `create(ListScopesResponseSchema)` to create a new message.
+ */
+export const ListScopesResponseSchema: GenMessage<ListScopesResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 27);
+
+/**
+ * @generated from message memory.v1.CreateScopeRequest
+ */
+export type CreateScopeRequest = Message<"memory.v1.CreateScopeRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated string aliases = 2;
+   */
+  aliases: string[];
+};
+
+/**
+ * Describes the message memory.v1.CreateScopeRequest.
+ * Use `create(CreateScopeRequestSchema)` to create a new message.
+ */
+export const CreateScopeRequestSchema: GenMessage<CreateScopeRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 28);
+
+/**
+ * @generated from message memory.v1.RenameScopeRequest
+ */
+export type RenameScopeRequest = Message<"memory.v1.RenameScopeRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string new_name = 2;
+   */
+  newName: string;
+};
+
+/**
+ * Describes the message memory.v1.RenameScopeRequest.
+ * Use `create(RenameScopeRequestSchema)` to create a new message.
+ */
+export const RenameScopeRequestSchema: GenMessage<RenameScopeRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 29);
+
+/**
+ * @generated from message memory.v1.SetScopeAliasesRequest
+ */
+export type SetScopeAliasesRequest = Message<"memory.v1.SetScopeAliasesRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated string aliases = 2;
+   */
+  aliases: string[];
+};
+
+/**
+ * Describes the message memory.v1.SetScopeAliasesRequest.
+ * Use `create(SetScopeAliasesRequestSchema)` to create a new message.
+ */
+export const SetScopeAliasesRequestSchema: GenMessage<SetScopeAliasesRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 30);
+
+/**
+ * @generated from message memory.v1.SetScopeMappingsRequest
+ */
+export type SetScopeMappingsRequest = Message<"memory.v1.SetScopeMappingsRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated string projects = 2;
+   */
+  projects: string[];
+};
+
+/**
+ * Describes the message memory.v1.SetScopeMappingsRequest.
+ * Use `create(SetScopeMappingsRequestSchema)` to create a new message.
+ */
+export const SetScopeMappingsRequestSchema: GenMessage<SetScopeMappingsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 31);
+
+/**
+ * @generated from message memory.v1.CreateScopeResponse
+ */
+export type CreateScopeResponse = Message<"memory.v1.CreateScopeResponse"> & {
+  /**
+   * @generated from field: memory.v1.Scope scope = 1;
+   */
+  scope?: Scope | undefined;
+};
+
+/**
+ * Describes the message memory.v1.CreateScopeResponse.
+ * Use `create(CreateScopeResponseSchema)` to create a new message.
+ */
+export const CreateScopeResponseSchema: GenMessage<CreateScopeResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 32);
+
+/**
+ * @generated from message memory.v1.RenameScopeResponse
+ */
+export type RenameScopeResponse = Message<"memory.v1.RenameScopeResponse"> & {
+  /**
+   * @generated from field: memory.v1.Scope scope = 1;
+   */
+  scope?: Scope | undefined;
+};
+
+/**
+ * Describes the message memory.v1.RenameScopeResponse.
+ * Use `create(RenameScopeResponseSchema)` to create a new message.
+ */
+export const RenameScopeResponseSchema: GenMessage<RenameScopeResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 33);
+
+/**
+ * @generated from message memory.v1.SetScopeAliasesResponse
+ */
+export type SetScopeAliasesResponse = Message<"memory.v1.SetScopeAliasesResponse"> & {
+  /**
+   * @generated from field: memory.v1.Scope scope = 1;
+   */
+  scope?: Scope | undefined;
+};
+
+/**
+ * Describes the message memory.v1.SetScopeAliasesResponse.
+ * Use `create(SetScopeAliasesResponseSchema)` to create a new message.
+ */
+export const SetScopeAliasesResponseSchema: GenMessage<SetScopeAliasesResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 34);
+
+/**
+ * @generated from message memory.v1.SetScopeMappingsResponse
+ */
+export type SetScopeMappingsResponse = Message<"memory.v1.SetScopeMappingsResponse"> & {
+  /**
+   * @generated from field: memory.v1.Scope scope = 1;
+   */
+  scope?: Scope | undefined;
+};
+
+/**
+ * Describes the message memory.v1.SetScopeMappingsResponse.
+ * Use `create(SetScopeMappingsResponseSchema)` to create a new message.
+ */
+export const SetScopeMappingsResponseSchema: GenMessage<SetScopeMappingsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 35);
+
+/**
+ * @generated from message memory.v1.DeleteScopeRequest
+ */
+export type DeleteScopeRequest = Message<"memory.v1.DeleteScopeRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message memory.v1.DeleteScopeRequest.
+ * Use `create(DeleteScopeRequestSchema)` to create a new message.
+ */
+export const DeleteScopeRequestSchema: GenMessage<DeleteScopeRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 36);
+
+/**
+ * @generated from message memory.v1.DeleteScopeResponse
+ */
+export type DeleteScopeResponse = Message<"memory.v1.DeleteScopeResponse"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: memory.v1.RetrievalPolicy policy = 2;
+   */
+  policy?: RetrievalPolicy | undefined;
+};
+
+/**
+ * Describes the message memory.v1.DeleteScopeResponse.
+ * Use `create(DeleteScopeResponseSchema)` to create a new message.
+ */
+export const DeleteScopeResponseSchema: GenMessage<DeleteScopeResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 37);
+
+/**
+ * @generated from message memory.v1.SetRetrievalDefaultRequest
+ */
+export type SetRetrievalDefaultRequest = Message<"memory.v1.SetRetrievalDefaultRequest"> & {
+  /**
+   * @generated from field: string mode = 1;
+   */
+  mode: string;
+
+  /**
+   * @generated from field: optional string scope = 2;
+   */
+  scope?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.SetRetrievalDefaultRequest.
+ * Use `create(SetRetrievalDefaultRequestSchema)` to create a new message.
+ */
+export const SetRetrievalDefaultRequestSchema: GenMessage<SetRetrievalDefaultRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 38);
+
+/**
+ * @generated from message memory.v1.SetRetrievalDefaultResponse
+ */
+export type SetRetrievalDefaultResponse = Message<"memory.v1.SetRetrievalDefaultResponse"> & {
+  /**
+   * @generated from field: memory.v1.RetrievalPolicy policy = 1;
+   */
+  policy?: RetrievalPolicy | undefined;
+};
+
+/**
+ * Describes the message memory.v1.SetRetrievalDefaultResponse.
+ * Use `create(SetRetrievalDefaultResponseSchema)` to create a new message.
+ */
+export const SetRetrievalDefaultResponseSchema: GenMessage<SetRetrievalDefaultResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 39);
+
+/**
+ * @generated from message memory.v1.ImportRequest
+ */
+export type ImportRequest = Message<"memory.v1.ImportRequest"> & {
+  /**
+   * "3ngram" (our export format) or "mcp-memory" (the reference MCP memory server's JSONL).
+   *
+   * @generated from field: string format = 1;
+   */
+  format: string;
+
+  /**
+   * NDJSON: one record per line.
+   *
+   * @generated from field: string ndjson = 2;
+   */
+  ndjson: string;
+};
+
+/**
+ * Describes the message memory.v1.ImportRequest.
+ * Use `create(ImportRequestSchema)` to create a new message.
+ */
+export const ImportRequestSchema: GenMessage<ImportRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 40);
+
+/**
+ * @generated from message memory.v1.ImportLineResult
+ */
+export type ImportLineResult = Message<"memory.v1.ImportLineResult"> & {
+  /**
+   * @generated from field: uint32 line = 1;
+   */
+  line: number;
+
+  /**
+   * created | skipped | error
+   *
+   * @generated from field: string outcome = 2;
+   */
+  outcome: string;
+
+  /**
+   * @generated from field: optional string id = 3;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: optional string reason = 4;
+   */
+  reason?: string | undefined;
+
+  /**
+   * @generated from field: optional string message = 5;
+   */
+  message?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.ImportLineResult.
+ * Use `create(ImportLineResultSchema)` to create a new message.
+ */
+export const ImportLineResultSchema: GenMessage<ImportLineResult> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 41);
+
+/**
+ * @generated from message memory.v1.ImportResponse
+ */
+export type ImportResponse = Message<"memory.v1.ImportResponse"> & {
+  /**
+   * @generated from field: repeated memory.v1.ImportLineResult results = 1;
+   */
+  results: ImportLineResult[];
+
+  /**
+   * @generated from field: uint32 created = 2;
+   */
+  created: number;
+
+  /**
+   * @generated from field: uint32 skipped = 3;
+   */
+  skipped: number;
+
+  /**
+   * @generated from field: uint32 failed = 4;
+   */
+  failed: number;
+};
+
+/**
+ * Describes the message memory.v1.ImportResponse.
+ * Use `create(ImportResponseSchema)` to create a new message.
+ */
+export const ImportResponseSchema: GenMessage<ImportResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 42);
+
+/**
+ * @generated from message memory.v1.ExportRequest
+ */
+export type ExportRequest = Message<"memory.v1.ExportRequest"> & {
+  /**
+   * Opaque; empty for the first page.
+   *
+   * @generated from field: string cursor = 1;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message memory.v1.ExportRequest.
+ * Use `create(ExportRequestSchema)` to create a new message.
+ */
+export const ExportRequestSchema: GenMessage<ExportRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 43);
+
+/**
+ * @generated from message memory.v1.ExportResponse
+ */
+export type ExportResponse = Message<"memory.v1.ExportResponse"> & {
+  /**
+   * NDJSON records of this page.
+   *
+   * @generated from field: repeated string lines = 1;
+   */
+  lines: string[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message memory.v1.ExportResponse.
+ * Use `create(ExportResponseSchema)` to create a new message.
+ */
+export const ExportResponseSchema: GenMessage<ExportResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 44);
 
 /**
  * @generated from message memory.v1.GetMemoriesRequest
@@ -193,7 +1347,7 @@ export type GetMemoriesRequest = Message<"memory.v1.GetMemoriesRequest"> & {
  * Use `create(GetMemoriesRequestSchema)` to create a new message.
  */
 export const GetMemoriesRequestSchema: GenMessage<GetMemoriesRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 3);
+  messageDesc(file_memory_v1_memory, 45);
 
 /**
  * @generated from message memory.v1.GetMemoriesResponse
@@ -215,7 +1369,7 @@ export type GetMemoriesResponse = Message<"memory.v1.GetMemoriesResponse"> & {
  * Use `create(GetMemoriesResponseSchema)` to create a new message.
  */
 export const GetMemoriesResponseSchema: GenMessage<GetMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 4);
+  messageDesc(file_memory_v1_memory, 46);
 
 /**
  * @generated from message memory.v1.StoreEmbeddingRequest
@@ -242,7 +1396,7 @@ export type StoreEmbeddingRequest = Message<"memory.v1.StoreEmbeddingRequest"> &
  * Use `create(StoreEmbeddingRequestSchema)` to create a new message.
  */
 export const StoreEmbeddingRequestSchema: GenMessage<StoreEmbeddingRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 5);
+  messageDesc(file_memory_v1_memory, 47);
 
 /**
  * @generated from message memory.v1.StoreEmbeddingResponse
@@ -261,7 +1415,7 @@ export type StoreEmbeddingResponse = Message<"memory.v1.StoreEmbeddingResponse">
  * Use `create(StoreEmbeddingResponseSchema)` to create a new message.
  */
 export const StoreEmbeddingResponseSchema: GenMessage<StoreEmbeddingResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 6);
+  messageDesc(file_memory_v1_memory, 48);
 
 /**
  * @generated from message memory.v1.ResolveApiKeyRequest
@@ -278,7 +1432,7 @@ export type ResolveApiKeyRequest = Message<"memory.v1.ResolveApiKeyRequest"> & {
  * Use `create(ResolveApiKeyRequestSchema)` to create a new message.
  */
 export const ResolveApiKeyRequestSchema: GenMessage<ResolveApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 7);
+  messageDesc(file_memory_v1_memory, 49);
 
 /**
  * @generated from message memory.v1.ResolveApiKeyResponse
@@ -310,7 +1464,7 @@ export type ResolveApiKeyResponse = Message<"memory.v1.ResolveApiKeyResponse"> &
  * Use `create(ResolveApiKeyResponseSchema)` to create a new message.
  */
 export const ResolveApiKeyResponseSchema: GenMessage<ResolveApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 8);
+  messageDesc(file_memory_v1_memory, 50);
 
 /**
  * @generated from service memory.v1.MemoryService
@@ -356,6 +1510,152 @@ export const MemoryService: GenService<{
     methodKind: "unary";
     input: typeof ResolveApiKeyRequestSchema;
     output: typeof ResolveApiKeyResponseSchema;
+  },
+  /**
+   * Appends a successor and a supersedes/updates edge to the predecessor, in one transaction.
+   *
+   * @generated from rpc memory.v1.MemoryService.Revise
+   */
+  revise: {
+    methodKind: "unary";
+    input: typeof ReviseRequestSchema;
+    output: typeof ReviseResponseSchema;
+  },
+  /**
+   * Commitment state machine; a blocker resolves by archiving.
+   *
+   * @generated from rpc memory.v1.MemoryService.Resolve
+   */
+  resolve: {
+    methodKind: "unary";
+    input: typeof ResolveRequestSchema;
+    output: typeof ResolveResponseSchema;
+  },
+  /**
+   * Archives a live memory (REST only at the edge).
+   *
+   * @generated from rpc memory.v1.MemoryService.Archive
+   */
+  archive: {
+    methodKind: "unary";
+    input: typeof ArchiveRequestSchema;
+    output: typeof ArchiveResponseSchema;
+  },
+  /**
+   * Bounded, filtered listing of memories, newest first.
+   *
+   * @generated from rpc memory.v1.MemoryService.ListMemories
+   */
+  listMemories: {
+    methodKind: "unary";
+    input: typeof ListMemoriesRequestSchema;
+    output: typeof ListMemoriesResponseSchema;
+  },
+  /**
+   * Distinct scopes and projects of the tenant's live memories.
+   *
+   * @generated from rpc memory.v1.MemoryService.GetFacets
+   */
+  getFacets: {
+    methodKind: "unary";
+    input: typeof GetFacetsRequestSchema;
+    output: typeof GetFacetsResponseSchema;
+  },
+  /**
+   * A memory's lineage (supersedes/updates chain) and its audit events.
+   *
+   * @generated from rpc memory.v1.MemoryService.GetHistory
+   */
+  getHistory: {
+    methodKind: "unary";
+    input: typeof GetHistoryRequestSchema;
+    output: typeof GetHistoryResponseSchema;
+  },
+  /**
+   * Bi-temporal fact reads.
+   *
+   * @generated from rpc memory.v1.MemoryService.GetFacts
+   */
+  getFacts: {
+    methodKind: "unary";
+    input: typeof GetFactsRequestSchema;
+    output: typeof GetFactsResponseSchema;
+  },
+  /**
+   * The scope registry: aliases, project mappings and the retrieval default.
+   *
+   * @generated from rpc memory.v1.MemoryService.ListScopes
+   */
+  listScopes: {
+    methodKind: "unary";
+    input: typeof ListScopesRequestSchema;
+    output: typeof ListScopesResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.CreateScope
+   */
+  createScope: {
+    methodKind: "unary";
+    input: typeof CreateScopeRequestSchema;
+    output: typeof CreateScopeResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.RenameScope
+   */
+  renameScope: {
+    methodKind: "unary";
+    input: typeof RenameScopeRequestSchema;
+    output: typeof RenameScopeResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.SetScopeAliases
+   */
+  setScopeAliases: {
+    methodKind: "unary";
+    input: typeof SetScopeAliasesRequestSchema;
+    output: typeof SetScopeAliasesResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.SetScopeMappings
+   */
+  setScopeMappings: {
+    methodKind: "unary";
+    input: typeof SetScopeMappingsRequestSchema;
+    output: typeof SetScopeMappingsResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.DeleteScope
+   */
+  deleteScope: {
+    methodKind: "unary";
+    input: typeof DeleteScopeRequestSchema;
+    output: typeof DeleteScopeResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.SetRetrievalDefault
+   */
+  setRetrievalDefault: {
+    methodKind: "unary";
+    input: typeof SetRetrievalDefaultRequestSchema;
+    output: typeof SetRetrievalDefaultResponseSchema;
+  },
+  /**
+   * Bulk NDJSON import (per-line results) and paged full-tenant export.
+   *
+   * @generated from rpc memory.v1.MemoryService.Import
+   */
+  import: {
+    methodKind: "unary";
+    input: typeof ImportRequestSchema;
+    output: typeof ImportResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.Export
+   */
+  export: {
+    methodKind: "unary";
+    input: typeof ExportRequestSchema;
+    output: typeof ExportResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memory_v1_memory, 0);

@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { projectSchema, scopeNameSchema } from "./memory.js";
+import { outputObject } from "./open-object.js";
+
+export const MAX_SCOPE_ALIASES = 16;
+export const MAX_SCOPE_PROJECTS = 64;
+
+export const retrievalModeSchema = z.enum(["off", "default", "require"]);
+export type RetrievalMode = z.infer<typeof retrievalModeSchema>;
+
+const aliasesSchema = z.array(scopeNameSchema).max(MAX_SCOPE_ALIASES);
+
+/**
+ * configure_scope: the scope registry. Aliases and project mappings are honoured on every write
+ * and read; delete removes only the registry entry (memories keep their scope).
+ */
+export const configureScopeInputSchema = z.discriminatedUnion("action", [
+  z.strictObject({ action: z.literal("list") }),
+  z.strictObject({ action: z.literal("create"), name: scopeNameSchema, aliases: aliasesSchema.default([]) }),
+  z.strictObject({ action: z.literal("rename"), name: scopeNameSchema, newName: scopeNameSchema }),
+  z.strictObject({ action: z.literal("set_aliases"), name: scopeNameSchema, aliases: aliasesSchema }),
+  z.strictObject({ action: z.literal("set_mappings"), name: scopeNameSchema, projects: z.array(projectSchema).max(MAX_SCOPE_PROJECTS) }),
+  z.strictObject({ action: z.literal("delete"), name: scopeNameSchema }),
+  z
+    .strictObject({ action: z.literal("set_retrieval_default"), mode: retrievalModeSchema, scope: scopeNameSchema.nullable().default(null) })
+    .refine((v) => (v.mode === "default") === (v.scope !== null), {
+      message: "mode default needs a scope; off and require take none",
+      path: ["scope"],
+    }),
+]);
+export type ConfigureScopeInput = z.infer<typeof configureScopeInputSchema>;
+export type ConfigureScopeAction = ConfigureScopeInput["action"];
+
+export const scopeRecordSchema = outputObject({
+  id: z.string(),
+  name: z.string(),
+  aliases: z.array(z.string()),
+  projects: z.array(z.string()),
+  createdAt: z.string(),
+});
+export type ScopeRecord = z.infer<typeof scopeRecordSchema>;
+
+export const retrievalPolicySchema = outputObject({
+  mode: retrievalModeSchema,
+  scope: z.string().nullable(),
+});
+export type RetrievalPolicy = z.infer<typeof retrievalPolicySchema>;
+
+/** One object shape for every action (MCP output schemas must be objects); keys appear per action. */
+export const configureScopeOutputSchema = outputObject({
+  action: z.enum(["list", "upserted", "deleted", "retrieval_default_set"]),
+  scopes: z.array(scopeRecordSchema).optional(),
+  count: z.int().min(0).optional(),
+  scope: scopeRecordSchema.optional(),
+  name: z.string().optional(),
+  policy: retrievalPolicySchema.optional(),
+});
+export type ConfigureScopeOutput = z.infer<typeof configureScopeOutputSchema>;

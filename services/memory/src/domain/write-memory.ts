@@ -1,0 +1,113 @@
+import { uuidv7 } from "uuidv7";
+import { AppError } from "@3ngram/errors";
+import type { PoolClient } from "@3ngram/db";
+import { DEFAULT_SCOPE, type FactInput, type MemoryType } from "@3ngram/schema";
+import { insertCommitment } from "../db/commitments.js";
+import { assertFact, type FactRow } from "../db/facts.js";
+import { findLiveByContentHash, insertEvent, insertMemory, selectMemoriesByIds, type MemoryRow } from "../db/memories.js";
+import { resolveWriteScope } from "../db/scopes.js";
+import type { Actor } from "./deps.js";
+import type { StoredEmbedding } from "./inline-embedding.js";
+
+/** Everything a new memory carries, as remember and revise accept it. */
+export interface NewMemory {
+  memoryType: MemoryType;
+  topic: string;
+  content: string;
+  scope?: string | undefined;
+  project?: string | undefined;
+  tags: string[];
+  dueAt?: string | undefined;
+  owner?: string | undefined;
+  facts: FactInput[];
+}
+
+export interface WrittenMemory {
+  memory: MemoryRow;
+  facts: FactRow[];
+}
+
+/**
+ * Writes one memory with its parts inside the caller's transaction: the scope resolved through the
+ * registry (aliases, project mappings), the row itself (refusing live duplicate content), the
+ * commitment row for a commitment, every fact (closing the previous generation of each), and the
+ * audit events. Any failure rolls the whole transaction back, so nothing is half-written.
+ */
+export async function writeMemory(
+  db: PoolClient,
+  actor: Actor,
+  input: NewMemory,
+  parts: { contentHash: string; embedding: StoredEmbedding | null; embedFailure?: string | undefined },
+): Promise<WrittenMemory> {
+  const id = uuidv7();
+  const scope = await resolveWriteScope(db, actor.tenantId, { scope: input.scope, project: input.project }, DEFAULT_SCOPE);
+  const inserted = await insertMemory(db, {
+    id,
+    tenantId: actor.tenantId,
+    memoryType: input.memoryType,
+    topic: input.topic,
+    content: input.content,
+    contentHash: parts.contentHash,
+    scope,
+    project: input.project ?? null,
+    tags: input.tags,
+    createdBy: actor.userId ?? null,
+    embedding: parts.embedding,
+  });
+  if (!inserted) {
+    const existing = await findLiveByContentHash(db, actor.tenantId, parts.contentHash);
+    throw duplicateMemory(existing ?? "unknown");
+  }
+  await insertEvent(db, {
+    id: uuidv7(),
+    tenantId: actor.tenantId,
+    memoryId: id,
+    kind: "create",
+    actor: actor.kind,
+    payload: {
+      contentLength: input.content.length,
+      embedded: parts.embedding ? "done" : "pending",
+      ...(parts.embedFailure ? { embedFailure: parts.embedFailure } : {}),
+    },
+  });
+  if (input.memoryType === "commitment") {
+    await insertCommitment(db, {
+      id: uuidv7(),
+      tenantId: actor.tenantId,
+      memoryId: id,
+      owner: input.owner ?? null,
+      dueAt: input.dueAt ? new Date(input.dueAt) : null,
+    });
+  }
+  const facts: FactRow[] = [];
+  for (const [index, fact] of input.facts.entries()) {
+    const asserted = await assertFact(db, {
+      id: uuidv7(),
+      tenantId: actor.tenantId,
+      memoryId: id,
+      subject: fact.subject,
+      predicate: fact.predicate,
+      value: fact.value,
+      confidence: fact.confidence ?? null,
+      validFrom: fact.validFrom ? new Date(fact.validFrom) : null,
+    });
+    if (!asserted) {
+      throw new AppError("invalid_input", `facts.${index}.validFrom: precedes the current value's validFrom`, { field: `facts.${index}.validFrom` });
+    }
+    facts.push(asserted.row);
+    await insertEvent(db, {
+      id: uuidv7(),
+      tenantId: actor.tenantId,
+      memoryId: id,
+      kind: "fact",
+      actor: actor.kind,
+      payload: { factId: asserted.row.id, ...(asserted.closedId ? { closedFactId: asserted.closedId } : {}) },
+    });
+  }
+  const [memory] = await selectMemoriesByIds(db, actor.tenantId, [id]);
+  return { memory: memory!, facts };
+}
+
+export function duplicateMemory(existingId: string): AppError {
+  return new AppError("duplicate_memory", `content already exists as memory ${existingId}`, { ids: { existing: existingId } });
+}
