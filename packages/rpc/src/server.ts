@@ -5,6 +5,7 @@ import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { HealthImplementation, service as healthServiceDefinition } from "grpc-health-check";
 import { AppError, reasonMapping, toAppError } from "@3ngram/errors";
 import type { Logger } from "pino";
+import { Histogram, type Registry } from "prom-client";
 import type { CredentialVerifier, VerifiedCaller } from "./credentials.js";
 import { grpcServiceDefinition } from "./service-definition.js";
 import type { AnyService, MethodName, RequestOf, ResponseInitOf } from "./types.js";
@@ -49,6 +50,8 @@ export interface RpcServerOptions {
   log: Logger;
   /** Clients reconnect after this, so new pods behind a headless Service get traffic. */
   maxConnectionAgeMs?: number;
+  /** Where to count calls and their durations (by method and outcome); omit to not measure. */
+  registry?: Registry;
 }
 
 /** Trailer carrying our reason code, so callers recover the exact reason across the hop. */
@@ -65,8 +68,18 @@ export class RpcServer {
   readonly health = new HealthImplementation({ "": "NOT_SERVING" });
   private readonly serviceNames: string[] = [];
   private readonly reflectionFiles = new Map<string, Buffer>();
+  private readonly calls: Histogram<"rpc" | "outcome"> | undefined;
 
   constructor(private readonly options: RpcServerOptions) {
+    this.calls = options.registry
+      ? new Histogram({
+          name: "threengram_rpc_server_seconds",
+          help: "gRPC calls served, by method and outcome (ok or a reason code)",
+          labelNames: ["rpc", "outcome"],
+          buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+          registers: [options.registry],
+        })
+      : undefined;
     this.server = new grpc.Server({
       "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? 5 * 60_000,
       "grpc.max_connection_age_grace_ms": 30_000,
@@ -147,6 +160,7 @@ export class RpcServer {
         return handler(call.request, ctx);
       })().then(
         (response) => {
+          this.calls?.observe({ rpc: fullName, outcome: "ok" }, (performance.now() - started) / 1000);
           log.debug({ rpc: fullName, ms: Math.round(performance.now() - started) }, "rpc ok");
           // Handlers return plain init objects; create() turns them into messages the serializer accepts.
           callback(null, create(method.output, response as never));
@@ -154,6 +168,7 @@ export class RpcServer {
         (err: unknown) => {
           const appError = toAppError(err);
           const mapping = reasonMapping(appError.reason);
+          this.calls?.observe({ rpc: fullName, outcome: appError.reason }, (performance.now() - started) / 1000);
           const fields = { rpc: fullName, reason: appError.reason, ms: Math.round(performance.now() - started) };
           if (mapping.callerFault) log.warn(fields, "rpc refused");
           else log.error({ ...fields, error: err instanceof Error ? { type: err.name, message: err.message } : undefined }, "rpc failed");

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { createRequire } from "node:module";
+import { Registry } from "prom-client";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { AppError } from "@3ngram/errors";
 import { createLogger } from "@3ngram/runtime";
@@ -14,6 +15,7 @@ let address: string;
 let signer: CredentialSigner;
 let behaviour: "ok" | "slow" | "app-error" | "crash" = "ok";
 let seenTenant: string | undefined;
+const registry = new Registry();
 
 // A search service whose handler is controlled by the test: we are testing the transport adapter.
 const handlers: Handlers<typeof SearchService> = {
@@ -29,7 +31,7 @@ const handlers: Handlers<typeof SearchService> = {
 beforeAll(async () => {
   const keys = await generateServiceKeyPair();
   signer = await CredentialSigner.fromJwk("gateway", keys.privateJwk);
-  server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", [keys.publicJwk]), log });
+  server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", [keys.publicJwk]), log, registry });
   server.addService(SearchService, handlers, { search: { anyScope: [SCOPES.read], tenant: true } });
   const port = await server.listen("127.0.0.1:0");
   address = `127.0.0.1:${port}`;
@@ -85,6 +87,13 @@ describe("RpcServer and client", () => {
     expect(err.reason).toBe("unavailable");
     expect(err.message).toBe("search service unavailable, retry later");
     client.close();
+  });
+
+  it("counts calls by method and outcome", async () => {
+    const text = await registry.metrics();
+    expect(text).toMatch(/threengram_rpc_server_seconds_count\{rpc="search.v1.SearchService\/Search",outcome="ok"\} [1-9]/);
+    expect(text).toMatch(/threengram_rpc_server_seconds_count\{rpc="search.v1.SearchService\/Search",outcome="invalid_input"\} [1-9]/);
+    expect(text).toMatch(/threengram_rpc_server_seconds_count\{rpc="search.v1.SearchService\/Search",outcome="internal_error"\} [1-9]/);
   });
 
   it("serves standard health that follows setServing", async () => {

@@ -50,7 +50,8 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       closers.push(() => backend.close());
     }
 
-    const server = new RpcServer({ name: "memory", verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS), log });
+    const registry = createMetricsRegistry("memory");
+    const server = new RpcServer({ name: "memory", verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS), log, registry });
     server.addService(
       MemoryService,
       memoryHandlers({ pool, runtimeRole: config.RUNTIME_DB_ROLE, embedder, queue, inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS, log }),
@@ -67,7 +68,7 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     });
 
     if (config.METRICS_PORT > 0) {
-      const metrics = await serveMetrics(createMetricsRegistry("memory"), config.METRICS_PORT);
+      const metrics = await serveMetrics(registry, config.METRICS_PORT);
       closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
     }
     log.info({ port }, "memory service listening");

@@ -29,7 +29,8 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
   try {
     await assertRoleRespectsRls(pool, config.SEARCH_DB_ROLE);
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
-    const server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS), log });
+    const registry = createMetricsRegistry("search");
+    const server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS), log, registry });
     server.addService(
       SearchService,
       searchHandlers({ pool, role: config.SEARCH_DB_ROLE, embedder, queryEmbedBudgetMs: config.QUERY_EMBED_BUDGET_MS, log }),
@@ -44,7 +45,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
       await server.shutdown();
     });
     if (config.METRICS_PORT > 0) {
-      const metrics = await serveMetrics(createMetricsRegistry("search"), config.METRICS_PORT);
+      const metrics = await serveMetrics(registry, config.METRICS_PORT);
       closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
     }
     log.info({ port }, "search service listening");
