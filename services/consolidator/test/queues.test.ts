@@ -1,56 +1,120 @@
-import { afterEach, describe, expect, it } from "vitest";
+/**
+ * Job routing and the workers, against the real memory service over gRPC and on both real queue
+ * backends (the in-process one standalone mode uses, and BullMQ on Redis). A transient failure is
+ * the memory service being down: the workers start against a port nothing listens on, and the real
+ * service is started on that port once the first attempt has failed.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HashingEmbedder } from "@3ngram/embeddings";
-import { PermanentJobError, createMemoryQueueBackend, type QueueBackend } from "@3ngram/queue";
+import type { RunningMemoryService } from "@3ngram/memory";
+import { PermanentJobError, createMemoryQueueBackend, createRedisQueueBackend, type QueueBackend, type QueueWorker } from "@3ngram/queue";
 import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB } from "@3ngram/schema";
+import { startCoreServices, type CoreServices } from "../../../test/support/core-services.js";
+import { TEST_REDIS_URL, uniqueKeyPrefix } from "../../../test/support/database.js";
+import { freePort } from "../../../test/support/processes.js";
 import { runJob, startWorkers } from "../src/queues.js";
-import { MEMORY_ID, TENANT, eventually, fakeMemory, silentLog } from "./fakes.js";
+import {
+  consolidatorClient,
+  deleteRedisKeys,
+  embeddingState,
+  eventually,
+  silentLog,
+  startMemoryOn,
+  storePending,
+  unreachableClient,
+  type MemoryRpc,
+  type Tenant,
+} from "./real-memory.js";
 
 const embedder = new HashingEmbedder({ dimensions: 32 });
 
+let stack: CoreServices;
+let tenant: Tenant;
+let memory: MemoryRpc;
+let unreachable: MemoryRpc;
+
+beforeAll(async () => {
+  stack = await startCoreServices({ label: "consqueues", embedder: null });
+  tenant = await stack.createTenant("queues tenant");
+  memory = await consolidatorClient(stack);
+  unreachable = await unreachableClient(stack);
+});
+
+afterAll(async () => {
+  memory?.close();
+  unreachable?.close();
+  await stack?.close();
+});
+
+const pendingMemory = () => storePending(stack, tenant, { topic: "t", content: `c ${randomUUID()}` });
+
 describe("runJob", () => {
   it("refuses an unknown job name as permanent", async () => {
-    const memory = fakeMemory();
-    const run = runJob({ id: "1", name: "reticulate-splines", data: {}, attempt: 1 }, { memory, embedder, log: silentLog });
+    const run = runJob({ id: "1", name: "reticulate-splines", data: {}, attempt: 1 }, { memory: unreachable, embedder, log: silentLog });
     await expect(run).rejects.toBeInstanceOf(PermanentJobError);
     await expect(run).rejects.toThrow(/unknown job name "reticulate-splines"/);
   });
 
   it("routes embed-memory to its runner", async () => {
-    const memory = fakeMemory();
+    const memoryId = await pendingMemory();
     const outcome = await runJob(
-      { id: "1", name: EMBED_MEMORY_JOB, data: { tenantId: TENANT, memoryId: MEMORY_ID }, attempt: 1 },
+      { id: "1", name: EMBED_MEMORY_JOB, data: { tenantId: tenant.tenantId, memoryId }, attempt: 1 },
       { memory, embedder, log: silentLog },
     );
-    expect(outcome).toBe("not_found");
-    expect(memory.getCalls).toHaveLength(1);
+    expect(outcome).toBe("embedded");
+    expect(await embeddingState(stack, tenant, memoryId)).toBe("done");
   });
 });
 
-describe("startWorkers on the in-process queue", () => {
-  let backend: QueueBackend;
-  afterEach(() => backend.close());
+describe.each([
+  { name: "in-process", redisPrefix: undefined },
+  { name: "Redis (BullMQ)", redisPrefix: uniqueKeyPrefix("consworkers") },
+])("startWorkers on the $name queue", ({ redisPrefix }) => {
+  let backend: QueueBackend | undefined;
+  let workers: QueueWorker | undefined;
+  let late: RunningMemoryService | undefined;
+  let client: MemoryRpc | undefined;
+  afterEach(async () => {
+    await workers?.close();
+    await backend?.close();
+    client?.close();
+    await late?.close();
+    if (redisPrefix) await deleteRedisKeys(redisPrefix);
+  });
 
-  it("runs embed jobs, retries transient failures, dead-letters unknown jobs at once, and reports each attempt", async () => {
-    backend = createMemoryQueueBackend();
-    const memory = fakeMemory({
-      [MEMORY_ID]: { tenantId: TENANT, topic: "t", content: "c", embeddingState: "pending" },
-    });
-    memory.failNext.getMemories.push(new Error("connection reset"));
+  it("retries while the memory service is down, embeds once it is up, dead-letters unknown jobs at once, and reports each attempt", async () => {
+    // Its own key prefix, so the embed jobs the memory service queues itself are not in this queue.
+    backend = redisPrefix ? createRedisQueueBackend({ redisUrl: TEST_REDIS_URL, prefix: redisPrefix }) : createMemoryQueueBackend();
+    const port = await freePort();
+    client = await consolidatorClient(stack, `127.0.0.1:${port}`);
+    const memoryId = await pendingMemory();
     const outcomes: string[] = [];
-    const workers = startWorkers({
+    workers = startWorkers({
       backend,
-      deps: { memory, embedder, log: silentLog },
+      deps: { memory: client, embedder, log: silentLog },
       concurrency: 2,
       onOutcome: (job, outcome) => outcomes.push(`${job}:${outcome}`),
     });
 
-    const retry = { attempts: 3, backoffMs: 10 };
-    await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: TENANT, memoryId: MEMORY_ID }, { retry });
-    await eventually(() => expect(memory.storeCalls).toHaveLength(1));
-    await backend.queue.enqueue(EMBEDDINGS_QUEUE, "reticulate-splines", {}, { retry });
-    await eventually(async () => expect((await backend.counts(EMBEDDINGS_QUEUE)).failed).toBe(1));
+    // Backoff doubles from 100 ms, so ten attempts span some 50 s: ample time for the service to come up.
+    await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId }, { retry: { attempts: 10, backoffMs: 100 } });
+    await eventually(() => expect(outcomes).toContain("embed-memory:failed_retryable"));
+    expect(await embeddingState(stack, tenant, memoryId)).toBe("pending");
+
+    late = await startMemoryOn(stack, port);
+    await eventually(() => expect(outcomes).toContain("embed-memory:embedded"), 60_000);
+    expect(await embeddingState(stack, tenant, memoryId)).toBe("done");
+
+    await backend.queue.enqueue(EMBEDDINGS_QUEUE, "reticulate-splines", {}, { retry: { attempts: 3, backoffMs: 10 } });
+    await eventually(async () => expect((await backend!.counts(EMBEDDINGS_QUEUE)).failed).toBe(1));
     await workers.close();
 
-    expect(outcomes).toEqual(["embed-memory:failed_retryable", "embed-memory:embedded", "unknown:failed_permanent"]);
-  });
+    const embedAttempts = outcomes.filter((o) => o.startsWith("embed-memory:"));
+    expect(embedAttempts.at(-1)).toBe("embed-memory:embedded");
+    expect(embedAttempts.length).toBeGreaterThan(1);
+    expect(new Set(embedAttempts.slice(0, -1))).toEqual(new Set(["embed-memory:failed_retryable"]));
+    expect(outcomes.filter((o) => o.startsWith("unknown:"))).toEqual(["unknown:failed_permanent"]);
+    expect(await backend.counts(EMBEDDINGS_QUEUE)).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 1 });
+  }, 90_000);
 });

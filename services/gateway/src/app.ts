@@ -1,6 +1,6 @@
 /**
  * The gateway's HTTP surface, assembled from its parts. No listen() here (gateway.ts does that),
- * so tests can mount it on port 0 with fake or real peers.
+ * so tests can mount it on port 0 against the real services.
  *
  *   /health, /ready, /metrics       no auth
  *   /mcp                            Origin check → API key → MCP (stateless, both protocol eras)

@@ -13,7 +13,7 @@ import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { EMBED_MEMORY_JOB, embedMemoryJobSchema } from "@3ngram/schema";
 
-/** The two memory RPCs this job uses; tests pass a fake with just these. */
+/** The two memory RPCs this job uses (a full memory-service client satisfies it). */
 export type MemoryClient = Pick<RpcClient<typeof MemoryService>, "getMemories" | "storeEmbedding">;
 
 export interface EmbedMemoryDeps {

@@ -1,7 +1,7 @@
 /**
  * The gateway's observable contract over HTTP: MCP in every protocol era and REST. It runs
- * against any harness that exposes a gateway URL and three API keys, so the same assertions cover
- * the fake peers (test/gateway-contract.test.ts) and the real services (test/integration/).
+ * against any harness that exposes a gateway URL and three API keys; test/integration/
+ * gateway.int.test.ts runs it against the real memory and search services.
  */
 import { randomUUID } from "node:crypto";
 import { request } from "node:http";

@@ -1,25 +1,29 @@
-import { createLogger, loadConfig } from "@3ngram/runtime";
-import type { ServiceKeyPair } from "@3ngram/rpc";
+import { createLogger, loadConfig, type Logger } from "@3ngram/runtime";
 import { gatewayConfigSchema, type GatewayConfig } from "../../src/config.js";
-import { startGateway, type GatewayDeps, type RunningGateway } from "../../src/gateway.js";
+import { startGateway, type RunningGateway } from "../../src/gateway.js";
+
+/** Where the gateway's peers listen, and the private JWK (JSON) they trust its credentials from. */
+export interface GatewayPeers {
+  memoryAddr: string;
+  searchAddr: string;
+  signingJwk: string;
+}
 
 /** Gateway config for tests: loopback, any free port, pointing at the given peers. */
-export function testConfig(peers: { memoryAddr: string; searchAddr: string; signingJwk: ServiceKeyPair["privateJwk"] }, extra: Record<string, string> = {}): GatewayConfig {
+export function testConfig(peers: GatewayPeers, extra: Record<string, string> = {}): GatewayConfig {
   return loadConfig(gatewayConfigSchema, {
     PORT: "0",
     HOST: "127.0.0.1",
     MEMORY_ADDR: peers.memoryAddr,
     SEARCH_ADDR: peers.searchAddr,
-    SERVICE_SIGNING_JWK: JSON.stringify(peers.signingJwk),
+    SERVICE_SIGNING_JWK: peers.signingJwk,
     MCP_ALLOWED_ORIGINS: "https://app.example.com",
     LOG_LEVEL: "silent",
     ...extra,
   });
 }
 
-export async function startTestGateway(
-  peers: { memoryAddr: string; searchAddr: string; signingJwk: ServiceKeyPair["privateJwk"] },
-  deps: GatewayDeps = {},
-): Promise<RunningGateway> {
-  return startGateway(testConfig(peers), { log: createLogger({ service: "gateway", level: "silent" }), ...deps });
+/** A gateway wired exactly as in production (its own gRPC clients and health checks, built from config). */
+export async function startTestGateway(peers: GatewayPeers, log?: Logger): Promise<RunningGateway> {
+  return startGateway(testConfig(peers), { log: log ?? createLogger({ service: "gateway", level: "silent" }) });
 }

@@ -1,0 +1,152 @@
+/**
+ * What the consolidator tests share: the real memory service (test/support/core-services.ts),
+ * gRPC clients signed the way the consolidator signs, and reads of what the database recorded.
+ * Nothing here stands in for a service; failures are produced by real components (a port nothing
+ * listens on, a key the service does not trust, a memory service started late).
+ */
+import { toVectorLiteral } from "@3ngram/embeddings";
+import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
+import { MemoryService } from "@3ngram/proto/memory/v1";
+import { CredentialSigner, SCOPES, createRpcClient, generateServiceKeyPair, type RpcClient } from "@3ngram/rpc";
+import { createLogger } from "@3ngram/runtime";
+import { Redis } from "ioredis";
+import type { CoreServices } from "../../../test/support/core-services.js";
+import { TEST_REDIS_URL } from "../../../test/support/database.js";
+import { freePort } from "../../../test/support/processes.js";
+
+export type MemoryRpc = RpcClient<typeof MemoryService>;
+export interface Tenant {
+  tenantId: string;
+  userId: string;
+}
+
+export const silentLog = createLogger({ service: "consolidator-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+/** A memory client signing as the consolidator does (issuer "consolidator"), at `address` (default: the running service). */
+export async function consolidatorClient(stack: CoreServices, address: string = stack.memoryAddress): Promise<MemoryRpc> {
+  return createRpcClient(MemoryService, { address, audience: "memory", signer: await stack.keys.signer("consolidator") });
+}
+
+/** A client for a port nothing listens on: every call fails at the transport, as unavailable. */
+export async function unreachableClient(stack: CoreServices): Promise<MemoryRpc> {
+  return consolidatorClient(stack, `127.0.0.1:${await freePort()}`);
+}
+
+/** A client of the running service whose credentials are signed with a key the service does not trust. */
+export async function untrustedClient(stack: CoreServices): Promise<MemoryRpc> {
+  const { privateJwk } = await generateServiceKeyPair("not-trusted");
+  const signer = await CredentialSigner.fromJwk("consolidator", privateJwk);
+  return createRpcClient(MemoryService, { address: stack.memoryAddress, audience: "memory", signer });
+}
+
+/**
+ * Another instance of the real memory service on the same database and key prefix, listening on
+ * `port`: what a client pointed at `port` sees when the service comes (back) up.
+ */
+export async function startMemoryOn(stack: CoreServices, port: number): Promise<RunningMemoryService> {
+  const config = loadMemoryConfig({
+    DATABASE_URL: stack.db.url,
+    SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
+    GRPC_HOST: "127.0.0.1",
+    GRPC_PORT: String(port),
+    METRICS_PORT: "0",
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: stack.redisPrefix,
+    // The first instance migrated this database already.
+    MIGRATE_ON_START: "false",
+    EMBEDDINGS_PROVIDER: "hashing",
+    LOG_LEVEL: "silent",
+  });
+  return startMemoryService(config, { embedder: null, log: silentLog });
+}
+
+const writer = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.write] } });
+
+/** One user-side client per stack (signed as the gateway signs); the stack closes it. */
+const userClients = new WeakMap<CoreServices, Promise<MemoryRpc>>();
+function userClient(stack: CoreServices): Promise<MemoryRpc> {
+  let client = userClients.get(stack);
+  if (!client) {
+    client = stack.memoryClient();
+    userClients.set(stack, client);
+  }
+  return client;
+}
+
+/** Stores a memory through the real remember RPC. The stack must run without an embedder, so it is stored pending. */
+export async function storePending(stack: CoreServices, tenant: Tenant, fields: { topic: string; content: string }): Promise<string> {
+  const memory = await userClient(stack);
+  const stored = await memory.remember({ memoryType: "decision", ...fields }, writer(tenant));
+  if (stored.embedded !== "pending" || !stored.memory) throw new Error(`expected a pending memory, got embedded=${stored.embedded}`);
+  return stored.memory.id;
+}
+
+/** The memory's embedding state as its tenant reads it, or "not_found". */
+export async function embeddingState(stack: CoreServices, tenant: Tenant, memoryId: string): Promise<string> {
+  const memory = await userClient(stack);
+  const read = await memory.getMemories({ ids: [memoryId] }, writer(tenant));
+  return read.memories[0]?.embeddingState ?? "not_found";
+}
+
+/** The stored vector's model and size, and its cosine similarity to `expected`. */
+export async function storedEmbedding(
+  stack: CoreServices,
+  memoryId: string,
+  expected: readonly number[],
+): Promise<{ model: string | null; dimensions: number | null; similarity: number | null } | undefined> {
+  const { rows } = await stack.ownerPool.query<{ model: string | null; dimensions: number | null; similarity: number | null }>(
+    `SELECT embedding_model AS model, embedding_dim AS dimensions,
+            CASE WHEN embedding_dim = $3 THEN 1 - (embedding <=> $2::vector) END AS similarity
+       FROM memories WHERE id = $1`,
+    [memoryId, toVectorLiteral(expected), expected.length],
+  );
+  return rows[0];
+}
+
+/** The embed_done audit events of one memory. */
+export async function embedDoneEvents(
+  stack: CoreServices,
+  memoryId: string,
+): Promise<{ tenantId: string; actor: string; payload: unknown }[]> {
+  const { rows } = await stack.ownerPool.query<{ tenantId: string; actor: string; payload: unknown }>(
+    `SELECT tenant_id AS "tenantId", actor_kind AS actor, payload FROM memory_events
+      WHERE memory_id = $1 AND event_kind = 'embed_done' ORDER BY created_at`,
+    [memoryId],
+  );
+  return rows;
+}
+
+/** What an operator's erasure does (the runtime role can never delete): the memory and its events are gone. */
+export async function eraseMemory(stack: CoreServices, memoryId: string): Promise<void> {
+  await stack.ownerPool.query("DELETE FROM memory_events WHERE memory_id = $1", [memoryId]);
+  await stack.ownerPool.query("DELETE FROM memories WHERE id = $1", [memoryId]);
+}
+
+/** Removes every Redis key under a prefix this test created. */
+export async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Polls `check` until it stops throwing, failing with its last error after `timeoutMs`. */
+export async function eventually(check: () => unknown, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
