@@ -74,7 +74,8 @@ export function reasonForGrpcCode(code: number): Reason {
     case GrpcCode.PERMISSION_DENIED:
       return "insufficient_scope";
     case GrpcCode.RESOURCE_EXHAUSTED:
-      return "rate_limited";
+      // Without our reason trailer this is grpc-js refusing an oversized message, not a rate limit.
+      return "invalid_input";
     case GrpcCode.UNAVAILABLE:
     case GrpcCode.DEADLINE_EXCEEDED:
     case GrpcCode.CANCELLED:

@@ -24,9 +24,11 @@ export interface RpcClientOptions {
   audience: string;
   signer: CredentialSigner;
   defaultDeadlineMs?: number;
+  /** Largest response message accepted, in bytes (grpc-js defaults to 4 MiB). */
+  maxReceiveMessageBytes?: number;
+  /** Largest request message sent, in bytes (grpc-js sends any size by default). */
+  maxSendMessageBytes?: number;
 }
-
-const RETRYABLE_CODES = new Set<number>([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.RESOURCE_EXHAUSTED]);
 
 /**
  * A typed client for a protobuf-es service over grpc-js. Every call carries a signed service
@@ -37,6 +39,8 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
   const client = new Ctor(options.address, grpc.credentials.createInsecure(), {
     // Round-robin over every resolved address so scaled-out search pods all take load.
     "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
+    ...(options.maxSendMessageBytes !== undefined ? { "grpc.max_send_message_length": options.maxSendMessageBytes } : {}),
   });
   const defaultDeadlineMs = options.defaultDeadlineMs ?? 10_000;
   const methods: Record<string, unknown> = { close: () => client.close() };
@@ -67,9 +71,15 @@ export function fromServiceError(err: grpc.ServiceError, peer: string): AppError
   for (const [key, values] of Object.entries(err.metadata?.getMap() ?? {})) {
     if (key.startsWith("x-id-") && typeof values === "string") ids[key.slice(5)] = values;
   }
-  const retryable = RETRYABLE_CODES.has(err.code);
+  const retryable = reason === "unavailable" || reason === "rate_limited";
   // Transport failures (peer down, deadline) carry grpc-js's own text; say plainly what happened instead.
-  const message = trailerReason ? err.details : retryable ? `${peer} service unavailable, retry later` : "internal error";
+  const message = trailerReason
+    ? err.details
+    : reason === "unavailable"
+      ? `${peer} service unavailable, retry later`
+      : err.code === grpc.status.RESOURCE_EXHAUSTED
+        ? "message too large"
+        : "internal error";
   return new AppError(reason, message, {
     ...(typeof field === "string" ? { field } : {}),
     ...(Object.keys(ids).length > 0 ? { ids } : {}),

@@ -52,6 +52,8 @@ export interface RpcServerOptions {
   maxConnectionAgeMs?: number;
   /** Where to count calls and their durations (by method and outcome); omit to not measure. */
   registry?: Registry;
+  /** Largest request message accepted, in bytes (grpc-js defaults to 4 MiB). */
+  maxReceiveMessageBytes?: number;
 }
 
 /** Trailer carrying our reason code, so callers recover the exact reason across the hop. */
@@ -83,6 +85,7 @@ export class RpcServer {
     this.server = new grpc.Server({
       "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? 5 * 60_000,
       "grpc.max_connection_age_grace_ms": 30_000,
+      ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
     });
     this.health.addToServer(this.server);
   }

@@ -21,8 +21,13 @@ import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import { createMcpEndpoint } from "./mcp/server.js";
+import { archiveRouter } from "./rest/archive.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
+import { factsRouter } from "./rest/facts.js";
+import { lifecycleRouter } from "./rest/lifecycle.js";
+import { memoryListingRouter } from "./rest/memory-listing.js";
 import { memoriesRouter } from "./rest/memories.js";
+import { scopesRouter } from "./rest/scopes.js";
 import { searchRouter } from "./rest/search.js";
 
 export interface GatewayAppDeps {
@@ -64,7 +69,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   // The SDK reads and bounds the body itself; no parser runs before the Origin and auth checks.
   app.all("/mcp", routeLabel("/mcp"), requireAllowedOrigin(deps.allowedOrigins), auth, (req, res) => serveMcp(req, res, req.body));
 
+  // Before the memories router, so GET /memories/facets is never read as a memory id.
+  app.use("/api/v1", memoryListingRouter(deps.memory, auth), scopesRouter(deps.memory, auth));
   app.use("/api/v1", memoriesRouter(deps.memory, auth), searchRouter(deps.search, auth));
+  app.use("/api/v1", factsRouter(deps.memory, auth));
+  app.use("/api/v1", lifecycleRouter(deps.memory, auth));
+  app.use("/api/v1", archiveRouter(deps.memory, auth, log));
 
   app.use((_req, res) => sendError(res, new AppError("not_found", "no such route"), log));
   app.use(restErrorHandler(log));

@@ -4,6 +4,7 @@ import { createEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type JobQueue } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
+import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { memoryHandlers, memoryPolicies } from "./grpc/memory-service.js";
@@ -51,7 +52,14 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     }
 
     const registry = createMetricsRegistry("memory");
-    const server = new RpcServer({ name: "memory", verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS), log, registry });
+    const server = new RpcServer({
+      name: "memory",
+      verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS),
+      log,
+      registry,
+      // Import carries a whole NDJSON file (up to MAX_IMPORT_BODY_BYTES) in one request.
+      maxReceiveMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
+    });
     server.addService(
       MemoryService,
       memoryHandlers({ pool, runtimeRole: config.RUNTIME_DB_ROLE, embedder, queue, inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS, log }),

@@ -6,6 +6,7 @@
 import type { CredentialSigner, RpcClient } from "@3ngram/rpc";
 import { createRpcClient } from "@3ngram/rpc";
 import {
+  MAX_IMPORT_BODY_BYTES,
   commitmentRecordSchema,
   factRecordSchema,
   getMemoriesOutputSchema,
@@ -27,7 +28,14 @@ import { isoTime, isoTimeOrNull, timestampFromIso } from "./timestamps.js";
 export type MemoryClient = RpcClient<typeof MemoryService>;
 
 export function createMemoryClient(address: string, signer: CredentialSigner): MemoryClient {
-  return createRpcClient(MemoryService, { address, audience: "memory", signer });
+  return createRpcClient(MemoryService, {
+    address,
+    audience: "memory",
+    signer,
+    // Import sends a whole NDJSON file and answers one result per record; export pages are large too.
+    maxSendMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
+    maxReceiveMessageBytes: 64 * 1024 * 1024,
+  });
 }
 
 type RememberRequestInit = MessageInitShape<(typeof MemoryService)["method"]["remember"]["input"]>;

@@ -14,8 +14,12 @@ import type { SearchClient } from "../clients/search.js";
 import type { GatewayMetrics } from "../http/metrics.js";
 import { isCallerFault, toolError } from "./errors.js";
 import type { ToolDefinition } from "./tool.js";
+import { configureScopeTool } from "./tools/configure-scope.js";
+import { getFactsTool } from "./tools/get-facts.js";
 import { getMemoriesTool } from "./tools/get-memories.js";
 import { rememberTool } from "./tools/remember.js";
+import { resolveTool } from "./tools/resolve.js";
+import { reviseTool } from "./tools/revise.js";
 import { searchTool } from "./tools/search.js";
 
 export const SERVER_NAME = "3ngram";
@@ -28,13 +32,16 @@ export const SERVER_INSTRUCTIONS = [
   "Use get_memories to read the full text of hits that are truncated.",
   "Call remember for decisions, commitments, blockers and preferences (and durable facts or patterns) — not for transcript noise or things you can re-derive.",
   "Always set scope (kebab-case, default \"personal\") and project when the work belongs to one, so later searches can narrow to it.",
+  "Memory is append-only: correct or update something with revise (never a second remember), and settle commitments and blockers with resolve.",
+  "Put measurable claims in remember's facts (unit in the predicate) and read them back, current or as of a past time, with get_facts.",
+  "Use configure_scope to list scopes or add aliases and project mappings.",
 ].join(" ");
 
 /** One hour, public: tool definitions are the same for every caller; tools/call is still authenticated. */
 const DEFINITION_CACHE_HINT = { ttlMs: 60 * 60 * 1000, cacheScope: "public" } as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tools
-export const TOOLS: readonly ToolDefinition<any, any>[] = [rememberTool, searchTool, getMemoriesTool];
+export const TOOLS: readonly ToolDefinition<any, any>[] = [rememberTool, searchTool, getFactsTool, getMemoriesTool, reviseTool, resolveTool, configureScopeTool];
 
 export interface McpDeps {
   memory: MemoryClient;
@@ -65,8 +72,9 @@ function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServe
       // The HTTP layer refuses unauthenticated requests; this only guards against miswiring.
       if (auth === undefined) throw new AppError("unauthenticated", "no verified principal");
       const { principal } = auth;
-      if (!principal.scopes.includes(tool.requiredScope)) throw new AppError("insufficient_scope", `${tool.requiredScope} required`);
-      const identity = { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes };
+      const requiredScope = typeof tool.requiredScope === "function" ? tool.requiredScope(input) : tool.requiredScope;
+      if (!principal.scopes.includes(requiredScope)) throw new AppError("insufficient_scope", `${requiredScope} required`);
+      const identity = { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes, actor: "user_mcp" };
       const output = tool.outputSchema.parse(await tool.run(input, { identity, memory: deps.memory, search: deps.search }));
       deps.metrics.toolCalls.inc({ tool: tool.name, outcome: "ok" });
       log.info({ outcome: "ok", ms: Math.round(performance.now() - started) }, "tool call");

@@ -28,7 +28,8 @@ export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType> {
   description: string;
   inputSchema: I;
   outputSchema: O;
-  requiredScope: Scope;
+  /** The scope the caller must hold; a function when it depends on the input (configure_scope: list reads, the rest write). */
+  requiredScope: Scope | ((input: z.output<I>) => Scope);
   annotations: ToolHints;
   run(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
 }

@@ -8,5 +8,5 @@ export function identityFor(res: Response, scope: Scope): CallerIdentity {
   const principal = principalOf(res);
   if (principal === undefined) throw new AppError("unauthenticated", "no verified principal");
   if (!principal.scopes.includes(scope)) throw new AppError("insufficient_scope", `${scope} required`);
-  return { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes };
+  return { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes, actor: "user_api" };
 }

@@ -10,6 +10,9 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERAS, callTool, connect, errorText, type ToolResult } from "./mcp-client.js";
 
+/** The MCP surface this issue serves, sorted; a new tool must be added here deliberately. */
+const EXPECTED_TOOLS = ["configure_scope", "get_facts", "get_memories", "remember", "resolve", "revise", "search"];
+
 export interface ContractHarness {
   /** Gateway base URL (no trailing slash). */
   url: string;
@@ -101,16 +104,23 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
       it("lists the tools with titles, annotations and schemas", async () => {
         const { tools } = await client.listTools();
         const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-        expect(Object.keys(byName).sort()).toEqual(["get_memories", "remember", "search"]);
-        expect(byName.remember?.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
-        for (const name of ["search", "get_memories"]) {
+        expect(Object.keys(byName).sort()).toEqual(EXPECTED_TOOLS);
+        for (const name of ["remember", "revise"]) {
+          expect(byName[name]?.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+        }
+        expect(byName.resolve?.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+        // The one destructive tool: delete removes a scope registry entry (never memories).
+        expect(byName.configure_scope?.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+        for (const name of ["search", "get_memories", "get_facts"]) {
           expect(byName[name]?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
         }
         for (const tool of tools) {
           expect(tool.title).toBeTruthy();
           expect((tool.description ?? "").length).toBeGreaterThan(80);
           // Inputs are closed (unknown keys rejected); outputs are open at every depth for additive growth.
-          expect(tool.inputSchema.additionalProperties, `${tool.name} input`).toBe(false);
+          // A discriminated input (configure_scope) is closed in every variant instead.
+          const variants = (tool.inputSchema as { oneOf?: Array<{ additionalProperties?: unknown }> }).oneOf ?? [tool.inputSchema];
+          for (const variant of variants) expect(variant.additionalProperties, `${tool.name} input`).toBe(false);
           const outputNodes = objectNodes(tool.outputSchema);
           expect(outputNodes.length).toBeGreaterThan(0);
           for (const { path, node } of outputNodes) expect(node.additionalProperties, `${tool.name} output ${path}`).toBe(true);
@@ -239,7 +249,7 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
 
       it("serves an official client through the localhost name too", async () => {
         const client = await connect(h.url.replace("127.0.0.1", "localhost"), h.keys.readWrite, ERAS[1]);
-        expect((await client.listTools()).tools).toHaveLength(3);
+        expect((await client.listTools()).tools).toHaveLength(EXPECTED_TOOLS.length);
         await client.close();
       });
     });

@@ -58,3 +58,82 @@ export async function assertFact(db: Queryable, fact: NewFact): Promise<{ row: F
   );
   return { row: rows[0]!, closedId: current?.id ?? null };
 }
+
+/** Narrowing shared by every fact read: exact subject and/or predicate, and a row bound. */
+export interface FactFilter {
+  tenantId: string;
+  subject?: string | undefined;
+  predicate?: string | undefined;
+  limit: number;
+}
+
+/** The generations open right now (valid_to unset), grouped by subject and predicate, newest assertion first. */
+export async function selectCurrentFacts(db: Queryable, filter: FactFilter): Promise<FactRow[]> {
+  const { rows } = await db.query<FactRow>(
+    `SELECT ${FACT_SELECT}
+       FROM facts f
+      WHERE f.tenant_id = $1
+        AND f.valid_to IS NULL
+        AND ($2::text IS NULL OR f.subject = $2)
+        AND ($3::text IS NULL OR f.predicate = $3)
+      ORDER BY f.subject, f.predicate, f.recorded_at DESC, f.id
+      LIMIT $4`,
+    [filter.tenantId, filter.subject ?? null, filter.predicate ?? null, filter.limit],
+  );
+  return rows;
+}
+
+/**
+ * The facts valid at `validAt` according to what was recorded by `asKnownAt`. Either may be null:
+ * the known instant defaults to now, the valid instant to the known instant. A row was known when
+ * recorded_at <= known; its end of validity was known only when closed_recorded_at <= known, so a
+ * row closed later is treated (and returned) as open, exactly as a read at that instant saw it.
+ */
+export async function selectFactsAsOf(db: Queryable, filter: FactFilter & { validAt: Date | null; asKnownAt: Date | null }): Promise<FactRow[]> {
+  const { rows } = await db.query<FactRow>(
+    `WITH point AS (
+            SELECT k.known, coalesce($5::timestamptz, k.known) AS valid
+              FROM (SELECT coalesce($4::timestamptz, now()) AS known) k
+          ),
+          seen AS (
+            SELECT f.*,
+                   CASE WHEN f.closed_recorded_at <= p.known THEN f.valid_to END AS known_valid_to,
+                   CASE WHEN f.closed_recorded_at <= p.known THEN f.closed_recorded_at END AS known_closed_at,
+                   p.valid AS point_valid
+              FROM facts f CROSS JOIN point p
+             WHERE f.tenant_id = $1
+               AND ($2::text IS NULL OR f.subject = $2)
+               AND ($3::text IS NULL OR f.predicate = $3)
+               AND f.recorded_at <= p.known
+               AND f.valid_from <= p.valid
+          )
+     SELECT s.id, s.subject, s.predicate, s.value, s.confidence, s.valid_from AS "validFrom", s.known_valid_to AS "validTo",
+            s.recorded_at AS "recordedAt", s.known_closed_at AS "closedRecordedAt", s.memory_id AS "memoryId"
+       FROM seen s
+      WHERE s.known_valid_to IS NULL OR s.known_valid_to > s.point_valid
+      ORDER BY s.subject, s.predicate, s.recorded_at DESC, s.id
+      LIMIT $6`,
+    [filter.tenantId, filter.subject ?? null, filter.predicate ?? null, filter.asKnownAt, filter.validAt, filter.limit],
+  );
+  return rows;
+}
+
+/**
+ * Every generation, as known now, whose validity overlaps the half-open window [from, to); a
+ * missing end leaves that side unbounded. Oldest first.
+ */
+export async function selectFactsInRange(db: Queryable, filter: FactFilter & { from: Date | null; to: Date | null }): Promise<FactRow[]> {
+  const { rows } = await db.query<FactRow>(
+    `SELECT ${FACT_SELECT}
+       FROM facts f
+      WHERE f.tenant_id = $1
+        AND ($2::text IS NULL OR f.subject = $2)
+        AND ($3::text IS NULL OR f.predicate = $3)
+        AND ($4::timestamptz IS NULL OR f.valid_to IS NULL OR f.valid_to > $4)
+        AND ($5::timestamptz IS NULL OR f.valid_from < $5)
+      ORDER BY f.valid_from, f.recorded_at, f.id
+      LIMIT $6`,
+    [filter.tenantId, filter.subject ?? null, filter.predicate ?? null, filter.from, filter.to, filter.limit],
+  );
+  return rows;
+}

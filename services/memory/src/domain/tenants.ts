@@ -1,6 +1,7 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withOwnerTransaction, withRole, type Pool } from "@3ngram/db";
+import { insertStarterScopes, STARTER_SCOPES } from "../db/scopes.js";
 import { insertApiKey, insertTenant, insertUser, resolveKeyHash, type ResolvedKeyRow } from "../db/tenants.js";
 import { generateApiKey, hashApiKey, looksLikeApiKey } from "./api-keys.js";
 
@@ -14,7 +15,7 @@ export interface CreatedTenant {
   apiKey: string;
 }
 
-/** Operator command: a tenant, its first user and an API key for that user. */
+/** Operator command: a tenant (with the starter scopes), its first user and an API key for that user. */
 export async function createTenantWithKey(
   pool: Pool,
   input: { tenantName: string; userName?: string; keyName?: string; scopes?: readonly string[] },
@@ -26,6 +27,8 @@ export async function createTenantWithKey(
   await withOwnerTransaction(pool, async (db) => {
     await insertTenant(db, { id: tenantId, name: input.tenantName });
     await insertUser(db, { id: userId, tenantId, displayName: input.userName ?? "owner" });
+    // Every tenant starts with the usual scopes registered.
+    await insertStarterScopes(db, tenantId, STARTER_SCOPES.map(() => uuidv7()));
     await insertApiKey(db, {
       id: keyId,
       tenantId,

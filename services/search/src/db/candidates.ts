@@ -53,10 +53,16 @@ export async function selectCandidates(
 ): Promise<CandidateRow[]> {
   const { tenantId, query, vector, filters, pool } = params;
   // $1 tenant, $2 types, $3 scope, $4 projects, $5 status: the one eligibility predicate for every leg.
+  // A scope filter naming a registered scope or one of its aliases matches memories stored under the
+  // name or any alias (rows written before an alias or a rename existed); an unregistered scope
+  // matches itself. The registry lookup is uncorrelated, so PostgreSQL evaluates it once per leg.
   const eligible = `m.tenant_id = $1
     AND m.status = $5
     AND (cardinality($2::text[]) = 0 OR m.memory_type = ANY($2::text[]))
-    AND ($3::text IS NULL OR m.scope = $3)
+    AND ($3::text IS NULL OR m.scope = $3 OR m.scope = ANY((
+      SELECT array_prepend(s.name, s.aliases) FROM scopes s
+      WHERE s.tenant_id = $1 AND ($3::text = s.name OR $3::text = ANY(s.aliases))
+      ORDER BY ($3::text = s.name) DESC LIMIT 1)::text[]))
     AND (cardinality($4::text[]) = 0 OR m.project = ANY($4::text[]))`;
   const values: unknown[] = [tenantId, filters.memoryTypes, filters.scope, filters.projects, filters.status, query, pool, escapeLike(query.trim().toLowerCase())];
   let vectorLeg = "SELECT NULL::uuid AS id WHERE false";

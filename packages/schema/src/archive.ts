@@ -1,0 +1,212 @@
+/**
+ * The tenant archive: one JSON record per line (NDJSON), discriminated on `kind`. The exporter
+ * writes these records, the importer reads them and the REST edge describes them, all from these
+ * definitions. Exported lines always carry every field; on import most are optional so a
+ * hand-written file stays short (see docs/import-export.md for the defaults).
+ */
+import { z } from "zod";
+import {
+  commitmentStatusSchema,
+  factInputSchema,
+  instantSchema,
+  memoryStatusSchema,
+  memoryTypeSchema,
+  projectSchema,
+  scopeNameSchema,
+  tagsSchema,
+  topicSchema,
+} from "./memory.js";
+import { outputObject } from "./open-object.js";
+import { MAX_SCOPE_ALIASES, MAX_SCOPE_PROJECTS, retrievalModeSchema } from "./scopes.js";
+
+export const ARCHIVE_FORMAT = "3ngram";
+export const ARCHIVE_VERSION = 1;
+/** Content may be this long through import (the tools stop at MAX_CONTENT_LENGTH). */
+export const MAX_IMPORT_CONTENT_LENGTH = 262_144;
+/** The largest NDJSON body one import call accepts. */
+export const MAX_IMPORT_BODY_BYTES = 32 * 1024 * 1024;
+/** One import call stores at most this many records (an entity line counts once per observation). */
+export const MAX_IMPORT_RECORDS = 100_000;
+/** Keys are the exporting side's ids or any client label up to this length. */
+export const MAX_IMPORT_KEY_LENGTH = 256;
+/** Export pages carry at most this many lines (and stay under a byte budget). */
+export const MAX_EXPORT_PAGE_LINES = 500;
+
+export const importFormatSchema = z.enum(["3ngram", "mcp-memory"]);
+export type ImportFormat = z.infer<typeof importFormatSchema>;
+
+export const edgeTypeSchema = z.enum(["supersedes", "updates", "extends", "derives"]);
+export type EdgeType = z.infer<typeof edgeTypeSchema>;
+
+/** Keys are compared exactly (no trimming): they are identifiers, not prose. */
+export const importKeySchema = z.string().min(1).max(MAX_IMPORT_KEY_LENGTH);
+
+const importContentSchema = z.string().trim().min(1).max(MAX_IMPORT_CONTENT_LENGTH);
+
+const after = (later: string | null | undefined, earlier: string | null | undefined) =>
+  later === null || later === undefined || earlier === null || earlier === undefined || Date.parse(later) >= Date.parse(earlier);
+
+/**
+ * The bi-temporal columns of a memory or fact line: validFrom/recordedAt default to the import
+ * time; a closing validTo needs the validFrom it closes, and a closing time needs a validTo.
+ */
+function checkTimes(
+  v: { validFrom?: string | undefined; validTo: string | null; recordedAt?: string | undefined; closedRecordedAt: string | null },
+  ctx: z.RefinementCtx,
+): void {
+  if (v.validTo !== null && v.validFrom === undefined) ctx.addIssue({ code: "custom", path: ["validFrom"], message: "required when validTo is given" });
+  if (!after(v.validTo, v.validFrom)) ctx.addIssue({ code: "custom", path: ["validTo"], message: "must not be before validFrom" });
+  if (v.closedRecordedAt !== null && v.validTo === null) ctx.addIssue({ code: "custom", path: ["closedRecordedAt"], message: "only a closed row (validTo set) has a closing time" });
+  if (v.closedRecordedAt !== null && v.recordedAt === undefined) ctx.addIssue({ code: "custom", path: ["recordedAt"], message: "required when closedRecordedAt is given" });
+  if (!after(v.closedRecordedAt, v.recordedAt)) ctx.addIssue({ code: "custom", path: ["closedRecordedAt"], message: "must not be before recordedAt" });
+}
+
+/** First line of an export: what wrote it and when. */
+export const archiveHeaderSchema = z.strictObject({
+  kind: z.literal("archive"),
+  format: z.literal(ARCHIVE_FORMAT),
+  version: z.literal(ARCHIVE_VERSION, { message: `unsupported archive version (this server reads version ${ARCHIVE_VERSION})` }),
+  exportedAt: instantSchema,
+});
+
+/** A scope registry entry. Merged on import: an existing scope keeps its name and gains the aliases and projects. */
+export const archiveScopeSchema = z.strictObject({
+  kind: z.literal("scope"),
+  name: scopeNameSchema,
+  aliases: z.array(scopeNameSchema).max(MAX_SCOPE_ALIASES).default([]),
+  projects: z.array(projectSchema).max(MAX_SCOPE_PROJECTS).default([]),
+});
+
+export const archivePolicySchema = z
+  .strictObject({
+    kind: z.literal("retrieval_policy"),
+    mode: retrievalModeSchema,
+    scope: scopeNameSchema.nullable().default(null),
+  })
+  .refine((v) => (v.mode === "default") === (v.scope !== null), { message: "mode default needs a scope; off and require take none", path: ["scope"] });
+
+export const archiveCommitmentSchema = z.strictObject({
+  status: commitmentStatusSchema,
+  owner: z.string().trim().min(1).max(256).nullable().default(null),
+  dueAt: instantSchema.nullable().default(null),
+  resolvedAt: instantSchema.nullable().default(null),
+});
+
+/**
+ * A memory. `key` identifies it inside the archive (edges and facts refer to it) and makes the
+ * import idempotent. Without `scope` the memory lands where a write without one would;
+ * `commitment: null` means none, absent means "an open one for a commitment-type memory".
+ */
+export const archiveMemorySchema = z
+  .strictObject({
+    kind: z.literal("memory"),
+    key: importKeySchema,
+    memoryType: memoryTypeSchema,
+    topic: topicSchema,
+    content: importContentSchema,
+    scope: scopeNameSchema.optional(),
+    project: projectSchema.nullable().default(null),
+    tags: tagsSchema.default([]),
+    status: memoryStatusSchema.default("active"),
+    validFrom: instantSchema.optional(),
+    validTo: instantSchema.nullable().default(null),
+    recordedAt: instantSchema.optional(),
+    closedRecordedAt: instantSchema.nullable().default(null),
+    commitment: archiveCommitmentSchema.nullable().optional(),
+  })
+  .superRefine(checkTimes);
+
+/** A link between two memories of the archive: from = successor (newer), to = predecessor (older). */
+export const archiveEdgeSchema = z
+  .strictObject({
+    kind: z.literal("edge"),
+    from: importKeySchema,
+    to: importKeySchema,
+    edgeType: edgeTypeSchema,
+    recordedAt: instantSchema.optional(),
+  })
+  .refine((v) => v.from !== v.to, { message: "an edge links two different memories", path: ["to"] });
+
+/** One generation of a fact, optionally tied to the memory (by key) that asserted it. */
+export const archiveFactSchema = z
+  .strictObject({
+    kind: z.literal("fact"),
+    key: importKeySchema,
+    memoryKey: importKeySchema.nullable().default(null),
+    subject: factInputSchema.shape.subject,
+    predicate: factInputSchema.shape.predicate,
+    value: factInputSchema.shape.value,
+    confidence: z.number().min(0).max(1).nullable().default(null),
+    validFrom: instantSchema.optional(),
+    validTo: instantSchema.nullable().default(null),
+    recordedAt: instantSchema.optional(),
+    closedRecordedAt: instantSchema.nullable().default(null),
+  })
+  .superRefine(checkTimes);
+
+export const archiveRecordSchema = z.discriminatedUnion("kind", [
+  archiveHeaderSchema,
+  archiveScopeSchema,
+  archivePolicySchema,
+  archiveMemorySchema,
+  archiveEdgeSchema,
+  archiveFactSchema,
+]);
+/** A record as the importer sees it after validation (defaults applied). */
+export type ArchiveRecord = z.output<typeof archiveRecordSchema>;
+export type ArchiveMemory = z.output<typeof archiveMemorySchema>;
+export type ArchiveFact = z.output<typeof archiveFactSchema>;
+export type ArchiveEdge = z.output<typeof archiveEdgeSchema>;
+export type ArchiveScope = z.output<typeof archiveScopeSchema>;
+export type ArchivePolicy = z.output<typeof archivePolicySchema>;
+export type ArchiveHeader = z.output<typeof archiveHeaderSchema>;
+/** Exported lines carry every field explicitly. */
+export type ExportedMemory = Required<ArchiveMemory>;
+export type ExportedFact = Required<ArchiveFact>;
+export type ExportedEdge = Required<ArchiveEdge>;
+
+/** The reference MCP memory server's knowledge-graph lines (extra keys some forks add are ignored). */
+export const mcpEntitySchema = z.object({
+  type: z.literal("entity"),
+  name: z.string().trim().min(1).max(256),
+  entityType: z.string().trim().min(1).max(64),
+  observations: z.array(z.string()).max(10_000),
+});
+export const mcpRelationSchema = z.object({
+  type: z.literal("relation"),
+  from: z.string().trim().min(1).max(256),
+  to: z.string().trim().min(1).max(2000),
+  relationType: z.string().trim().min(1).max(256),
+});
+export const mcpMemoryLineSchema = z.discriminatedUnion("type", [mcpEntitySchema, mcpRelationSchema]);
+export type McpMemoryLine = z.output<typeof mcpMemoryLineSchema>;
+
+/** POST /api/v1/import?format=… (the body is the NDJSON itself). */
+export const importQuerySchema = z.strictObject({ format: importFormatSchema.default("3ngram") });
+export type ImportQuery = z.infer<typeof importQuerySchema>;
+
+export const importOutcomeSchema = z.enum(["created", "skipped", "error"]);
+export type ImportOutcome = z.infer<typeof importOutcomeSchema>;
+
+/** What happened to one record: its 1-based line, and the id it was stored (or found) under. */
+export const importLineResultSchema = outputObject({
+  line: z.int().min(1),
+  outcome: importOutcomeSchema,
+  id: z.string().optional(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+});
+export type ImportLineResult = z.infer<typeof importLineResultSchema>;
+
+export const importOutputSchema = outputObject({
+  format: importFormatSchema,
+  results: z.array(importLineResultSchema),
+  created: z.int().min(0),
+  skipped: z.int().min(0),
+  failed: z.int().min(0),
+});
+export type ImportOutput = z.infer<typeof importOutputSchema>;
+
+/** One export page request: the opaque cursor of the previous page, absent for the first. */
+export const exportInputSchema = z.strictObject({ cursor: z.string().min(1).max(4096).optional() });
+export type ExportInput = z.infer<typeof exportInputSchema>;
