@@ -2,9 +2,9 @@
  * Runs the shared suite against BullMQ on the machine's real Redis. Every run writes under its
  * own key prefix and deletes those keys at the end, so runs never see each other's jobs.
  */
-import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { createRedisQueueBackend } from "../src/index.js";
+import { deleteKeyPrefix } from "../../../test/support/database.js";
 import { describeQueueBackend } from "./queue-backend-suite.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -13,17 +13,7 @@ const prefix = `test-queue-${process.pid}-${Date.now()}`;
 describeQueueBackend("BullMQ", () => createRedisQueueBackend({ redisUrl: REDIS_URL, prefix }));
 
 afterAll(async () => {
-  const redis = new Redis(REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } finally {
-    await redis.quit();
-  }
+  await deleteKeyPrefix(prefix);
 });
 
 describe("BullMQ queue backend without Redis", () => {

@@ -11,12 +11,11 @@ import type { RunningMemoryService } from "@3ngram/memory";
 import { PermanentJobError, createMemoryQueueBackend, createRedisQueueBackend, type QueueBackend, type QueueWorker } from "@3ngram/queue";
 import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB } from "@3ngram/schema";
 import { startCoreServices, type CoreServices } from "../../../test/support/core-services.js";
-import { TEST_REDIS_URL, uniqueKeyPrefix } from "../../../test/support/database.js";
+import { TEST_REDIS_URL, deleteKeyPrefix, uniqueKeyPrefix } from "../../../test/support/database.js";
 import { freePort } from "../../../test/support/processes.js";
 import { runJob, startWorkers } from "../src/queues.js";
 import {
   consolidatorClient,
-  deleteRedisKeys,
   embeddingState,
   eventually,
   silentLog,
@@ -80,7 +79,7 @@ describe.each([
     await backend?.close();
     client?.close();
     await late?.close();
-    if (redisPrefix) await deleteRedisKeys(redisPrefix);
+    if (redisPrefix) await deleteKeyPrefix(redisPrefix);
   });
 
   it("retries while the memory service is down, embeds once it is up, dead-letters unknown jobs at once, and reports each attempt", async () => {

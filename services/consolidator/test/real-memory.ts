@@ -9,7 +9,6 @@ import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from 
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { CredentialSigner, SCOPES, createRpcClient, generateServiceKeyPair, type RpcClient } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { Redis } from "ioredis";
 import type { CoreServices } from "../../../test/support/core-services.js";
 import { TEST_REDIS_URL } from "../../../test/support/database.js";
 import { freePort } from "../../../test/support/processes.js";
@@ -122,20 +121,6 @@ export async function eraseMemory(stack: CoreServices, memoryId: string): Promis
   await stack.ownerPool.query("DELETE FROM memories WHERE id = $1", [memoryId]);
 }
 
-/** Removes every Redis key under a prefix this test created. */
-export async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
-}
 
 /** Polls `check` until it stops throwing, failing with its last error after `timeoutMs`. */
 export async function eventually(check: () => unknown, timeoutMs = 15_000): Promise<void> {

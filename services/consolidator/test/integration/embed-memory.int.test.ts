@@ -3,7 +3,6 @@
  * and a consolidator wired exactly as in production (Redis backend, gRPC client and embedder all
  * built from its config). Outcomes are read from the database, the queue and /metrics.
  */
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HashingEmbedder, toVectorLiteral } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type QueueBackend, type QueueCounts } from "@3ngram/queue";
@@ -11,7 +10,7 @@ import { SCOPES } from "@3ngram/rpc";
 import { createLogger, loadConfig } from "@3ngram/runtime";
 import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY } from "@3ngram/schema";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
-import { TEST_REDIS_URL } from "../../../../test/support/database.js";
+import { TEST_REDIS_URL, deleteKeyPrefix } from "../../../../test/support/database.js";
 import { freePort } from "../../../../test/support/processes.js";
 import { consolidatorConfigSchema, startConsolidator, type Consolidator } from "../../src/index.js";
 
@@ -53,7 +52,7 @@ afterAll(async () => {
   await consolidator?.close();
   await producer?.close();
   await stack?.close();
-  if (stack) await deleteKeys(stack.redisPrefix);
+  if (stack) await deleteKeyPrefix(stack.redisPrefix);
 });
 
 describe("embed-memory job against the real memory service", () => {
@@ -124,19 +123,6 @@ async function jobsTotal(outcome: string): Promise<number> {
   return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
 }
 
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(TEST_REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } finally {
-    await redis.quit();
-  }
-}
 
 async function eventually(check: () => unknown, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

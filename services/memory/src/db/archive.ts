@@ -3,6 +3,8 @@
  * archive carries; every statement names its tenant explicitly (RLS backs it up).
  */
 import type { Queryable } from "@3ngram/db";
+import type { FactRow } from "./facts.js";
+import type { MemoryRow } from "./memories.js";
 import type { CommitmentStatus, EdgeType, MemoryStatus, MemoryType, RetrievalMode } from "@3ngram/schema";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -233,19 +235,9 @@ export async function selectMemorySizesAfter(
   return rows;
 }
 
-export interface ExportMemoryRow {
-  id: string;
+/** A memory as exported: the stored fields plus its key, closing clock and flattened commitment. */
+export interface ExportMemoryRow extends Omit<MemoryRow, "embedded" | "supersededBy" | "commitment"> {
   key: string;
-  memoryType: MemoryType;
-  topic: string;
-  content: string;
-  scope: string;
-  project: string | null;
-  tags: string[];
-  status: MemoryStatus;
-  validFrom: Date;
-  validTo: Date | null;
-  recordedAt: Date;
   closedRecordedAt: Date | null;
   commitmentStatus: CommitmentStatus | null;
   commitmentOwner: string | null;
@@ -292,18 +284,10 @@ export async function selectEdgesAfter(db: Queryable, tenantId: string, after: s
   return rows;
 }
 
-export interface ExportFactRow {
-  id: string;
+/** A fact as exported: memory ids replaced by keys. */
+export interface ExportFactRow extends Omit<FactRow, "memoryId"> {
   key: string;
   memoryKey: string | null;
-  subject: string;
-  predicate: string;
-  value: string;
-  confidence: number | null;
-  validFrom: Date;
-  validTo: Date | null;
-  recordedAt: Date;
-  closedRecordedAt: Date | null;
 }
 
 export async function selectFactsAfter(db: Queryable, tenantId: string, after: string | null, until: string, limit: number): Promise<ExportFactRow[]> {

@@ -7,13 +7,13 @@
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { AppError } from "@3ngram/errors";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
+import { rejection } from "../../../../test/support/calls.js";
 
 type Client = RpcClient<typeof MemoryService>;
 interface Tenant {
@@ -26,14 +26,6 @@ let memory: Client;
 
 const as = (t: Tenant, scopes: string[] = [SCOPES.read, SCOPES.write]) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes } });
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
-}
 
 /** Every line of the tenant's archive, following the cursor to the end. */
 async function exportAll(t: Tenant): Promise<{ lines: string[]; pages: number }> {

@@ -8,10 +8,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Fact } from "@3ngram/proto/memory/v1";
-import { AppError } from "@3ngram/errors";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { rejection, writer } from "../../../../test/support/calls.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -20,7 +20,6 @@ let memory: RpcClient<typeof MemoryService>;
 let tenantA: Tenant;
 let tenantB: Tenant;
 
-const writer = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.write] } });
 const readOnly = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read] } });
 
 const ms = (ts: Timestamp | undefined): number => timestampDate(ts!).getTime();
@@ -32,14 +31,6 @@ const between = (earlier: number, later: number): Timestamp => {
   return ts(Math.floor((earlier + later) / 2));
 };
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
-}
 
 async function count(table: "memories" | "facts", tenantId: string): Promise<number> {
   const { rows } = await stack.ownerPool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = $1`, [tenantId]);

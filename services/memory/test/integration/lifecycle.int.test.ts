@@ -5,12 +5,13 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
+import type { RpcClient } from "@3ngram/rpc";
 import type { MemoryService, RememberRequestSchema } from "@3ngram/proto/memory/v1";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AppError } from "@3ngram/errors";
 import { COMMITMENT_STATUSES, COMMITMENT_TRANSITIONS, type CommitmentStatus } from "@3ngram/schema";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { reader, rejection, writer } from "../../../../test/support/calls.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
@@ -21,17 +22,7 @@ let tenantA: Tenant;
 let tenantB: Tenant;
 
 const UNKNOWN_ID = "01890a5d-ac96-774b-bcce-b302099a8057";
-const writer = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.write] } });
-const reader = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read] } });
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
-}
 
 /** What a caller can observe of an error, with one id blanked so unknown and foreign answers compare. */
 function observable(err: AppError, id: string) {

@@ -1,23 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CredentialSigner, createRpcClient, generateServiceKeyPair, SCOPES } from "@3ngram/rpc";
 import { MemoryService } from "@3ngram/proto/memory/v1";
-import { AppError } from "@3ngram/errors";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { rejection, writer } from "../../../../test/support/calls.js";
 
 let stack: CoreServices;
 let tenantA: { tenantId: string; userId: string; apiKey: string };
 let tenantB: { tenantId: string; userId: string; apiKey: string };
 
-const writer = (t: { tenantId: string; userId: string }) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.write] } });
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
-}
 
 async function memoryCount(tenantId: string): Promise<number> {
   const { rows } = await stack.ownerPool.query<{ n: string }>("SELECT count(*) AS n FROM memories WHERE tenant_id = $1", [tenantId]);

@@ -10,23 +10,14 @@ import { AppError } from "@3ngram/errors";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import type { RpcClient } from "@3ngram/rpc";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { reader, rejection, writer } from "../../../../test/support/calls.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
 let memory: RpcClient<typeof MemoryService>;
 
-const writer = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.write] } });
-const reader = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read] } });
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
-}
 
 let counter = 0;
 /** A memory with unique content (the live-duplicate guard is per tenant). */
