@@ -62,3 +62,17 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
   }
   throw new Error(`timed out waiting for ${what}${proc ? `:\n${proc.output()}` : ""}`);
 }
+
+/** Retries `check` until it stops throwing, then returns; after `timeoutMs` its last error surfaces. */
+export async function eventually(check: () => unknown, timeoutMs = 15_000, intervalMs = 10): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  }
+}

@@ -4,10 +4,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { PermanentJobError, type Job, type QueueBackend, type QueueCounts } from "../src/index.js";
+import { eventually } from "../../../test/support/processes.js";
 
 /** Tiny backoff keeps retries quick; the suite asserts order and counts, never durations. */
 const BACKOFF_MS = 20;
-const EVENTUALLY_MS = 10_000;
 
 export function describeQueueBackend(name: string, createBackend: () => QueueBackend): void {
   describe(`${name} queue backend`, () => {
@@ -224,16 +224,3 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-/** Retries `check` until it passes or the bounded wait runs out (then its last error surfaces). */
-async function eventually(check: () => unknown, timeoutMs = EVENTUALLY_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-}

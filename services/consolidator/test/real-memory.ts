@@ -12,6 +12,8 @@ import { createLogger } from "@3ngram/runtime";
 import type { CoreServices } from "../../../test/support/core-services.js";
 import { TEST_REDIS_URL } from "../../../test/support/database.js";
 import { freePort } from "../../../test/support/processes.js";
+import { eventually } from "../../../test/support/processes.js";
+export { eventually };
 
 export type MemoryRpc = RpcClient<typeof MemoryService>;
 export interface Tenant {
@@ -122,16 +124,3 @@ export async function eraseMemory(stack: CoreServices, memoryId: string): Promis
 }
 
 
-/** Polls `check` until it stops throwing, failing with its last error after `timeoutMs`. */
-export async function eventually(check: () => unknown, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-}

@@ -13,6 +13,7 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import { TEST_REDIS_URL, deleteKeyPrefix } from "../../../../test/support/database.js";
 import { freePort } from "../../../../test/support/processes.js";
 import { consolidatorConfigSchema, startConsolidator, type Consolidator } from "../../src/index.js";
+import { eventually } from "../../../../test/support/processes.js";
 
 type Tenant = { tenantId: string; userId: string };
 
@@ -124,15 +125,3 @@ async function jobsTotal(outcome: string): Promise<number> {
 }
 
 
-async function eventually(check: () => unknown, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-}

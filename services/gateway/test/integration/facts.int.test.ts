@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, type ToolResult } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, structured } from "../support/mcp-client.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -31,11 +31,6 @@ afterAll(async () => {
   await core?.close();
 });
 
-function structured(result: ToolResult): Record<string, unknown> {
-  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-  expect(JSON.parse(result.content[0]?.text ?? "null")).toEqual(result.structuredContent);
-  return result.structuredContent!;
-}
 
 const getFacts = async (client: Client, args: Record<string, unknown>): Promise<GetFactsOutput> =>
   getFactsOutputSchema.parse(structured(await callTool(client, "get_facts", args)));

@@ -19,7 +19,7 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import { freePort } from "../../../../test/support/processes.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway, type GatewayPeers } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, type ToolResult } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, structured } from "../support/mcp-client.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -58,10 +58,6 @@ const post = (path: string, json: unknown, key: string = readWrite.apiKey, base 
     body: JSON.stringify(json),
   });
 
-function structured(result: ToolResult): Record<string, unknown> {
-  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-  return result.structuredContent!;
-}
 
 /** Who the memory service recorded as owner and author of a memory. */
 async function ownerOf(memoryId: string): Promise<{ tenantId: string; createdBy: string } | undefined> {

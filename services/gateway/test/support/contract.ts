@@ -8,7 +8,7 @@ import { request } from "node:http";
 import { getMemoriesOutputSchema, memoryRecordSchema, rememberOutputSchema, searchOutputSchema } from "@3ngram/schema";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERAS, callTool, connect, errorText, type ToolResult } from "./mcp-client.js";
+import { ERAS, callTool, connect, errorText, structured } from "./mcp-client.js";
 
 /** The MCP surface this issue serves, sorted; a new tool must be added here deliberately. */
 const EXPECTED_TOOLS = ["configure_scope", "get_facts", "get_memories", "remember", "resolve", "revise", "search"];
@@ -46,13 +46,6 @@ function objectNodes(schema: unknown, path = "$"): { path: string; node: Json }[
   return found;
 }
 
-function structured(result: ToolResult): Json {
-  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-  expect(result.structuredContent).toBeDefined();
-  // The text mirror is the same object.
-  expect(JSON.parse(result.content[0]?.text ?? "null")).toEqual(result.structuredContent);
-  return result.structuredContent!;
-}
 
 /**
  * Registers the contract. `extra` may register more tests in the same describe, sharing the

@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { Client, StreamableHTTPClientTransport, type ClientOptions } from "@modelcontextprotocol/client";
 
 export interface Era {
@@ -36,4 +37,12 @@ export async function callTool(client: Client, name: string, args: Record<string
 export function errorText(result: ToolResult): string {
   if (!result.isError) throw new Error(`expected an error result, got ${JSON.stringify(result)}`);
   return result.content.map((c) => c.text ?? "").join("\n");
+}
+
+/** A successful tool result's structured content, after checking the JSON text mirror carries the same object. */
+export function structured(result: ToolResult): Record<string, unknown> {
+  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+  expect(result.structuredContent).toBeDefined();
+  expect(JSON.parse(result.content[0]?.text ?? "null")).toEqual(result.structuredContent);
+  return result.structuredContent!;
 }
