@@ -43,9 +43,12 @@ services: ## Make sure local PostgreSQL (with pgvector) and Redis are running
 
 # gen-check runs before build so a stale generated file is reported as such
 # rather than as a confusing type error.
-test: $(INSTALL_STAMP) gen-check build services ## Check, build, type-check tests, start services, run vitest
+# The retrieval golden-set gate (eval/retrieval, ~30 s) runs after vitest on a full run; a run
+# narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
+test: $(INSTALL_STAMP) gen-check build services ## Check, build, type-check tests, start services, run vitest and the retrieval gate
 	$(NPM) run typecheck:tests
 	npx vitest run $(VITEST_ARGS)
+	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) eval/retrieval/cli.mjs)
 
 run: $(INSTALL_STAMP) build ## Start the standalone server (no PostgreSQL/Redis needed)
 	$(NODE) standalone/dist/main.js

@@ -63,6 +63,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const memory = await startMemoryService(loadMemoryConfig(shared), {
       embedder,
       queue: queues.queue,
+      queueCounts: queues.counts,
       log: log.child({ component: "memory" }),
     });
     closers.push(() => memory.close());

@@ -46,6 +46,8 @@ export interface TenantScope {
   role: string;
   tenantId: string;
   readOnly?: boolean;
+  /** REPEATABLE READ: every statement of the transaction sees one snapshot (multi-query reads that must agree). */
+  snapshot?: boolean;
 }
 
 /**
@@ -55,7 +57,7 @@ export interface TenantScope {
  * pooled connection never carries one tenant's context into another's request.
  */
 export function withTenant<T>(pool: Pool, scope: TenantScope, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return inRoleTransaction(pool, scope.role, scope.readOnly ?? false, scope.tenantId, fn);
+  return inRoleTransaction(pool, scope.role, scope.readOnly ?? false, scope.tenantId, fn, scope.snapshot ?? false);
 }
 
 /** Pre-tenant work (API-key lookup) as the runtime role, with no tenant bound: RLS shows it nothing. */
@@ -69,10 +71,11 @@ async function inRoleTransaction<T>(
   readOnly: boolean,
   tenantId: string | undefined,
   fn: (client: PoolClient) => Promise<T>,
+  snapshot = false,
 ): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query(readOnly ? "BEGIN READ ONLY" : "BEGIN");
+    await client.query(["BEGIN", snapshot ? "ISOLATION LEVEL REPEATABLE READ" : "", readOnly ? "READ ONLY" : ""].filter(Boolean).join(" "));
     await client.query(`SET LOCAL ROLE ${quoteIdentifier(role)}`);
     if (tenantId !== undefined) await client.query("SELECT set_config('app.tenant_id', $1, true)", [tenantId]);
     const result = await fn(client);

@@ -3,6 +3,7 @@ export type {
   Job,
   JobHandler,
   JobQueue,
+  JobSchedule,
   QueueBackend,
   QueueCounts,
   QueueWorker,

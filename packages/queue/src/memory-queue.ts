@@ -5,8 +5,8 @@
  * keeps the memory as `embedded: "pending"`, so nothing the user stored is lost with it).
  */
 import { PermanentJobError } from "./errors.js";
-import { NO_RETRY, backoffDelay, checkConcurrency, checkEnqueue } from "./options.js";
-import type { EnqueueOptions, Job, JobHandler, JobQueue, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
+import { NO_RETRY, backoffDelay, checkConcurrency, checkEnqueue, checkSchedule, nextBoundary } from "./options.js";
+import type { EnqueueOptions, Job, JobHandler, JobQueue, JobSchedule, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
 
 interface StoredJob {
   readonly id: string;
@@ -64,6 +64,8 @@ interface QueueState {
 export function createMemoryQueueBackend(): QueueBackend {
   const queues = new Map<string, QueueState>();
   const timers = new Set<NodeJS.Timeout>();
+  /** The pending timer of each schedule, by queue and schedule id. */
+  const scheduled = new Map<string, NodeJS.Timeout>();
   let nextId = 1;
   let closed = false;
   let producerClosed = false;
@@ -150,26 +152,31 @@ export function createMemoryQueueBackend(): QueueBackend {
     if (job.dedupeId !== undefined) state.pendingIds.delete(job.dedupeId);
   };
 
+  /** Adds one job (deduplicated by jobId while it is pending). */
+  const add = (queueName: string, name: string, payload: unknown, options?: EnqueueOptions): void => {
+    const state = stateOf(queueName);
+    const dedupeId = options?.jobId;
+    if (dedupeId !== undefined) {
+      if (state.pendingIds.has(dedupeId)) return;
+      state.pendingIds.add(dedupeId);
+    }
+    const job: StoredJob = {
+      id: String(nextId++),
+      name,
+      // BullMQ stores payloads as JSON; round-tripping here gives handlers the same shapes in both modes.
+      data: payload === undefined ? undefined : JSON.parse(JSON.stringify(payload)),
+      retry: options?.retry ?? NO_RETRY,
+      dedupeId,
+      failures: 0,
+    };
+    schedule(state, job, options?.delayMs ?? 0);
+  };
+
   const queue: JobQueue = {
     async enqueue(queueName: string, name: string, payload: unknown, options?: EnqueueOptions): Promise<void> {
       if (closed || producerClosed) throw new Error("queue is closed");
       checkEnqueue(queueName, name, options);
-      const state = stateOf(queueName);
-      const dedupeId = options?.jobId;
-      if (dedupeId !== undefined) {
-        if (state.pendingIds.has(dedupeId)) return;
-        state.pendingIds.add(dedupeId);
-      }
-      const job: StoredJob = {
-        id: String(nextId++),
-        name,
-        // BullMQ stores payloads as JSON; round-tripping here gives handlers the same shapes in both modes.
-        data: payload === undefined ? undefined : JSON.parse(JSON.stringify(payload)),
-        retry: options?.retry ?? NO_RETRY,
-        dedupeId,
-        failures: 0,
-      };
-      schedule(state, job, options?.delayMs ?? 0);
+      add(queueName, name, payload, options);
     },
     // Only stops intake: jobs already queued still run until the backend itself closes.
     async close(): Promise<void> {
@@ -198,6 +205,36 @@ export function createMemoryQueueBackend(): QueueBackend {
     };
   };
 
+  /**
+   * Arms a timer for the next boundary of the interval; each tick queues one run and re-arms.
+   * A run still waiting or running absorbs the next tick (one pending run per schedule).
+   */
+  const repeat = async (queueName: string, job: JobSchedule): Promise<void> => {
+    if (closed) throw new Error("queue backend is closed");
+    checkSchedule(queueName, job);
+    const key = `${queueName}\u0000${job.id}`;
+    const arm = () => {
+      const previous = scheduled.get(key);
+      if (previous) {
+        clearTimeout(previous);
+        timers.delete(previous);
+      }
+      const now = Date.now();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        scheduled.delete(key);
+        if (closed) return;
+        add(queueName, job.name, job.payload ?? {}, { jobId: `schedule:${job.id}`, ...(job.retry ? { retry: job.retry } : {}) });
+        arm();
+      }, nextBoundary(now, job.everyMs) - now);
+      // A schedule alone never keeps the process alive.
+      timer.unref();
+      timers.add(timer);
+      scheduled.set(key, timer);
+    };
+    arm();
+  };
+
   const counts = async (queueName: string): Promise<QueueCounts> => {
     const state = stateOf(queueName);
     return { waiting: state.waiting.size, active: state.active, delayed: state.delayed, failed: state.failed };
@@ -207,6 +244,7 @@ export function createMemoryQueueBackend(): QueueBackend {
     closed = true;
     for (const timer of timers) clearTimeout(timer);
     timers.clear();
+    scheduled.clear();
     const running: Promise<void>[] = [];
     for (const state of queues.values()) {
       for (const consumer of state.consumers) {
@@ -218,5 +256,5 @@ export function createMemoryQueueBackend(): QueueBackend {
     await Promise.all(running);
   };
 
-  return { queue, work, counts, close };
+  return { queue, work, schedule: repeat, counts, close };
 }

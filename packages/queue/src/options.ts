@@ -34,3 +34,21 @@ export function checkConcurrency(concurrency: number): number {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("concurrency must be an integer >= 1");
   return concurrency;
 }
+
+/** Shortest schedule interval accepted (tests use sub-second ones; production uses minutes). */
+export const MIN_SCHEDULE_INTERVAL_MS = 10;
+
+export function checkSchedule(queue: string, schedule: { id: string; name: string; everyMs: number; retry?: RetryPolicy }): void {
+  if (queue === "") throw new RangeError("queue name must not be empty");
+  if (schedule.id === "" || schedule.id.length > MAX_JOB_ID_LENGTH) throw new RangeError(`schedule id must be 1..${MAX_JOB_ID_LENGTH} characters`);
+  if (schedule.name === "") throw new RangeError("job name must not be empty");
+  if (!Number.isInteger(schedule.everyMs) || schedule.everyMs < MIN_SCHEDULE_INTERVAL_MS) {
+    throw new RangeError(`everyMs must be an integer >= ${MIN_SCHEDULE_INTERVAL_MS}`);
+  }
+  if (schedule.retry !== undefined) checkEnqueue(queue, schedule.name, { retry: schedule.retry });
+}
+
+/** The next run of an interval schedule: the first multiple of `everyMs` since the epoch after `now`. */
+export function nextBoundary(now: number, everyMs: number): number {
+  return (Math.floor(now / everyMs) + 1) * everyMs;
+}

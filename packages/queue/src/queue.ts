@@ -52,13 +52,33 @@ export interface QueueWorker {
 }
 
 /**
+ * A job that repeats on a fixed interval. Runs fall on multiples of the interval since the Unix
+ * epoch (hourly: at the top of each hour UTC; every 15 minutes: at :00, :15, :30, :45), the first
+ * at the next such boundary, so every backend and every restart keeps the same clock.
+ */
+export interface JobSchedule {
+  /** Stable id: scheduling the same id again replaces the schedule instead of adding a second one. */
+  id: string;
+  /** Job name and payload of every run. */
+  name: string;
+  payload?: unknown;
+  everyMs: number;
+  retry?: RetryPolicy;
+}
+
+/**
  * What both backends provide: the producer side (`queue`) for services that enqueue, and
- * consumers plus counts for the consolidator. `close()` stops every worker (waiting for their
- * active jobs) and then releases connections and timers.
+ * consumers, schedules and counts for the consolidator. `close()` stops every worker (waiting for
+ * their active jobs) and then releases connections and timers.
  */
 export interface QueueBackend {
   readonly queue: JobQueue;
   work(queueName: string, handler: JobHandler, options?: WorkOptions): QueueWorker;
+  /**
+   * Repeats a job on `queueName`. BullMQ keeps schedules in Redis (they survive restarts and are
+   * shared by every consolidator replica); the in-process backend keeps them until it closes.
+   */
+  schedule(queueName: string, schedule: JobSchedule): Promise<void>;
   counts(queueName: string): Promise<QueueCounts>;
   close(): Promise<void>;
 }

@@ -6,8 +6,8 @@
 import { Queue, UnrecoverableError, Worker, type JobsOptions } from "bullmq";
 import { Redis } from "ioredis";
 import { PermanentJobError } from "./errors.js";
-import { NO_RETRY, checkConcurrency, checkEnqueue } from "./options.js";
-import type { EnqueueOptions, JobHandler, JobQueue, QueueBackend, QueueCounts, QueueWorker, WorkOptions } from "./queue.js";
+import { NO_RETRY, checkConcurrency, checkEnqueue, checkSchedule, nextBoundary } from "./options.js";
+import type { EnqueueOptions, JobHandler, JobQueue, JobSchedule, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
 
 export interface RedisQueueBackendOptions {
   redisUrl: string;
@@ -22,6 +22,12 @@ export interface RedisQueueBackendOptions {
   enqueueTimeoutMs?: number;
   /** Connection and worker errors (BullMQ reports them as events, not rejections). Default: ignored. */
   onError?: (err: Error) => void;
+  /**
+   * How long a worker's hold on a running job lasts without renewal (renewed while the process
+   * lives). When a worker dies mid-job, another worker takes the job over once this lapses, and the
+   * stalled-job check runs at the same interval. Default 30000 (BullMQ's default).
+   */
+  lockDurationMs?: number;
 }
 
 const DEFAULT_KEEP_COMPLETED = 1000;
@@ -62,14 +68,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
     async enqueue(queueName: string, name: string, payload: unknown, enqueueOptions?: EnqueueOptions): Promise<void> {
       if (producerClosed) throw new Error("queue is closed");
       checkEnqueue(queueName, name, enqueueOptions);
-      const retry = enqueueOptions?.retry ?? NO_RETRY;
-      const jobOptions: JobsOptions = {
-        attempts: retry.attempts,
-        backoff: { type: "exponential", delay: retry.backoffMs },
-        removeOnComplete: { count: keepCompleted },
-        // Failed jobs stay: they are the dead-letter view that counts().failed reports.
-        removeOnFail: false,
-      };
+      const jobOptions: JobsOptions = retryOptions(enqueueOptions?.retry ?? NO_RETRY);
       if (enqueueOptions?.delayMs) jobOptions.delay = enqueueOptions.delayMs;
       // Our jobId is a BullMQ deduplication id, not a BullMQ job id. A custom BullMQ job id would
       // block every later enqueue for as long as the finished job is kept — forever once it has
@@ -100,7 +99,12 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
           throw err;
         }
       },
-      { connection: workerConnection, prefix, concurrency },
+      {
+        connection: workerConnection,
+        prefix,
+        concurrency,
+        ...(options.lockDurationMs !== undefined ? { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs } : {}),
+      },
     );
     worker.on("error", onError);
     workers.add(worker);
@@ -111,6 +115,28 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
         workers.delete(worker);
       },
     };
+  };
+
+  /** Job options shared by enqueued and scheduled jobs: retries with exponential backoff, failures kept. */
+  const retryOptions = (retry: RetryPolicy) => ({
+    attempts: retry.attempts,
+    backoff: { type: "exponential", delay: retry.backoffMs },
+    removeOnComplete: { count: keepCompleted },
+    // Failed jobs stay: they are the dead-letter view that counts().failed reports.
+    removeOnFail: false,
+  });
+
+  const schedule = async (queueName: string, job: JobSchedule): Promise<void> => {
+    if (closing) throw new Error("queue backend is closed");
+    checkSchedule(queueName, job);
+    // A job scheduler lives in Redis: upserting the same id again keeps its clock, so restarts and
+    // replicas share one schedule. The first run falls on the next boundary of the interval.
+    const upserted = queueFor(queueName).upsertJobScheduler(
+      job.id,
+      { every: job.everyMs, startDate: nextBoundary(Date.now(), job.everyMs) },
+      { name: job.name, data: job.payload ?? {}, opts: retryOptions(job.retry ?? NO_RETRY) },
+    );
+    await withTimeout(upserted, enqueueTimeoutMs, "schedule timed out: Redis did not answer");
   };
 
   const counts = async (queueName: string): Promise<QueueCounts> => {
@@ -134,7 +160,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
     return closing;
   };
 
-  return { queue, work, counts, close };
+  return { queue, work, schedule, counts, close };
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {

@@ -203,6 +203,38 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
       await expect(backend.queue.enqueue(queueName, "late", {})).rejects.toThrow(/closed/);
     });
 
+    it("repeats a scheduled job with its name and payload; scheduling the same id again replaces it", async () => {
+      const { backend, queueName } = setup();
+      const runs: Job[] = [];
+      backend.work(queueName, async (job) => void runs.push(job));
+      await backend.schedule(queueName, { id: "tick", name: "sweep", payload: { v: 1 }, everyMs: 100 });
+      await backend.schedule(queueName, { id: "tick", name: "sweep", payload: { v: 2 }, everyMs: 100, retry: { attempts: 2, backoffMs: BACKOFF_MS } });
+
+      await eventually(() => expect(runs.length).toBeGreaterThanOrEqual(3));
+      // One schedule, the second definition: every run carries its payload.
+      expect(new Set(runs.map((r) => r.name))).toEqual(new Set(["sweep"]));
+      expect(runs.map((r) => r.data)).toEqual(runs.map(() => ({ v: 2 })));
+    });
+
+    it("retries a failing scheduled run like any job", async () => {
+      const { backend, queueName } = setup();
+      const attempts: number[] = [];
+      backend.work(queueName, async (job) => {
+        attempts.push(job.attempt);
+        if (attempts.length === 1) throw new Error("transient");
+      });
+      await backend.schedule(queueName, { id: "flaky", name: "sweep", everyMs: 100, retry: { attempts: 3, backoffMs: BACKOFF_MS } });
+      await eventually(() => expect(attempts.slice(0, 2)).toEqual([1, 2]));
+      expect((await backend.counts(queueName)).failed).toBe(0);
+    });
+
+    it("refuses malformed schedules", async () => {
+      const { backend, queueName } = setup();
+      await expect(backend.schedule(queueName, { id: "s", name: "x", everyMs: 0 })).rejects.toThrow(RangeError);
+      await expect(backend.schedule(queueName, { id: "", name: "x", everyMs: 1000 })).rejects.toThrow(RangeError);
+      await expect(backend.schedule(queueName, { id: "s", name: "", everyMs: 1000 })).rejects.toThrow(RangeError);
+    });
+
     it("rejects malformed enqueue options the same way", async () => {
       const { backend, queueName } = setup();
       await expect(backend.queue.enqueue(queueName, "x", {}, { jobId: "" })).rejects.toThrow(RangeError);

@@ -18,6 +18,8 @@ export const SCOPES = {
   internalAuth: "internal:auth",
   /** Store embeddings computed out of band (the consolidator). */
   internalEmbed: "internal:embed",
+  /** Background consolidation: list tenants, scan similar pairs, hand over proposals, sweep commitments (the consolidator). */
+  internalConsolidate: "internal:consolidate",
 } as const;
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
 

@@ -26,13 +26,19 @@ const handlers: Handlers<typeof SearchService> = {
     if (behaviour === "crash") throw new Error("SELECT secret FROM somewhere failed");
     return { hits: [{ id: "h1", topic: request.query, score: 0.5 }], hasMore: false };
   },
+  async similarPairs() {
+    return { pairs: [], scanned: 0, model: "" };
+  },
 };
 
 beforeAll(async () => {
   const keys = await generateServiceKeyPair();
   signer = await CredentialSigner.fromJwk("gateway", keys.privateJwk);
   server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", [keys.publicJwk]), log, registry });
-  server.addService(SearchService, handlers, { search: { anyScope: [SCOPES.read], tenant: true } });
+  server.addService(SearchService, handlers, {
+    search: { anyScope: [SCOPES.read], tenant: true },
+    similarPairs: { anyScope: [SCOPES.internalConsolidate], tenant: true },
+  });
   const port = await server.listen("127.0.0.1:0");
   address = `127.0.0.1:${port}`;
 });

@@ -2,11 +2,15 @@ import type { Server } from "node:http";
 import { Counter, Gauge } from "prom-client";
 import { createEmbedder, type Embedder } from "@3ngram/embeddings";
 import { MemoryService } from "@3ngram/proto/memory/v1";
+import { SearchService } from "@3ngram/proto/search/v1";
 import { createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { CredentialSigner, createRpcClient } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, errorSummary, serveMetrics, type Closer, type Logger } from "@3ngram/runtime";
+import { MAINTENANCE_QUEUE } from "@3ngram/schema";
 import type { ConsolidatorConfig } from "./config.js";
-import type { MemoryClient } from "./jobs/embed-memory.js";
+import { createExtractor, type FactExtractor } from "./extraction/index.js";
+import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
+import { SCHEDULES } from "./jobs/tenant-scans.js";
 import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
 
 /**
@@ -15,8 +19,10 @@ import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
  */
 export interface ConsolidatorDeps {
   backend?: QueueBackend;
-  memory?: MemoryClient;
+  memory?: ConsolidatorMemoryClient;
+  search?: ConsolidatorSearchClient;
   embedder?: Embedder;
+  extractor?: FactExtractor;
   log?: Logger;
 }
 
@@ -41,13 +47,20 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
       embedder = created;
     }
 
+    const signer = deps.memory && deps.search ? undefined : await CredentialSigner.fromJwk("consolidator", config.signingJwk);
     let memory = deps.memory;
     if (!memory) {
-      const signer = await CredentialSigner.fromJwk("consolidator", config.signingJwk);
-      const client = createRpcClient(MemoryService, { address: config.memoryAddr, audience: "memory", signer });
+      const client = createRpcClient(MemoryService, { address: config.memoryAddr, audience: "memory", signer: signer! });
       owned.push(() => client.close());
       memory = client;
     }
+    let search = deps.search;
+    if (!search) {
+      const client = createRpcClient(SearchService, { address: config.searchAddr, audience: "search", signer: signer! });
+      owned.push(() => client.close());
+      search = client;
+    }
+    const extractor = deps.extractor ?? createExtractor(config.extractor);
 
     let backend = deps.backend;
     if (!backend) {
@@ -55,6 +68,7 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
         redisUrl: config.redisUrl,
         prefix: config.redisKeyPrefix,
         onError: (err) => log.error({ error: errorSummary(err) }, "queue connection error"),
+        lockDurationMs: config.jobLockMs,
       });
       owned.push(() => created.close());
       backend = created;
@@ -88,10 +102,18 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
 
     const workers = startWorkers({
       backend,
-      deps: { memory, embedder, log },
+      deps: { memory, search, embedder, extractor, queue: backend.queue, commitmentGraceMs: config.commitmentGraceMs, log },
       concurrency: config.workerConcurrency,
       onOutcome: (job, outcome) => jobs.inc({ job, outcome }),
     });
+
+    // Upserting a schedule keeps its clock, so every start (and every replica) registers the same ones.
+    try {
+      for (const schedule of SCHEDULES) await backend.schedule(MAINTENANCE_QUEUE, schedule);
+    } catch (err) {
+      await workers.close();
+      throw err;
+    }
 
     let server: Server | undefined;
     if (config.metricsPort > 0) {
@@ -103,7 +125,14 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
       }
     }
     log.info(
-      { queues: CONSUMED_QUEUES, concurrency: config.workerConcurrency, model: embedder.model, metricsPort: config.metricsPort },
+      {
+        queues: CONSUMED_QUEUES,
+        concurrency: config.workerConcurrency,
+        model: embedder.model,
+        extractor: extractor.name,
+        schedules: SCHEDULES.map((s) => s.id),
+        metricsPort: config.metricsPort,
+      },
       "consolidator started",
     );
 

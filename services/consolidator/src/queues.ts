@@ -1,17 +1,43 @@
 /**
  * The queues this service consumes and the one place a job name is turned into code. Retry
- * policies are set by the producer at enqueue time (EMBED_RETRY_POLICY lives in @3ngram/schema,
- * next to the queue and job names, because the memory service enqueues with it).
+ * policies are set by the producer at enqueue time (EMBED_RETRY_POLICY and EXTRACT_RETRY_POLICY
+ * live in @3ngram/schema, next to the queue and job names, because the memory service enqueues
+ * with them; the scheduled and per-tenant jobs' policies live beside their runners).
  */
-import { PermanentJobError, type Job, type QueueBackend, type QueueWorker } from "@3ngram/queue";
+import { PermanentJobError, type Job, type JobQueue, type QueueBackend, type QueueWorker } from "@3ngram/queue";
 import { errorSummary } from "@3ngram/runtime";
-import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB } from "@3ngram/schema";
+import { CONSOLIDATOR_QUEUES, EMBED_MEMORY_JOB } from "@3ngram/schema";
+import type { FactExtractor } from "./extraction/index.js";
+import { BACKFILL_TENANT_JOB, backfillTenant } from "./jobs/backfill-tenant.js";
+import { CONSOLIDATE_TENANT_JOB, consolidateTenant } from "./jobs/consolidate-tenant.js";
 import { embedMemory, type EmbedMemoryDeps } from "./jobs/embed-memory.js";
+import { EXTRACT_FACTS_JOB, extractFactsFromMemory } from "./jobs/extract-facts.js";
+import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
+import { SWEEP_TENANT_JOB, sweepTenant } from "./jobs/sweep-tenant.js";
+import { COMMITMENT_SWEEP_JOB, CONSOLIDATION_SCAN_JOB, EMBEDDING_BACKFILL_JOB, fanOutToTenants } from "./jobs/tenant-scans.js";
 
-export const CONSUMED_QUEUES = [EMBEDDINGS_QUEUE] as const;
-export const KNOWN_JOBS = [EMBED_MEMORY_JOB] as const;
+export const CONSUMED_QUEUES = CONSOLIDATOR_QUEUES;
+export const KNOWN_JOBS = [
+  EMBED_MEMORY_JOB,
+  EXTRACT_FACTS_JOB,
+  CONSOLIDATION_SCAN_JOB,
+  EMBEDDING_BACKFILL_JOB,
+  COMMITMENT_SWEEP_JOB,
+  CONSOLIDATE_TENANT_JOB,
+  BACKFILL_TENANT_JOB,
+  SWEEP_TENANT_JOB,
+] as const;
 
-export type JobDeps = EmbedMemoryDeps;
+/** Everything the job runners need. */
+export interface JobDeps extends EmbedMemoryDeps {
+  memory: ConsolidatorMemoryClient;
+  search: ConsolidatorSearchClient;
+  extractor: FactExtractor;
+  /** Where the scheduled jobs queue their per-tenant jobs. */
+  queue: JobQueue;
+  /** How long after its due time a live commitment expires. */
+  commitmentGraceMs: number;
+}
 
 /** How a job attempt ended, as counted in metrics: a runner's own outcome, or a failure kind. */
 export type JobOutcome = string;
@@ -23,6 +49,18 @@ export async function runJob(job: Job, deps: JobDeps): Promise<JobOutcome> {
   switch (job.name) {
     case EMBED_MEMORY_JOB:
       return embedMemory(job.data, deps);
+    case EXTRACT_FACTS_JOB:
+      return extractFactsFromMemory(job.data, deps);
+    case CONSOLIDATION_SCAN_JOB:
+    case EMBEDDING_BACKFILL_JOB:
+    case COMMITMENT_SWEEP_JOB:
+      return fanOutToTenants(job.name, job.data, deps);
+    case CONSOLIDATE_TENANT_JOB:
+      return consolidateTenant(job.data, deps);
+    case BACKFILL_TENANT_JOB:
+      return backfillTenant(job.data, deps);
+    case SWEEP_TENANT_JOB:
+      return sweepTenant(job.data, deps);
     default:
       throw new PermanentJobError(`unknown job name "${job.name.slice(0, 64)}"`);
   }

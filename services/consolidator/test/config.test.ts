@@ -25,6 +25,9 @@ describe("consolidator config", () => {
       searchAddr: "127.0.0.1:50052",
       signingJwk: privateJwk,
       workerConcurrency: 2,
+      jobLockMs: 30_000,
+      extractor: { kind: "rules" },
+      commitmentGraceMs: 24 * 3_600_000,
       metricsPort: 9103,
       logLevel: "info",
       embeddings: { provider: "local" },
@@ -39,6 +42,13 @@ describe("consolidator config", () => {
       MEMORY_ADDR: "dns:///memory:50051",
       SEARCH_ADDR: "dns:///search:50052",
       WORKER_CONCURRENCY: "8",
+      JOB_LOCK_MS: "5000",
+      FACT_EXTRACTOR: "llm",
+      FACT_EXTRACTOR_LLM_BASE_URL: "http://llm.internal:8000/v1",
+      FACT_EXTRACTOR_LLM_MODEL: "small-model",
+      FACT_EXTRACTOR_LLM_API_KEY: "sk-test",
+      FACT_EXTRACTOR_LLM_TIMEOUT_MS: "1500",
+      COMMITMENT_EXPIRY_GRACE_HOURS: "0.5",
       METRICS_PORT: "0",
       LOG_LEVEL: "debug",
       EMBEDDINGS_PROVIDER: "hashing",
@@ -50,6 +60,9 @@ describe("consolidator config", () => {
       memoryAddr: "dns:///memory:50051",
       searchAddr: "dns:///search:50052",
       workerConcurrency: 8,
+      jobLockMs: 5000,
+      extractor: { kind: "llm", baseUrl: "http://llm.internal:8000/v1", model: "small-model", apiKey: "sk-test", timeoutMs: 1500 },
+      commitmentGraceMs: 1_800_000,
       metricsPort: 0,
       logLevel: "debug",
       embeddings: { provider: "hashing", dimensions: 128 },
@@ -74,6 +87,9 @@ describe("consolidator config", () => {
       WORKER_CONCURRENCY: "0",
     });
     expect(found.map((p) => p.split(":")[0])).toEqual(["REDIS_URL", "WORKER_CONCURRENCY"]);
+
+    const llm = problems({ SERVICE_SIGNING_JWK: jwk, FACT_EXTRACTOR: "llm" });
+    expect(llm.map((p) => p.split(":")[0]).sort()).toEqual(["FACT_EXTRACTOR_LLM_BASE_URL", "FACT_EXTRACTOR_LLM_MODEL"]);
 
     const embeddings = problems({ SERVICE_SIGNING_JWK: jwk, EMBEDDINGS_PROVIDER: "openai" });
     expect(embeddings.map((p) => p.split(":")[0]).sort()).toEqual(["EMBEDDINGS_BASE_URL", "EMBEDDINGS_MODEL"]);

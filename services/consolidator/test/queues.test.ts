@@ -17,6 +17,7 @@ import { runJob, startWorkers } from "../src/queues.js";
 import {
   consolidatorClient,
   embeddingState,
+  otherJobDeps,
   eventually,
   silentLog,
   startMemoryOn,
@@ -32,17 +33,20 @@ let stack: CoreServices;
 let tenant: Tenant;
 let memory: MemoryRpc;
 let unreachable: MemoryRpc;
+let others: Awaited<ReturnType<typeof otherJobDeps>>;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "consqueues", embedder: null });
   tenant = await stack.createTenant("queues tenant");
   memory = await consolidatorClient(stack);
   unreachable = await unreachableClient(stack);
+  others = await otherJobDeps(stack);
 });
 
 afterAll(async () => {
   memory?.close();
   unreachable?.close();
+  await others?.close();
   await stack?.close();
 });
 
@@ -50,7 +54,7 @@ const pendingMemory = () => storePending(stack, tenant, { topic: "t", content: `
 
 describe("runJob", () => {
   it("refuses an unknown job name as permanent", async () => {
-    const run = runJob({ id: "1", name: "reticulate-splines", data: {}, attempt: 1 }, { memory: unreachable, embedder, log: silentLog });
+    const run = runJob({ id: "1", name: "reticulate-splines", data: {}, attempt: 1 }, { ...others, memory: unreachable, embedder, log: silentLog });
     await expect(run).rejects.toBeInstanceOf(PermanentJobError);
     await expect(run).rejects.toThrow(/unknown job name "reticulate-splines"/);
   });
@@ -59,7 +63,7 @@ describe("runJob", () => {
     const memoryId = await pendingMemory();
     const outcome = await runJob(
       { id: "1", name: EMBED_MEMORY_JOB, data: { tenantId: tenant.tenantId, memoryId }, attempt: 1 },
-      { memory, embedder, log: silentLog },
+      { ...others, memory, embedder, log: silentLog },
     );
     expect(outcome).toBe("embedded");
     expect(await embeddingState(stack, tenant, memoryId)).toBe("done");
@@ -91,7 +95,7 @@ describe.each([
     const outcomes: string[] = [];
     workers = startWorkers({
       backend,
-      deps: { memory: client, embedder, log: silentLog },
+      deps: { ...others, memory: client, embedder, log: silentLog },
       concurrency: 2,
       onOutcome: (job, outcome) => outcomes.push(`${job}:${outcome}`),
     });

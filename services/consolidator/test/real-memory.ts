@@ -7,7 +7,10 @@
 import { toVectorLiteral } from "@3ngram/embeddings";
 import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { MemoryService } from "@3ngram/proto/memory/v1";
+import { SearchService } from "@3ngram/proto/search/v1";
+import { createMemoryQueueBackend, type JobQueue } from "@3ngram/queue";
 import { CredentialSigner, SCOPES, createRpcClient, generateServiceKeyPair, type RpcClient } from "@3ngram/rpc";
+import { RulesFactExtractor, type FactExtractor } from "../src/extraction/index.js";
 import { createLogger } from "@3ngram/runtime";
 import type { CoreServices } from "../../../test/support/core-services.js";
 import { TEST_REDIS_URL } from "../../../test/support/database.js";
@@ -26,6 +29,34 @@ export const silentLog = createLogger({ service: "consolidator-test", level: pro
 /** A memory client signing as the consolidator does (issuer "consolidator"), at `address` (default: the running service). */
 export async function consolidatorClient(stack: CoreServices, address: string = stack.memoryAddress): Promise<MemoryRpc> {
   return createRpcClient(MemoryService, { address, audience: "memory", signer: await stack.keys.signer("consolidator") });
+}
+
+export type SearchRpc = RpcClient<typeof SearchService>;
+
+/** A search client signing as the consolidator does. */
+export async function consolidatorSearchClient(stack: CoreServices, address: string = stack.searchAddress): Promise<SearchRpc> {
+  return createRpcClient(SearchService, { address, audience: "search", signer: await stack.keys.signer("consolidator") });
+}
+
+/**
+ * The job dependencies besides the memory client and the embedder: a search client of the stack,
+ * the rules extractor, an in-process queue for fan-out, and no commitment grace. Close with `close`.
+ */
+export async function otherJobDeps(
+  stack: CoreServices,
+): Promise<{ search: SearchRpc; extractor: FactExtractor; queue: JobQueue; commitmentGraceMs: number; close(): Promise<void> }> {
+  const search = await consolidatorSearchClient(stack);
+  const backend = createMemoryQueueBackend();
+  return {
+    search,
+    extractor: new RulesFactExtractor(),
+    queue: backend.queue,
+    commitmentGraceMs: 0,
+    async close() {
+      search.close();
+      await backend.close();
+    },
+  };
 }
 
 /** A client for a port nothing listens on: every call fails at the transport, as unavailable. */

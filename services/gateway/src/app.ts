@@ -19,6 +19,7 @@ import { healthRouter, type PeerChecks } from "./http/health.js";
 import { routeLabel } from "./http/locals.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
+import { countMcpRequests } from "./http/mcp-headers.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import { createMcpEndpoint } from "./mcp/server.js";
 import { archiveRouter } from "./rest/archive.js";
@@ -27,6 +28,8 @@ import { factsRouter } from "./rest/facts.js";
 import { lifecycleRouter } from "./rest/lifecycle.js";
 import { memoryListingRouter } from "./rest/memory-listing.js";
 import { memoriesRouter } from "./rest/memories.js";
+import { orientationRouter } from "./rest/orientation.js";
+import { proposalsRouter } from "./rest/proposals.js";
 import { scopesRouter } from "./rest/scopes.js";
 import { searchRouter } from "./rest/search.js";
 
@@ -67,7 +70,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   });
 
   // The SDK reads and bounds the body itself; no parser runs before the Origin and auth checks.
-  app.all("/mcp", routeLabel("/mcp"), requireAllowedOrigin(deps.allowedOrigins), auth, (req, res) => serveMcp(req, res, req.body));
+  app.all("/mcp", routeLabel("/mcp"), requireAllowedOrigin(deps.allowedOrigins), auth, countMcpRequests(metrics), (req, res) => serveMcp(req, res, req.body));
 
   // Before the memories router, so GET /memories/facets is never read as a memory id.
   app.use("/api/v1", memoryListingRouter(deps.memory, auth), scopesRouter(deps.memory, auth));
@@ -75,6 +78,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use("/api/v1", factsRouter(deps.memory, auth));
   app.use("/api/v1", lifecycleRouter(deps.memory, auth));
   app.use("/api/v1", archiveRouter(deps.memory, auth, log));
+  app.use("/api/v1", orientationRouter(deps.memory, auth));
+  app.use("/api/v1", proposalsRouter(deps.memory, auth));
 
   app.use((_req, res) => sendError(res, new AppError("not_found", "no such route"), log));
   app.use(restErrorHandler(log));

@@ -30,6 +30,8 @@ export const gatewayConfigSchema = z
       }),
     /** Where clients reach this gateway from outside (its origin is allowed on /mcp too). */
     PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+    /** completion/complete requests each user may make per minute (per gateway instance for now). */
+    MCP_COMPLETIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(120),
     LOG_LEVEL: envLogLevel,
   })
   .transform((env) => {
@@ -45,6 +47,7 @@ export const gatewayConfigSchema = z
       allowedOrigins,
       publicUrl: env.PUBLIC_URL,
       logLevel: env.LOG_LEVEL,
+      completionsPerMinute: env.MCP_COMPLETIONS_PER_MINUTE,
     };
   });
 

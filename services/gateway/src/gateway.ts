@@ -39,7 +39,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const search = deps.search ?? createSearchClient(config.searchAddr, signer!);
   const metrics = deps.metrics ?? createGatewayMetrics();
   const peers = deps.peers ?? { memory: () => checkHealth(config.memoryAddr), search: () => checkHealth(config.searchAddr) };
-  const mcp = createMcpEndpoint({ memory, search, log, metrics });
+  const mcp = createMcpEndpoint({ memory, search, log, metrics, completionsPerMinute: config.completionsPerMinute });
   const app = createGatewayApp({
     memory,
     search,

@@ -32,6 +32,7 @@ describe("gateway config", () => {
       allowedOrigins: [],
       publicUrl: undefined,
       logLevel: "info",
+      completionsPerMinute: 120,
     });
     expect(config.serviceSigningJwk.d).toBeTypeOf("string");
   });
@@ -46,6 +47,7 @@ describe("gateway config", () => {
       MCP_ALLOWED_ORIGINS: " https://Claude.ai , http://localhost:3000 ",
       PUBLIC_URL: "https://memory.example.com/",
       LOG_LEVEL: "debug",
+      MCP_COMPLETIONS_PER_MINUTE: "7",
     });
     expect(config.port).toBe(0);
     expect(config.host).toBe("127.0.0.1");
@@ -55,6 +57,7 @@ describe("gateway config", () => {
     expect(config.allowedOrigins).toEqual(["https://claude.ai", "http://localhost:3000", "https://memory.example.com"]);
     expect(config.publicUrl).toBe("https://memory.example.com/");
     expect(config.logLevel).toBe("debug");
+    expect(config.completionsPerMinute).toBe(7);
   });
 
   it("requires a private signing key and never echoes it", () => {

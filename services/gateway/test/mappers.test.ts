@@ -95,13 +95,40 @@ describe("memory mapping", () => {
 });
 
 describe("search mapping", () => {
-  it("maps filters: memoryType or memoryTypes to memory_types, project to projects", () => {
-    expect(toSearchRequest(searchInputSchema.parse({ query: "db" }))).toEqual({ query: "db", limit: 5, memoryTypes: [], projects: [] });
+  it("maps filters: memoryType or memoryTypes to memory_types, project or projects to projects", () => {
+    expect(toSearchRequest(searchInputSchema.parse({ query: "db" }))).toEqual({
+      query: "db",
+      limit: 5,
+      memoryTypes: [],
+      projects: [],
+      order: "relevance",
+      projection: "full",
+    });
     expect(toSearchRequest(searchInputSchema.parse({ query: "db", memoryType: "decision" })).memoryTypes).toEqual(["decision"]);
     expect(toSearchRequest(searchInputSchema.parse({ query: "db", memoryTypes: ["fact", "note"] })).memoryTypes).toEqual(["fact", "note"]);
+    expect(toSearchRequest(searchInputSchema.parse({ query: "db", projects: ["atlas", "zeus"] })).projects).toEqual(["atlas", "zeus"]);
     expect(
       toSearchRequest(searchInputSchema.parse({ query: "db", limit: 25, scope: "work", project: "atlas", status: "archived" })),
-    ).toEqual({ query: "db", limit: 25, memoryTypes: [], scope: "work", projects: ["atlas"], status: "archived" });
+    ).toMatchObject({ query: "db", limit: 25, memoryTypes: [], scope: "work", projects: ["atlas"], status: "archived" });
+  });
+
+  it("maps time filters, order, cursor and projection; a chronological listing may omit the query", () => {
+    const request = toSearchRequest(
+      searchInputSchema.parse({
+        order: "chronological",
+        scope: "work",
+        recordedAfter: "2026-01-01T00:00:00Z",
+        recordedBefore: "2026-01-02T00:00:00.5Z",
+        asOf: { validAt: "2026-01-01T12:00:00Z" },
+        cursor: "abc",
+        projection: "compact",
+      }),
+    );
+    expect(request.query).toBeUndefined();
+    expect(request).toMatchObject({ order: "chronological", cursor: "abc", projection: "compact" });
+    expect(request.recordedAfter).toEqual(timestampFromDate(new Date("2026-01-01T00:00:00Z")));
+    expect(request.recordedBefore).toEqual(timestampFromDate(new Date("2026-01-02T00:00:00.500Z")));
+    expect(request.asOf).toEqual({ validAt: timestampFromDate(new Date("2026-01-01T12:00:00Z")) });
   });
 
   const hit = create(SearchHitSchema, {
@@ -131,24 +158,54 @@ describe("search mapping", () => {
     });
   });
 
+  const coverage = {
+    order: "relevance",
+    legs: [
+      { leg: "vector", available: false, candidates: 0 },
+      { leg: "fts", available: true, candidates: 3 },
+    ],
+    filters: { memoryTypes: ["fact"], projects: [], status: "active", recordedAfter: timestampFromDate(RECORDED) },
+    appliedScope: "work",
+    asOf: { asKnownAt: timestampFromDate(RECORDED) },
+    poolSize: 3,
+    hasMore: false,
+    abstained: true,
+    evidence: { anyLexical: false, scoreGap: 0.25 },
+  };
+
   it("maps coverage and requires it", () => {
-    const coverage = create(CoverageSchema, { legs: [{ leg: "vector", available: false, candidates: 0 }, { leg: "fts", available: true, candidates: 3 }], poolSize: 3, abstained: true });
-    expect(toCoverage(coverage)).toEqual({
+    expect(toCoverage(create(CoverageSchema, coverage))).toEqual({
+      order: "relevance",
       legs: [
         { leg: "vector", available: false, candidates: 0 },
         { leg: "fts", available: true, candidates: 3 },
       ],
+      filters: { memoryTypes: ["fact"], scope: null, projects: [], status: "active", recordedAfter: "2026-01-02T03:04:06.000Z", recordedBefore: null },
+      appliedScope: "work",
+      asOf: { asKnownAt: "2026-01-02T03:04:06.000Z" },
       poolSize: 3,
+      hasMore: false,
       abstained: true,
+      evidence: { bestCosine: null, anyLexical: false, scoreGap: 0.25, termCoverage: null },
     });
     expect(() => toCoverage(undefined)).toThrow(expect.objectContaining({ reason: "internal_error" }));
-    expect(() => toCoverage(create(CoverageSchema, { legs: [{ leg: "psychic" }] }))).toThrow();
+    expect(() => toCoverage(create(CoverageSchema, { ...coverage, legs: [{ leg: "psychic" }] }))).toThrow();
+    // A chronological listing has no pool and no legs.
+    expect(toCoverage(create(CoverageSchema, { ...coverage, order: "chronological", legs: [], poolSize: undefined })).poolSize).toBeNull();
   });
 
-  it("maps the whole response with count and hasMore", () => {
-    const response = create(SearchResponseSchema, { hits: [hit, hit], hasMore: true, coverage: { legs: [], poolSize: 2, abstained: false } });
+  it("maps the whole response with count, hasMore, nextCursor and appliedScope", () => {
+    const response = create(SearchResponseSchema, { hits: [hit, hit], hasMore: true, nextCursor: "next", projection: "full", coverage: { ...coverage, hasMore: true } });
     const output = toSearchOutput(response);
-    expect(output).toMatchObject({ count: 2, hasMore: true, coverage: { legs: [], poolSize: 2, abstained: false } });
+    expect(output).toMatchObject({ count: 2, hasMore: true, nextCursor: "next", appliedScope: "work", coverage: { poolSize: 3, abstained: true, hasMore: true } });
     expect(output.hits).toHaveLength(2);
+  });
+
+  it("maps a compact page to compact hits only", () => {
+    const response = create(SearchResponseSchema, { hits: [hit], hasMore: false, projection: "compact", coverage: { ...coverage, appliedScope: undefined } });
+    const output = toSearchOutput(response);
+    expect(output.hits).toEqual([{ id: hit.id, memoryType: "fact", topic: "db", score: 0.73 }]);
+    expect(output.nextCursor).toBeUndefined();
+    expect(output.appliedScope).toBeUndefined();
   });
 });

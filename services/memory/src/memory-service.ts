@@ -1,7 +1,7 @@
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, type Embedder } from "@3ngram/embeddings";
-import { createRedisQueueBackend, type JobQueue } from "@3ngram/queue";
+import { createRedisQueueBackend, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
@@ -13,6 +13,8 @@ export interface MemoryServiceDeps {
   pool?: Pool;
   embedder?: Embedder | null;
   queue?: JobQueue;
+  /** The injected queue's counts (standalone passes its in-process backend's), for describe_environment. */
+  queueCounts?: (queue: string) => Promise<QueueCounts>;
   log?: Logger;
 }
 
@@ -45,9 +47,11 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
 
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
     let queue = deps.queue;
+    let queueCounts = deps.queueCounts;
     if (!queue) {
       const backend = createRedisQueueBackend({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX });
       queue = backend.queue;
+      queueCounts = backend.counts;
       closers.push(() => backend.close());
     }
 
@@ -62,7 +66,7 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     });
     server.addService(
       MemoryService,
-      memoryHandlers({ pool, runtimeRole: config.RUNTIME_DB_ROLE, embedder, queue, inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS, log }),
+      memoryHandlers({ pool, runtimeRole: config.RUNTIME_DB_ROLE, embedder, queue, ...(queueCounts ? { queueCounts } : {}), inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS, log }),
       memoryPolicies,
     );
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);

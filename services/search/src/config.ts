@@ -13,6 +13,8 @@ export const searchConfigSchema = z.object({
   SEARCH_DB_ROLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("threengram_search"),
   SERVICE_TRUSTED_JWKS: trustedKeysEnv,
   QUERY_EMBED_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  /** Distinct recent query vectors kept in memory (LRU); 0 turns the cache off. */
+  QUERY_EMBED_CACHE_SIZE: z.coerce.number().int().min(0).max(100_000).default(1_000),
   METRICS_PORT: envPort(9102),
   LOG_LEVEL: envLogLevel,
 });

@@ -3,18 +3,26 @@ import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, type Embedder } from "@3ngram/embeddings";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
+import type { Registry } from "prom-client";
 import type { SearchConfig } from "./config.js";
+import type { SearchPolicy } from "./domain/policy.js";
+import { QueryEmbedder } from "./domain/query-embedder.js";
 import { searchHandlers, searchPolicies } from "./grpc/search-service.js";
+import { similarPairsHandlers, similarPairsPolicies } from "./grpc/similar-pairs-handlers.js";
 
 export interface SearchServiceDeps {
   pool?: Pool;
   embedder?: Embedder | null;
   log?: Logger;
+  /** Ranking numbers for calibration runs; the policy module's SEARCH_POLICY otherwise. */
+  policy?: SearchPolicy;
 }
 
 export interface RunningSearchService {
   port: number;
   address: string;
+  /** The service's metrics (also served on METRICS_PORT when set). */
+  registry: Registry;
   close(): Promise<void>;
 }
 
@@ -33,8 +41,17 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     const server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS), log, registry });
     server.addService(
       SearchService,
-      searchHandlers({ pool, role: config.SEARCH_DB_ROLE, embedder, queryEmbedBudgetMs: config.QUERY_EMBED_BUDGET_MS, log }),
-      searchPolicies,
+      {
+        ...searchHandlers({
+          pool,
+          role: config.SEARCH_DB_ROLE,
+          queryEmbedder: new QueryEmbedder({ embedder, budgetMs: config.QUERY_EMBED_BUDGET_MS, cacheSize: config.QUERY_EMBED_CACHE_SIZE, log, registry }),
+          ...(deps.policy ? { policy: deps.policy } : {}),
+          log,
+        }),
+        ...similarPairsHandlers({ pool, role: config.SEARCH_DB_ROLE, embedding: embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null, log }),
+      },
+      { ...searchPolicies, ...similarPairsPolicies },
     );
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
     server.setServing(true);
@@ -52,6 +69,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     return {
       port,
       address: `127.0.0.1:${port}`,
+      registry,
       async close() {
         for (const close of closers) await close();
       },

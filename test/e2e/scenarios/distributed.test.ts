@@ -188,15 +188,15 @@ describe("distributed mode", () => {
 
   it("rejects bad input on every surface, naming the field, and writes nothing", async () => {
     const before = await memoryCount();
-    const oversized = await mcpA.client.callTool({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "x".repeat(2001) } });
-    expect(oversized.isError).toBe(true);
-    expect(JSON.stringify(oversized.content)).toContain("content");
-    const unknownKey = await mcpA.client.callTool({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "c", mood: "happy" } });
-    expect(unknownKey.isError).toBe(true);
-    expect(JSON.stringify(unknownKey.content)).toContain("mood");
-    const wrongType = await mcpA.client.callTool({ name: "search", arguments: { query: "x", limit: "five" } });
-    expect(wrongType.isError).toBe(true);
-    expect(JSON.stringify(wrongType.content)).toContain("limit");
+    // Over MCP, arguments that do not parse are a JSON-RPC -32602 error naming the field.
+    const refused = (args: { name: string; arguments: Record<string, unknown> }) =>
+      mcpA.client.callTool(args).then(
+        () => expect.unreachable("the call should have been refused"),
+        (err: unknown) => err as { code?: number; data?: { field?: string } },
+      );
+    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "x".repeat(2001) } })).toMatchObject({ code: -32602, data: { field: "content" } });
+    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "c", mood: "happy" } })).toMatchObject({ code: -32602, data: { field: "mood" } });
+    expect(await refused({ name: "search", arguments: { query: "x", limit: "five" } })).toMatchObject({ code: -32602, data: { field: "limit" } });
 
     const cases: Array<[string, string, string]> = [
       ["/api/v1/memories", JSON.stringify({ memoryType: "note", topic: "t", content: "x".repeat(2001) }), "content"],

@@ -7,6 +7,10 @@ export interface GatewayMetrics {
   httpRequests: Counter<"route" | "status">;
   /** outcome is "ok" or the reason code of the failure. */
   toolCalls: Counter<"tool" | "outcome">;
+  /** MCP requests by their Mcp-Method / Mcp-Name headers, reduced to closed allowlists (telemetry only). */
+  mcpRequests: Counter<"method" | "name">;
+  /** completion/complete answers: ok, denied (no read scope), rate_limited or failed. */
+  mcpCompletions: Counter<"outcome">;
 }
 
 export function createGatewayMetrics(registry: Registry = createMetricsRegistry("gateway")): GatewayMetrics {
@@ -22,6 +26,18 @@ export function createGatewayMetrics(registry: Registry = createMetricsRegistry(
       name: "threengram_gateway_mcp_tool_calls_total",
       help: "MCP tool calls, by tool and outcome (ok or a reason code).",
       labelNames: ["tool", "outcome"],
+      registers: [registry],
+    }),
+    mcpRequests: new Counter({
+      name: "threengram_gateway_mcp_requests_total",
+      help: "Authenticated MCP requests by the Mcp-Method and Mcp-Name headers, reduced to allowlists (other = not on the list, none = header absent).",
+      labelNames: ["method", "name"],
+      registers: [registry],
+    }),
+    mcpCompletions: new Counter({
+      name: "threengram_gateway_mcp_completions_total",
+      help: "completion/complete answers by outcome (ok, denied, rate_limited, failed); every outcome but ok answers an empty list.",
+      labelNames: ["outcome"],
       registers: [registry],
     }),
   };

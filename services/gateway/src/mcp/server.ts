@@ -1,68 +1,169 @@
 /**
  * The MCP endpoint: a fresh McpServer per HTTP request (stateless, any gateway instance serves any
  * request), built by the SDK's createMcpHandler so both 2026-07-28 (server/discover) and 2025-era
- * (initialize) clients are served from one factory.
+ * (initialize) clients are served from one factory. Each server carries the tools, the two
+ * prompts (with debrief.scope completion), the memory resource template, the instructions from
+ * the jobs table and a cache hint for every cacheable result.
+ *
+ * tools/call is dispatched here rather than by McpServer's built-in handler, which answers invalid
+ * arguments with an isError result. We answer them with a JSON-RPC -32602 error naming the field,
+ * the protocol's signal that a client's cached catalog may be stale. Tool failures after the
+ * arguments parsed stay isError results with a reason code.
  */
-import { AppError } from "@3ngram/errors";
+import { AppError, invalidInput } from "@3ngram/errors";
 import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
 import { errorSummary, type Logger } from "@3ngram/runtime";
-import { McpServer, createMcpHandler, type CallToolResult, type McpHttpHandler, type ServerContext, type ToolCallback } from "@modelcontextprotocol/server";
-import type { z } from "zod";
+import {
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  createMcpHandler,
+  type CallToolRequest,
+  type CallToolResult,
+  type McpHttpHandler,
+  type McpRequestContext,
+  type ServerContext,
+  type ToolCallback,
+} from "@modelcontextprotocol/server";
+import { RateLimiterMemory, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { z } from "zod";
 import { fromAuthInfo } from "../auth/api-key.js";
 import type { MemoryClient } from "../clients/memory.js";
 import type { SearchClient } from "../clients/search.js";
 import type { GatewayMetrics } from "../http/metrics.js";
-import { isCallerFault, toolError } from "./errors.js";
+import { CACHE_HINTS } from "./cache.js";
+import { isCallerFault, toolError, toolErrorText } from "./errors.js";
+import { SERVER_INSTRUCTIONS } from "./jobs.js";
+import { registerPrompts } from "./prompts.js";
+import { registerMemoryResource } from "./resources.js";
 import type { ToolDefinition } from "./tool.js";
+import { briefingTool } from "./tools/briefing.js";
 import { configureScopeTool } from "./tools/configure-scope.js";
+import { describeEnvironmentTool } from "./tools/describe-environment.js";
 import { getFactsTool } from "./tools/get-facts.js";
 import { getMemoriesTool } from "./tools/get-memories.js";
+import { handoffTool } from "./tools/handoff.js";
 import { rememberTool } from "./tools/remember.js";
 import { resolveTool } from "./tools/resolve.js";
+import { reviewProposalsTool } from "./tools/review-proposals.js";
 import { reviseTool } from "./tools/revise.js";
 import { searchTool } from "./tools/search.js";
 
 export const SERVER_NAME = "3ngram";
 export const SERVER_VERSION = "0.1.0";
 
-/** Advertised as discover/initialize `instructions`: how an agent should use the memory. */
-export const SERVER_INSTRUCTIONS = [
-  "3ngram is a shared, durable memory across sessions and agents.",
-  "Call search before answering from memory or saying something is unknown; its coverage.abstained flag tells you when nothing relevant is stored.",
-  "Use get_memories to read the full text of hits that are truncated.",
-  "Call remember for decisions, commitments, blockers and preferences (and durable facts or patterns) — not for transcript noise or things you can re-derive.",
-  "Always set scope (kebab-case, default \"personal\") and project when the work belongs to one, so later searches can narrow to it.",
-  "Memory is append-only: correct or update something with revise (never a second remember), and settle commitments and blockers with resolve.",
-  "Put measurable claims in remember's facts (unit in the predicate) and read them back, current or as of a past time, with get_facts.",
-  "Use configure_scope to list scopes or add aliases and project mappings.",
-].join(" ");
+/** Advertised as discover/initialize `instructions`; built from the jobs table in jobs.ts. */
+export { SERVER_INSTRUCTIONS };
 
-/** One hour, public: tool definitions are the same for every caller; tools/call is still authenticated. */
-const DEFINITION_CACHE_HINT = { ttlMs: 60 * 60 * 1000, cacheScope: "public" } as const;
+/** completion/complete requests per user per minute when the caller does not configure it. */
+export const DEFAULT_COMPLETIONS_PER_MINUTE = 120;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tools
-export const TOOLS: readonly ToolDefinition<any, any>[] = [rememberTool, searchTool, getFactsTool, getMemoriesTool, reviseTool, resolveTool, configureScopeTool];
+export const TOOLS: readonly ToolDefinition<any, any>[] = [rememberTool, searchTool, getFactsTool, getMemoriesTool, reviseTool, resolveTool, configureScopeTool, briefingTool, handoffTool, describeEnvironmentTool, reviewProposalsTool];
+
+/** The registered tools and the server version, as describe_environment (MCP and REST) reports them. */
+export function surfaceInfo(): { tools: string[]; version: string } {
+  return { tools: TOOLS.map((t) => t.name), version: SERVER_VERSION };
+}
 
 export interface McpDeps {
   memory: MemoryClient;
   search: SearchClient;
   log: Logger;
   metrics: GatewayMetrics;
+  /** Per-user completion limiter shared across requests; createMcpEndpoint builds one. */
+  completionLimiter: RateLimiterAbstract;
 }
 
-export function buildMcpServer(deps: McpDeps): McpServer {
-  const server = new McpServer(
-    { name: SERVER_NAME, version: SERVER_VERSION },
-    {
-      instructions: SERVER_INSTRUCTIONS,
-      cacheHints: { "server/discover": DEFINITION_CACHE_HINT, "tools/list": DEFINITION_CACHE_HINT },
-    },
-  );
-  for (const tool of TOOLS) registerTool(server, tool, deps);
+/** A tool's handler for arguments that already parsed, as registered with the SDK. */
+type ToolHandler = (input: unknown, ctx: ServerContext) => Promise<CallToolResult>;
+
+/** One server for one HTTP request; `request.authInfo` is the verified caller the bearer middleware passed on. */
+export function buildMcpServer(deps: McpDeps, request: Pick<McpRequestContext, "authInfo"> = {}): McpServer {
+  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { instructions: SERVER_INSTRUCTIONS, cacheHints: CACHE_HINTS });
+  const handlers = new Map<string, { tool: ToolDefinition<z.ZodType, z.ZodType>; handle: ToolHandler }>();
+  for (const tool of TOOLS) handlers.set(tool.name, { tool, handle: registerTool(server, tool, deps) });
+  // Replaces the handler registerTool installed (setRequestHandler overwrites); see the header comment.
+  server.server.setRequestHandler("tools/call", (call, ctx) => dispatchToolCall(server, handlers, call, ctx, deps));
+  registerPrompts(server, {
+    memory: deps.memory,
+    log: deps.log,
+    metrics: deps.metrics,
+    completionLimiter: deps.completionLimiter,
+    principal: fromAuthInfo(request.authInfo)?.principal,
+  });
+  registerMemoryResource(server, { memory: deps.memory, log: deps.log });
   return server;
 }
 
-function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServer, tool: ToolDefinition<I, O>, deps: McpDeps): void {
+/**
+ * tools/call: an unknown tool or arguments that do not parse are JSON-RPC -32602 errors (the
+ * message names the field, never the value); everything else goes to the tool's handler.
+ */
+async function dispatchToolCall(
+  server: McpServer,
+  handlers: ReadonlyMap<string, { tool: ToolDefinition<z.ZodType, z.ZodType>; handle: ToolHandler }>,
+  call: CallToolRequest,
+  ctx: ServerContext,
+  deps: McpDeps,
+): Promise<CallToolResult> {
+  const { name } = call.params;
+  const entry = handlers.get(name);
+  if (entry === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
+  const parsed = entry.tool.inputSchema.safeParse(call.params.arguments ?? {});
+  if (!parsed.success) {
+    const { appError, fields } = invalidArguments(parsed.error.issues);
+    const requestId = fromAuthInfo(ctx.http?.authInfo)?.requestId ?? "unknown";
+    deps.metrics.toolCalls.inc({ tool: name, outcome: appError.reason });
+    // Field paths can include whatever unknown keys the caller sent, so only their number is logged.
+    deps.log.warn({ request_id: requestId, tool: name, outcome: appError.reason, problems: fields.length }, "tool call refused");
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, toolErrorText(appError, requestId), {
+      reason: appError.reason,
+      tool: name,
+      field: appError.details.field,
+      fields,
+    });
+  }
+  const result = await entry.handle(parsed.data, ctx);
+  return server.server.projectCallToolResult(result, outputJsonSchema(entry.tool));
+}
+
+/** Problems named per refusal; a call rarely has more, and the message stays short. */
+const MAX_NAMED_PROBLEMS = 5;
+
+/**
+ * Every problem with the arguments, not just the first, so one round trip fixes them all (a typo'd
+ * key usually comes with the missing key it was meant to be). `field` is the first, as on REST.
+ */
+function invalidArguments(issues: readonly z.core.$ZodIssue[]): { appError: AppError; fields: string[] } {
+  const each = issues.map((issue) => invalidInput([issue]));
+  const fields = [...new Set(each.map((e) => e.details.field ?? "input"))];
+  const named = each.slice(0, MAX_NAMED_PROBLEMS).map((e) => e.message);
+  const more = each.length > MAX_NAMED_PROBLEMS ? `; and ${each.length - MAX_NAMED_PROBLEMS} more` : "";
+  const first = invalidInput(issues);
+  return { appError: new AppError("invalid_input", named.join("; ") + more, { field: first.details.field ?? "input" }), fields };
+}
+
+const outputSchemas = new WeakMap<z.ZodType, Record<string, unknown> | undefined>();
+
+/**
+ * The advertised output schema, as the SDK's result projection wants it (computed once per tool).
+ * Like the SDK, a schema that cannot be converted projects as if none were advertised; tools/list
+ * is where such a schema fails loudly.
+ */
+function outputJsonSchema(tool: ToolDefinition<z.ZodType, z.ZodType>): Record<string, unknown> | undefined {
+  if (outputSchemas.has(tool.outputSchema)) return outputSchemas.get(tool.outputSchema);
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = z.toJSONSchema(tool.outputSchema, { target: "draft-2020-12", io: "output" }) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  outputSchemas.set(tool.outputSchema, json);
+  return json;
+}
+
+function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServer, tool: ToolDefinition<I, O>, deps: McpDeps): ToolHandler {
   const handle = async (input: z.output<I>, ctx: ServerContext): Promise<CallToolResult> => {
     const auth = fromAuthInfo(ctx.http?.authInfo);
     const requestId = auth?.requestId ?? "unknown";
@@ -100,11 +201,18 @@ function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServe
     // The SDK types the arguments from the schema; with a generic schema it cannot resolve that type itself.
     handle as unknown as ToolCallback<I>,
   );
+  return handle as ToolHandler;
 }
 
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
-export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
-  return createMcpHandler(() => buildMcpServer(deps), {
+export function createMcpEndpoint(
+  deps: Omit<McpDeps, "completionLimiter"> & { completionLimiter?: RateLimiterAbstract; completionsPerMinute?: number },
+): McpHttpHandler {
+  // In-process for now: each gateway instance counts on its own (the security work moves limits to Redis).
+  const completionLimiter =
+    deps.completionLimiter ?? new RateLimiterMemory({ keyPrefix: "mcp-completion", points: deps.completionsPerMinute ?? DEFAULT_COMPLETIONS_PER_MINUTE, duration: 60 });
+  const full: McpDeps = { memory: deps.memory, search: deps.search, log: deps.log, metrics: deps.metrics, completionLimiter };
+  return createMcpHandler((request) => buildMcpServer(full, request), {
     // Messages can quote the request body (e.g. JSON parse errors), so only the error's class and code are logged.
     onerror: (error) => deps.log.warn({ error: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, structured } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -148,15 +148,17 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
   });
 
   it("refuses asOf with range, naming the field", async () => {
-    // The SDK validates tool arguments against the advertised schema before the tool runs; its
-    // message names the offending field the same way invalid_input does.
-    const refusal = (field: string) => new RegExp(`^(invalid_input|Input validation error)\\b.*\\b${field}: `);
-    const text = errorText(await callTool(client, "get_facts", { subject, asOf: { validAt: "2026-01-01T00:00:00Z" }, range: {} }));
-    expect(text).toMatch(refusal("range"));
-    expect(text).toMatch(/asOf and range cannot be combined/);
-    expect(errorText(await callTool(client, "get_facts", { subject, asOf: {} }))).toMatch(refusal("asOf"));
-    expect(errorText(await callTool(client, "get_facts", { subject, limit: 201 }))).toMatch(refusal("limit"));
-    expect(errorText(await callTool(client, "get_facts", { subject, range: { from: "2026-01-02T00:00:00Z", to: "2026-01-01T00:00:00Z" } }))).toMatch(refusal("range.to"));
+    // Arguments that do not parse are a JSON-RPC -32602 error naming the field (never the value).
+    const refusal = async (args: Record<string, unknown>, field: string) => {
+      const { message, data } = await invalidParams(callTool(client, "get_facts", args));
+      expect(message).toMatch(new RegExp(`^invalid_input: ${field.replace(".", "\\.")}: `));
+      expect(data).toMatchObject({ reason: "invalid_input", field });
+      return message;
+    };
+    expect(await refusal({ subject, asOf: { validAt: "2026-01-01T00:00:00Z" }, range: {} }, "range")).toMatch(/asOf and range cannot be combined/);
+    await refusal({ subject, asOf: {} }, "asOf");
+    await refusal({ subject, limit: 201 }, "limit");
+    await refusal({ subject, range: { from: "2026-01-02T00:00:00Z", to: "2026-01-01T00:00:00Z" } }, "range.to");
   });
 
   it("refuses a fact older than the open generation and writes nothing from that remember", async () => {

@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, structured } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -118,10 +118,12 @@ describe("configure_scope over MCP", () => {
   it("refuses bad input naming the field, conflicts and unknown names", async () => {
     const client = await connect(gateway.url, tenantA.apiKey, ERAS[1]);
     try {
-      expect(errorText(await callTool(client, "configure_scope", { action: "create", name: "Not Kebab" }))).toMatch(/\bname\b/);
-      expect(errorText(await callTool(client, "configure_scope", { action: "explode" }))).toMatch(/action/);
-      expect(errorText(await callTool(client, "configure_scope", { action: "list", extra: 1 }))).toMatch(/extra/);
-      expect(errorText(await callTool(client, "configure_scope", { action: "set_retrieval_default", mode: "default" }))).toMatch(/scope/);
+      // Arguments the schema refuses are JSON-RPC -32602 errors naming the field.
+      const refused = async (args: Record<string, unknown>) => (await invalidParams(callTool(client, "configure_scope", args))).data?.field;
+      expect(await refused({ action: "create", name: "Not Kebab" })).toBe("name");
+      expect(await refused({ action: "explode" })).toBe("action");
+      expect(await refused({ action: "list", extra: 1 })).toBe("extra");
+      expect(await refused({ action: "set_retrieval_default", mode: "default" })).toBe("scope");
       expect(errorText(await callTool(client, "configure_scope", { action: "create", name: "work" }))).toMatch(/^conflict: name: a scope is already named "work"/);
       expect(errorText(await callTool(client, "configure_scope", { action: "delete", name: "nowhere-at-all" }))).toMatch(/^not_found: /);
     } finally {

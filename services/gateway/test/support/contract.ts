@@ -8,10 +8,10 @@ import { request } from "node:http";
 import { getMemoriesOutputSchema, memoryRecordSchema, rememberOutputSchema, searchOutputSchema } from "@3ngram/schema";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERAS, callTool, connect, errorText, structured } from "./mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidParams, structured } from "./mcp-client.js";
 
 /** The MCP surface this issue serves, sorted; a new tool must be added here deliberately. */
-const EXPECTED_TOOLS = ["configure_scope", "get_facts", "get_memories", "remember", "resolve", "revise", "search"];
+const EXPECTED_TOOLS = ["briefing", "configure_scope", "describe_environment", "get_facts", "get_memories", "handoff", "remember", "resolve", "review_proposals", "revise", "search"];
 
 export interface ContractHarness {
   /** Gateway base URL (no trailing slash). */
@@ -98,13 +98,13 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
         const { tools } = await client.listTools();
         const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
         expect(Object.keys(byName).sort()).toEqual(EXPECTED_TOOLS);
-        for (const name of ["remember", "revise"]) {
+        for (const name of ["remember", "revise", "review_proposals"]) {
           expect(byName[name]?.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
         }
         expect(byName.resolve?.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
         // The one destructive tool: delete removes a scope registry entry (never memories).
         expect(byName.configure_scope?.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
-        for (const name of ["search", "get_memories", "get_facts"]) {
+        for (const name of ["search", "get_memories", "get_facts", "briefing", "handoff", "describe_environment"]) {
           expect(byName[name]?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
         }
         for (const tool of tools) {
@@ -142,7 +142,7 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
         const out = searchOutputSchema.parse(structured(await callTool(client, "search", { query: `${marker} database`, limit: 5 })));
         const hit = out.hits.find((x) => x.id === rememberedId);
         expect(hit).toMatchObject({ memoryType: "decision", scope: "work", project: "atlas" });
-        expect(hit?.content).toContain(marker);
+        expect(hit && "content" in hit ? hit.content : undefined).toContain(marker);
         expect(out.count).toBe(out.hits.length);
         expect(out.coverage.legs.length).toBeGreaterThan(0);
       });
@@ -176,17 +176,21 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
         structured(await callTool(ro, "search", { query: marker }));
       });
 
-      it("invalid input is an error result that names the field and does not echo content", async () => {
+      it("invalid arguments are a JSON-RPC -32602 error that names the field and does not echo content", async () => {
         const secret = `leak${marker}`;
-        const tooLong = await callTool(client, "remember", { memoryType: "note", topic: "t", content: secret + "x".repeat(2001) });
-        expect(errorText(tooLong)).toMatch(/\bcontent\b/);
-        expect(errorText(tooLong)).not.toContain(secret);
-        const typo = await callTool(client, "remember", { memoryType: "note", topic: "t", contnet: "c" });
-        expect(errorText(typo)).toMatch(/contnet/);
-        const bounds = await callTool(client, "get_memories", { ids: [rememberedId], maxContentChars: 10 });
-        expect(errorText(bounds)).toMatch(/maxContentChars/);
-        const both = await callTool(client, "search", { query: "q", memoryType: "note", memoryTypes: ["fact"] });
-        expect(errorText(both)).toMatch(/memoryTypes/);
+        const tooLong = await invalidParams(callTool(client, "remember", { memoryType: "note", topic: "t", content: secret + "x".repeat(2001) }));
+        expect(tooLong.message).toMatch(/^invalid_input: content: /);
+        expect(tooLong.data).toMatchObject({ reason: "invalid_input", tool: "remember", field: "content" });
+        expect(JSON.stringify(tooLong)).not.toContain(secret);
+        // Every problem is named, so the typo'd key shows up next to the key it was meant to be.
+        const typo = await invalidParams(callTool(client, "remember", { memoryType: "note", topic: "t", contnet: "c" }));
+        expect(typo.message).toMatch(/\bcontent: .*; contnet: /);
+        expect(typo.data).toMatchObject({ field: "content", fields: ["content", "contnet"] });
+        const bounds = await invalidParams(callTool(client, "get_memories", { ids: [rememberedId], maxContentChars: 10 }));
+        expect(bounds.data).toMatchObject({ field: "maxContentChars" });
+        const both = await invalidParams(callTool(client, "search", { query: "q", memoryType: "note", memoryTypes: ["fact"] }));
+        expect(both.data).toMatchObject({ field: "memoryTypes" });
+        expect((await invalidParams(callTool(client, "no_such_tool", {}))).message).toMatch(/no_such_tool/);
       });
     });
 

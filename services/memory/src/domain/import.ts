@@ -57,6 +57,7 @@ import {
 } from "../db/scopes.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { recordsFromMcpLine } from "./import-mcp-memory.js";
+import { queueFactExtraction } from "./proposals.js";
 import { contentHash, queueEmbeddingRetry } from "./remember.js";
 import { duplicateMemory } from "./write-memory.js";
 
@@ -107,6 +108,8 @@ export async function importArchive(deps: MemoryDeps, actor: Actor, input: Impor
     if (stored.embed && stored.id !== undefined) {
       await queueEmbeddingRetry(deps, actor.tenantId, stored.id);
       embeddingsQueued += 1;
+      // A new memory from an archive is read for facts like a remembered one.
+      await queueFactExtraction(deps, actor.tenantId, stored.id);
     }
   }
   const count = (outcome: ImportLineResult["outcome"]) => results.filter((r) => r.outcome === outcome).length;

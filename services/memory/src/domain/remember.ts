@@ -6,6 +6,7 @@ import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, type EmbeddingS
 import { findLiveByContentHash } from "../db/memories.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { embedWithinBudget } from "./inline-embedding.js";
+import { queueFactExtraction } from "./proposals.js";
 import { duplicateMemory, writeMemory, type WrittenMemory } from "./write-memory.js";
 
 export interface RememberResult extends WrittenMemory {
@@ -32,6 +33,8 @@ export async function remember(deps: MemoryDeps, actor: Actor, input: RememberIn
   const { embedding, failure } = await embedWithinBudget(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
   const written = await withTenant(deps.pool, scope, (db) => writeMemory(db, actor, input, { contentHash: hash, embedding, embedFailure: failure }));
   if (!embedding) await queueEmbeddingRetry(deps, actor.tenantId, written.memory.id);
+  // Not awaited: the answer never waits on the queue (a Redis outage must not slow remember down).
+  void queueFactExtraction(deps, actor.tenantId, written.memory.id);
   deps.log.info({ memoryId: written.memory.id, embedded: embedding ? "done" : "pending", facts: written.facts.length }, "memory stored");
   return { ...written, embedded: embedding ? "done" : "pending" };
 }

@@ -9,6 +9,7 @@ import { findLiveByContentHash, insertEvent, selectMemoriesByIds } from "../db/m
 import type { Actor, MemoryDeps } from "./deps.js";
 import { embedWithinBudget, type StoredEmbedding } from "./inline-embedding.js";
 import { memoryNotFound, notLive, supersededConflict } from "./lifecycle-guard.js";
+import { queueFactExtraction } from "./proposals.js";
 import { contentHash, queueEmbeddingRetry } from "./remember.js";
 import { duplicateMemory, writeMemory, type WrittenMemory } from "./write-memory.js";
 
@@ -57,6 +58,8 @@ export async function revise(deps: MemoryDeps, actor: Actor, input: ReviseInput)
     throw err;
   }
   if (!embedding) await queueEmbeddingRetry(deps, actor.tenantId, written.memory.id);
+  // Not awaited: the answer never waits on the queue (a Redis outage must not slow remember down).
+  void queueFactExtraction(deps, actor.tenantId, written.memory.id);
   deps.log.info(
     { memoryId: written.memory.id, predecessorId, edgeIntent: input.edgeIntent, embedded: embedding ? "done" : "pending", facts: written.facts.length },
     "memory revised",

@@ -5,11 +5,14 @@ import { archiveHandlers, archivePolicies } from "./archive-handlers.js";
 import { coreHandlers, corePolicies } from "./core-handlers.js";
 import { factHandlers, factPolicies } from "./fact-handlers.js";
 import { lifecycleHandlers, lifecyclePolicies } from "./lifecycle-handlers.js";
+import { orientationHandlers, orientationPolicies } from "./orientation-handlers.js";
+import { proposalHandlers, proposalPolicies } from "./proposal-handlers.js";
+import { resourceHandlers, resourcePolicies } from "./resource-handlers.js";
 import { scopeHandlers, scopePolicies } from "./scope-handlers.js";
 
 /** Every MemoryService RPC, grouped by area; each area module owns its handlers and scope policy. */
 export function memoryHandlers(deps: MemoryDeps): Handlers<typeof MemoryService> {
-  return { ...coreHandlers(deps), ...lifecycleHandlers(deps), ...factHandlers(deps), ...scopeHandlers(deps), ...archiveHandlers(deps) };
+  return { ...coreHandlers(deps), ...lifecycleHandlers(deps), ...factHandlers(deps), ...scopeHandlers(deps), ...archiveHandlers(deps), ...orientationHandlers(deps), ...resourceHandlers(deps), ...proposalHandlers(deps) };
 }
 
 export const memoryPolicies: Policies<typeof MemoryService> = {
@@ -18,4 +21,7 @@ export const memoryPolicies: Policies<typeof MemoryService> = {
   ...factPolicies,
   ...scopePolicies,
   ...archivePolicies,
+  ...orientationPolicies,
+  ...resourcePolicies,
+  ...proposalPolicies,
 };

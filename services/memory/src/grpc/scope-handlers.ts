@@ -70,11 +70,11 @@ export function scopeHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryServ
   };
 }
 
-function toProtoScope(row: ScopeRow): MessageInitShape<typeof ScopeSchema> {
+export function toProtoScope(row: ScopeRow): MessageInitShape<typeof ScopeSchema> {
   return { id: row.id, name: row.name, aliases: row.aliases, projects: row.projects, createdAt: timestampFromDate(row.createdAt) };
 }
 
-function toProtoPolicy(row: RetrievalPolicyRow): MessageInitShape<typeof RetrievalPolicySchema> {
+export function toProtoPolicy(row: RetrievalPolicyRow): MessageInitShape<typeof RetrievalPolicySchema> {
   return { mode: row.mode, ...(row.scope !== null ? { scope: row.scope } : {}) };
 }
 

@@ -56,7 +56,8 @@ describe("fused search", () => {
     expect(legs.vector).toMatchObject({ available: true });
     expect(legs.vector!.candidates).toBeGreaterThan(0);
     expect(legs.fts!.candidates).toBeGreaterThan(0);
-    expect(result.coverage!.poolSize).toBe(50);
+    // The ranked pool is every distinct candidate the legs found: here the whole (small) corpus.
+    expect(result.coverage!.poolSize).toBe(CORPUS.length);
     expect(result.coverage!.abstained).toBe(false);
   });
 

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory.proto.
  */
 export const file_memory_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("ChZtZW1vcnkvdjEvbWVtb3J5LnByb3RvEgltZW1vcnkudjEiyAEKCkNvbW1pdG1lbnQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKBW93bmVyGAMgASgJSACIAQESLwoGZHVlX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjQKC3Jlc29sdmVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgCiAEBQggKBl9vd25lckIJCgdfZHVlX2F0Qg4KDF9yZXNvbHZlZF9hdCKqAQoJRmFjdElucHV0Eg8KB3N1YmplY3QYASABKAkSEQoJcHJlZGljYXRlGAIgASgJEg0KBXZhbHVlGAMgASgJEhcKCmNvbmZpZGVuY2UYBCABKAFIAIgBARIzCgp2YWxpZF9mcm9tGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg0KC19jb25maWRlbmNlQg0KC192YWxpZF9mcm9tIrQCCgRGYWN0EgoKAmlkGAEgASgJEg8KB3N1YmplY3QYAiABKAkSEQoJcHJlZGljYXRlGAMgASgJEg0KBXZhbHVlGAQgASgJEhcKCmNvbmZpZGVuY2UYBSABKAFIAIgBARIuCgp2YWxpZF9mcm9tGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCgh2YWxpZF90bxgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIvCgtyZWNvcmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoJbWVtb3J5X2lkGAkgASgJSAKIAQFCDQoLX2NvbmZpZGVuY2VCCwoJX3ZhbGlkX3RvQgwKCl9tZW1vcnlfaWQijAEKBEFzT2YSMQoIdmFsaWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESNAoLYXNfa25vd25fYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQFCCwoJX3ZhbGlkX2F0Qg4KDF9hc19rbm93bl9hdCJ3CglUaW1lUmFuZ2USLQoEZnJvbRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIrCgJ0bxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUIHCgVfZnJvbUIFCgNfdG8i6gMKBk1lbW9yeRIKCgJpZBgBIAEoCRITCgttZW1vcnlfdHlwZRgCIAEoCRINCgV0b3BpYxgDIAEoCRIPCgdjb250ZW50GAQgASgJEhYKDmNvbnRlbnRfbGVuZ3RoGAUgASgNEhEKCXRydW5jYXRlZBgGIAEoCBINCgVzY29wZRgHIAEoCRIUCgdwcm9qZWN0GAggASgJSACIAQESDAoEdGFncxgJIAMoCRIOCgZzdGF0dXMYCiABKAkSLgoKdmFsaWRfZnJvbRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIdmFsaWRfdG8YDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESLwoLcmVjb3JkZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2VtYmVkZGluZ19zdGF0ZRgOIAEoCRIaCg1zdXBlcnNlZGVkX2J5GA8gASgJSAKIAQESLgoKY29tbWl0bWVudBgQIAEoCzIVLm1lbW9yeS52MS5Db21taXRtZW50SAOIAQFCCgoIX3Byb2plY3RCCwoJX3ZhbGlkX3RvQhAKDl9zdXBlcnNlZGVkX2J5Qg0KC19jb21taXRtZW50IoQCCg9SZW1lbWJlclJlcXVlc3QSEwoLbWVtb3J5X3R5cGUYASABKAkSDQoFdG9waWMYAiABKAkSDwoHY29udGVudBgDIAEoCRINCgVzY29wZRgEIAEoCRIUCgdwcm9qZWN0GAUgASgJSACIAQESDAoEdGFncxgGIAMoCRIvCgZkdWVfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESEgoFb3duZXIYCCABKAlIAogBARIjCgVmYWN0cxgJIAMoCzIULm1lbW9yeS52MS5GYWN0SW5wdXRCCgoIX3Byb2plY3RCCQoHX2R1ZV9hdEIICgZfb3duZXIiZwoQUmVtZW1iZXJSZXNwb25zZRIhCgZtZW1vcnkYASABKAsyES5tZW1vcnkudjEuTWVtb3J5EhAKCGVtYmVkZGVkGAIgASgJEh4KBWZhY3RzGAMgAygLMg8ubWVtb3J5LnYxLkZhY3QiawoNUmV2aXNlUmVxdWVzdBIWCg5wcmVkZWNlc3Nvcl9pZBgBIAEoCRITCgtlZGdlX2ludGVudBgCIAEoCRItCglzdWNjZXNzb3IYAyABKAsyGi5tZW1vcnkudjEuUmVtZW1iZXJSZXF1ZXN0IpIBCg5SZXZpc2VSZXNwb25zZRIhCgZtZW1vcnkYASABKAsyES5tZW1vcnkudjEuTWVtb3J5EhAKCGVtYmVkZGVkGAIgASgJEh4KBWZhY3RzGAMgAygLMg8ubWVtb3J5LnYxLkZhY3QSFgoOcHJlZGVjZXNzb3JfaWQYBCABKAkSEwoLZWRnZV9pbnRlbnQYBSABKAkiMwoOUmVzb2x2ZVJlcXVlc3QSEQoJbWVtb3J5X2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJkCg9SZXNvbHZlUmVzcG9uc2USEQoJbWVtb3J5X2lkGAEgASgJEhUKDWNvbW1pdG1lbnRfaWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhcKD3ByZXZpb3VzX3N0YXR1cxgEIAEoCSIjCg5BcmNoaXZlUmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkiLQoPQXJjaGl2ZVJlc3BvbnNlEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSK0AgoTTGlzdE1lbW9yaWVzUmVxdWVzdBIUCgxtZW1vcnlfdHlwZXMYASADKAkSEgoFc2NvcGUYAiABKAlIAIgBARIQCghwcm9qZWN0cxgDIAMoCRITCgZzdGF0dXMYBCABKAlIAYgBARI3Cg5yZWNvcmRlZF9hZnRlchgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9yZWNvcmRlZF9iZWZvcmUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESDQoFbGltaXQYByABKA0SDgoGb2Zmc2V0GAggASgNQggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlIkoKFExpc3RNZW1vcmllc1Jlc3BvbnNlEiMKCG1lbW9yaWVzGAEgAygLMhEubWVtb3J5LnYxLk1lbW9yeRINCgV0b3RhbBgCIAEoDSISChBHZXRGYWNldHNSZXF1ZXN0IjUKEUdldEZhY2V0c1Jlc3BvbnNlEg4KBnNjb3BlcxgBIAMoCRIQCghwcm9qZWN0cxgCIAMoCSImChFHZXRIaXN0b3J5UmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkicQoLSGlzdG9yeUVkZ2USDwoHZnJvbV9pZBgBIAEoCRINCgV0b19pZBgCIAEoCRIRCgllZGdlX3R5cGUYAyABKAkSLwoLcmVjb3JkZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoQBCgxIaXN0b3J5RXZlbnQSEQoJbWVtb3J5X2lkGAEgASgJEgwKBGtpbmQYAiABKAkSDQoFYWN0b3IYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMcGF5bG9hZF9qc29uGAUgASgJIrQBChJHZXRIaXN0b3J5UmVzcG9uc2USEQoJbWVtb3J5X2lkGAEgASgJEhcKD2xpZmVjeWNsZV9zdGF0ZRgCIAEoCRIiCgdsaW5lYWdlGAMgAygLMhEubWVtb3J5LnYxLk1lbW9yeRIlCgVlZGdlcxgEIAMoCzIWLm1lbW9yeS52MS5IaXN0b3J5RWRnZRInCgZldmVudHMYBSADKAsyFy5tZW1vcnkudjEuSGlzdG9yeUV2ZW50IssBCg9HZXRGYWN0c1JlcXVlc3QSFAoHc3ViamVjdBgBIAEoCUgAiAEBEhYKCXByZWRpY2F0ZRgCIAEoCUgBiAEBEiMKBWFzX29mGAMgASgLMg8ubWVtb3J5LnYxLkFzT2ZIAogBARIoCgVyYW5nZRgEIAEoCzIULm1lbW9yeS52MS5UaW1lUmFuZ2VIA4gBARINCgVsaW1pdBgFIAEoDUIKCghfc3ViamVjdEIMCgpfcHJlZGljYXRlQggKBl9hc19vZkIICgZfcmFuZ2UiMgoQR2V0RmFjdHNSZXNwb25zZRIeCgVmYWN0cxgBIAMoCzIPLm1lbW9yeS52MS5GYWN0InQKBVNjb3BlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHYWxpYXNlcxgDIAMoCRIQCghwcm9qZWN0cxgEIAMoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI9Cg9SZXRyaWV2YWxQb2xpY3kSDAoEbW9kZRgBIAEoCRISCgVzY29wZRgCIAEoCUgAiAEBQggKBl9zY29wZSITChFMaXN0U2NvcGVzUmVxdWVzdCJiChJMaXN0U2NvcGVzUmVzcG9uc2USIAoGc2NvcGVzGAEgAygLMhAubWVtb3J5LnYxLlNjb3BlEioKBnBvbGljeRgCIAEoCzIaLm1lbW9yeS52MS5SZXRyaWV2YWxQb2xpY3kiMwoSQ3JlYXRlU2NvcGVSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHYWxpYXNlcxgCIAMoCSI0ChJSZW5hbWVTY29wZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIQCghuZXdfbmFtZRgCIAEoCSI3ChZTZXRTY29wZUFsaWFzZXNSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHYWxpYXNlcxgCIAMoCSI5ChdTZXRTY29wZU1hcHBpbmdzUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHByb2plY3RzGAIgAygJIjYKE0NyZWF0ZVNjb3BlUmVzcG9uc2USHwoFc2NvcGUYASABKAsyEC5tZW1vcnkudjEuU2NvcGUiNgoTUmVuYW1lU2NvcGVSZXNwb25zZRIfCgVzY29wZRgBIAEoCzIQLm1lbW9yeS52MS5TY29wZSI6ChdTZXRTY29wZUFsaWFzZXNSZXNwb25zZRIfCgVzY29wZRgBIAEoCzIQLm1lbW9yeS52MS5TY29wZSI7ChhTZXRTY29wZU1hcHBpbmdzUmVzcG9uc2USHwoFc2NvcGUYASABKAsyEC5tZW1vcnkudjEuU2NvcGUiIgoSRGVsZXRlU2NvcGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiTwoTRGVsZXRlU2NvcGVSZXNwb25zZRIMCgRuYW1lGAEgASgJEioKBnBvbGljeRgCIAEoCzIaLm1lbW9yeS52MS5SZXRyaWV2YWxQb2xpY3kiSAoaU2V0UmV0cmlldmFsRGVmYXVsdFJlcXVlc3QSDAoEbW9kZRgBIAEoCRISCgVzY29wZRgCIAEoCUgAiAEBQggKBl9zY29wZSJJChtTZXRSZXRyaWV2YWxEZWZhdWx0UmVzcG9uc2USKgoGcG9saWN5GAEgASgLMhoubWVtb3J5LnYxLlJldHJpZXZhbFBvbGljeSIvCg1JbXBvcnRSZXF1ZXN0Eg4KBmZvcm1hdBgBIAEoCRIOCgZuZGpzb24YAiABKAkiiwEKEEltcG9ydExpbmVSZXN1bHQSDAoEbGluZRgBIAEoDRIPCgdvdXRjb21lGAIgASgJEg8KAmlkGAMgASgJSACIAQESEwoGcmVhc29uGAQgASgJSAGIAQESFAoHbWVzc2FnZRgFIAEoCUgCiAEBQgUKA19pZEIJCgdfcmVhc29uQgoKCF9tZXNzYWdlInAKDkltcG9ydFJlc3BvbnNlEiwKB3Jlc3VsdHMYASADKAsyGy5tZW1vcnkudjEuSW1wb3J0TGluZVJlc3VsdBIPCgdjcmVhdGVkGAIgASgNEg8KB3NraXBwZWQYAyABKA0SDgoGZmFpbGVkGAQgASgNIh8KDUV4cG9ydFJlcXVlc3QSDgoGY3Vyc29yGAEgASgJIjQKDkV4cG9ydFJlc3BvbnNlEg0KBWxpbmVzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJIjwKEkdldE1lbW9yaWVzUmVxdWVzdBILCgNpZHMYASADKAkSGQoRbWF4X2NvbnRlbnRfY2hhcnMYAiABKA0iTQoTR2V0TWVtb3JpZXNSZXNwb25zZRIjCghtZW1vcmllcxgBIAMoCzIRLm1lbW9yeS52MS5NZW1vcnkSEQoJbm90X2ZvdW5kGAIgAygJIkkKFVN0b3JlRW1iZWRkaW5nUmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGdmVjdG9yGAMgAygCIigKFlN0b3JlRW1iZWRkaW5nUmVzcG9uc2USDgoGc3RvcmVkGAEgASgIIicKFFJlc29sdmVBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiWwoVUmVzb2x2ZUFwaUtleVJlc3BvbnNlEhEKCXRlbmFudF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg4KBnNjb3BlcxgDIAMoCRIOCgZrZXlfaWQYBCABKAkyiQwKDU1lbW9yeVNlcnZpY2USQwoIUmVtZW1iZXISGi5tZW1vcnkudjEuUmVtZW1iZXJSZXF1ZXN0GhsubWVtb3J5LnYxLlJlbWVtYmVyUmVzcG9uc2USTAoLR2V0TWVtb3JpZXMSHS5tZW1vcnkudjEuR2V0TWVtb3JpZXNSZXF1ZXN0Gh4ubWVtb3J5LnYxLkdldE1lbW9yaWVzUmVzcG9uc2USVQoOU3RvcmVFbWJlZGRpbmcSIC5tZW1vcnkudjEuU3RvcmVFbWJlZGRpbmdSZXF1ZXN0GiEubWVtb3J5LnYxLlN0b3JlRW1iZWRkaW5nUmVzcG9uc2USUgoNUmVzb2x2ZUFwaUtleRIfLm1lbW9yeS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBogLm1lbW9yeS52MS5SZXNvbHZlQXBpS2V5UmVzcG9uc2USPQoGUmV2aXNlEhgubWVtb3J5LnYxLlJldmlzZVJlcXVlc3QaGS5tZW1vcnkudjEuUmV2aXNlUmVzcG9uc2USQAoHUmVzb2x2ZRIZLm1lbW9yeS52MS5SZXNvbHZlUmVxdWVzdBoaLm1lbW9yeS52MS5SZXNvbHZlUmVzcG9uc2USQAoHQXJjaGl2ZRIZLm1lbW9yeS52MS5BcmNoaXZlUmVxdWVzdBoaLm1lbW9yeS52MS5BcmNoaXZlUmVzcG9uc2USTwoMTGlzdE1lbW9yaWVzEh4ubWVtb3J5LnYxLkxpc3RNZW1vcmllc1JlcXVlc3QaHy5tZW1vcnkudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2USRgoJR2V0RmFjZXRzEhsubWVtb3J5LnYxLkdldEZhY2V0c1JlcXVlc3QaHC5tZW1vcnkudjEuR2V0RmFjZXRzUmVzcG9uc2USSQoKR2V0SGlzdG9yeRIcLm1lbW9yeS52MS5HZXRIaXN0b3J5UmVxdWVzdBodLm1lbW9yeS52MS5HZXRIaXN0b3J5UmVzcG9uc2USQwoIR2V0RmFjdHMSGi5tZW1vcnkudjEuR2V0RmFjdHNSZXF1ZXN0GhsubWVtb3J5LnYxLkdldEZhY3RzUmVzcG9uc2USSQoKTGlzdFNjb3BlcxIcLm1lbW9yeS52MS5MaXN0U2NvcGVzUmVxdWVzdBodLm1lbW9yeS52MS5MaXN0U2NvcGVzUmVzcG9uc2USTAoLQ3JlYXRlU2NvcGUSHS5tZW1vcnkudjEuQ3JlYXRlU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLkNyZWF0ZVNjb3BlUmVzcG9uc2USTAoLUmVuYW1lU2NvcGUSHS5tZW1vcnkudjEuUmVuYW1lU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLlJlbmFtZVNjb3BlUmVzcG9uc2USWAoPU2V0U2NvcGVBbGlhc2VzEiEubWVtb3J5LnYxLlNldFNjb3BlQWxpYXNlc1JlcXVlc3QaIi5tZW1vcnkudjEuU2V0U2NvcGVBbGlhc2VzUmVzcG9uc2USWwoQU2V0U2NvcGVNYXBwaW5ncxIiLm1lbW9yeS52MS5TZXRTY29wZU1hcHBpbmdzUmVxdWVzdBojLm1lbW9yeS52MS5TZXRTY29wZU1hcHBpbmdzUmVzcG9uc2USTAoLRGVsZXRlU2NvcGUSHS5tZW1vcnkudjEuRGVsZXRlU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLkRlbGV0ZVNjb3BlUmVzcG9uc2USZAoTU2V0UmV0cmlldmFsRGVmYXVsdBIlLm1lbW9yeS52MS5TZXRSZXRyaWV2YWxEZWZhdWx0UmVxdWVzdBomLm1lbW9yeS52MS5TZXRSZXRyaWV2YWxEZWZhdWx0UmVzcG9uc2USPQoGSW1wb3J0EhgubWVtb3J5LnYxLkltcG9ydFJlcXVlc3QaGS5tZW1vcnkudjEuSW1wb3J0UmVzcG9uc2USPQoGRXhwb3J0EhgubWVtb3J5LnYxLkV4cG9ydFJlcXVlc3QaGS5tZW1vcnkudjEuRXhwb3J0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZtZW1vcnkvdjEvbWVtb3J5LnByb3RvEgltZW1vcnkudjEiyAEKCkNvbW1pdG1lbnQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKBW93bmVyGAMgASgJSACIAQESLwoGZHVlX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjQKC3Jlc29sdmVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgCiAEBQggKBl9vd25lckIJCgdfZHVlX2F0Qg4KDF9yZXNvbHZlZF9hdCKqAQoJRmFjdElucHV0Eg8KB3N1YmplY3QYASABKAkSEQoJcHJlZGljYXRlGAIgASgJEg0KBXZhbHVlGAMgASgJEhcKCmNvbmZpZGVuY2UYBCABKAFIAIgBARIzCgp2YWxpZF9mcm9tGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg0KC19jb25maWRlbmNlQg0KC192YWxpZF9mcm9tIrQCCgRGYWN0EgoKAmlkGAEgASgJEg8KB3N1YmplY3QYAiABKAkSEQoJcHJlZGljYXRlGAMgASgJEg0KBXZhbHVlGAQgASgJEhcKCmNvbmZpZGVuY2UYBSABKAFIAIgBARIuCgp2YWxpZF9mcm9tGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCgh2YWxpZF90bxgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIvCgtyZWNvcmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoJbWVtb3J5X2lkGAkgASgJSAKIAQFCDQoLX2NvbmZpZGVuY2VCCwoJX3ZhbGlkX3RvQgwKCl9tZW1vcnlfaWQijAEKBEFzT2YSMQoIdmFsaWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESNAoLYXNfa25vd25fYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQFCCwoJX3ZhbGlkX2F0Qg4KDF9hc19rbm93bl9hdCJ3CglUaW1lUmFuZ2USLQoEZnJvbRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIrCgJ0bxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUIHCgVfZnJvbUIFCgNfdG8i6gMKBk1lbW9yeRIKCgJpZBgBIAEoCRITCgttZW1vcnlfdHlwZRgCIAEoCRINCgV0b3BpYxgDIAEoCRIPCgdjb250ZW50GAQgASgJEhYKDmNvbnRlbnRfbGVuZ3RoGAUgASgNEhEKCXRydW5jYXRlZBgGIAEoCBINCgVzY29wZRgHIAEoCRIUCgdwcm9qZWN0GAggASgJSACIAQESDAoEdGFncxgJIAMoCRIOCgZzdGF0dXMYCiABKAkSLgoKdmFsaWRfZnJvbRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIdmFsaWRfdG8YDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESLwoLcmVjb3JkZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2VtYmVkZGluZ19zdGF0ZRgOIAEoCRIaCg1zdXBlcnNlZGVkX2J5GA8gASgJSAKIAQESLgoKY29tbWl0bWVudBgQIAEoCzIVLm1lbW9yeS52MS5Db21taXRtZW50SAOIAQFCCgoIX3Byb2plY3RCCwoJX3ZhbGlkX3RvQhAKDl9zdXBlcnNlZGVkX2J5Qg0KC19jb21taXRtZW50IoQCCg9SZW1lbWJlclJlcXVlc3QSEwoLbWVtb3J5X3R5cGUYASABKAkSDQoFdG9waWMYAiABKAkSDwoHY29udGVudBgDIAEoCRINCgVzY29wZRgEIAEoCRIUCgdwcm9qZWN0GAUgASgJSACIAQESDAoEdGFncxgGIAMoCRIvCgZkdWVfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESEgoFb3duZXIYCCABKAlIAogBARIjCgVmYWN0cxgJIAMoCzIULm1lbW9yeS52MS5GYWN0SW5wdXRCCgoIX3Byb2plY3RCCQoHX2R1ZV9hdEIICgZfb3duZXIiZwoQUmVtZW1iZXJSZXNwb25zZRIhCgZtZW1vcnkYASABKAsyES5tZW1vcnkudjEuTWVtb3J5EhAKCGVtYmVkZGVkGAIgASgJEh4KBWZhY3RzGAMgAygLMg8ubWVtb3J5LnYxLkZhY3QiawoNUmV2aXNlUmVxdWVzdBIWCg5wcmVkZWNlc3Nvcl9pZBgBIAEoCRITCgtlZGdlX2ludGVudBgCIAEoCRItCglzdWNjZXNzb3IYAyABKAsyGi5tZW1vcnkudjEuUmVtZW1iZXJSZXF1ZXN0IpIBCg5SZXZpc2VSZXNwb25zZRIhCgZtZW1vcnkYASABKAsyES5tZW1vcnkudjEuTWVtb3J5EhAKCGVtYmVkZGVkGAIgASgJEh4KBWZhY3RzGAMgAygLMg8ubWVtb3J5LnYxLkZhY3QSFgoOcHJlZGVjZXNzb3JfaWQYBCABKAkSEwoLZWRnZV9pbnRlbnQYBSABKAkiMwoOUmVzb2x2ZVJlcXVlc3QSEQoJbWVtb3J5X2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJkCg9SZXNvbHZlUmVzcG9uc2USEQoJbWVtb3J5X2lkGAEgASgJEhUKDWNvbW1pdG1lbnRfaWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhcKD3ByZXZpb3VzX3N0YXR1cxgEIAEoCSIjCg5BcmNoaXZlUmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkiLQoPQXJjaGl2ZVJlc3BvbnNlEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSK0AgoTTGlzdE1lbW9yaWVzUmVxdWVzdBIUCgxtZW1vcnlfdHlwZXMYASADKAkSEgoFc2NvcGUYAiABKAlIAIgBARIQCghwcm9qZWN0cxgDIAMoCRITCgZzdGF0dXMYBCABKAlIAYgBARI3Cg5yZWNvcmRlZF9hZnRlchgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9yZWNvcmRlZF9iZWZvcmUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESDQoFbGltaXQYByABKA0SDgoGb2Zmc2V0GAggASgNQggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlIkoKFExpc3RNZW1vcmllc1Jlc3BvbnNlEiMKCG1lbW9yaWVzGAEgAygLMhEubWVtb3J5LnYxLk1lbW9yeRINCgV0b3RhbBgCIAEoDSISChBHZXRGYWNldHNSZXF1ZXN0IjUKEUdldEZhY2V0c1Jlc3BvbnNlEg4KBnNjb3BlcxgBIAMoCRIQCghwcm9qZWN0cxgCIAMoCSImChFHZXRIaXN0b3J5UmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkicQoLSGlzdG9yeUVkZ2USDwoHZnJvbV9pZBgBIAEoCRINCgV0b19pZBgCIAEoCRIRCgllZGdlX3R5cGUYAyABKAkSLwoLcmVjb3JkZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoQBCgxIaXN0b3J5RXZlbnQSEQoJbWVtb3J5X2lkGAEgASgJEgwKBGtpbmQYAiABKAkSDQoFYWN0b3IYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMcGF5bG9hZF9qc29uGAUgASgJIrQBChJHZXRIaXN0b3J5UmVzcG9uc2USEQoJbWVtb3J5X2lkGAEgASgJEhcKD2xpZmVjeWNsZV9zdGF0ZRgCIAEoCRIiCgdsaW5lYWdlGAMgAygLMhEubWVtb3J5LnYxLk1lbW9yeRIlCgVlZGdlcxgEIAMoCzIWLm1lbW9yeS52MS5IaXN0b3J5RWRnZRInCgZldmVudHMYBSADKAsyFy5tZW1vcnkudjEuSGlzdG9yeUV2ZW50IssBCg9HZXRGYWN0c1JlcXVlc3QSFAoHc3ViamVjdBgBIAEoCUgAiAEBEhYKCXByZWRpY2F0ZRgCIAEoCUgBiAEBEiMKBWFzX29mGAMgASgLMg8ubWVtb3J5LnYxLkFzT2ZIAogBARIoCgVyYW5nZRgEIAEoCzIULm1lbW9yeS52MS5UaW1lUmFuZ2VIA4gBARINCgVsaW1pdBgFIAEoDUIKCghfc3ViamVjdEIMCgpfcHJlZGljYXRlQggKBl9hc19vZkIICgZfcmFuZ2UiMgoQR2V0RmFjdHNSZXNwb25zZRIeCgVmYWN0cxgBIAMoCzIPLm1lbW9yeS52MS5GYWN0InQKBVNjb3BlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHYWxpYXNlcxgDIAMoCRIQCghwcm9qZWN0cxgEIAMoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI9Cg9SZXRyaWV2YWxQb2xpY3kSDAoEbW9kZRgBIAEoCRISCgVzY29wZRgCIAEoCUgAiAEBQggKBl9zY29wZSITChFMaXN0U2NvcGVzUmVxdWVzdCJiChJMaXN0U2NvcGVzUmVzcG9uc2USIAoGc2NvcGVzGAEgAygLMhAubWVtb3J5LnYxLlNjb3BlEioKBnBvbGljeRgCIAEoCzIaLm1lbW9yeS52MS5SZXRyaWV2YWxQb2xpY3kiMwoSQ3JlYXRlU2NvcGVSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHYWxpYXNlcxgCIAMoCSI0ChJSZW5hbWVTY29wZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIQCghuZXdfbmFtZRgCIAEoCSI3ChZTZXRTY29wZUFsaWFzZXNSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHYWxpYXNlcxgCIAMoCSI5ChdTZXRTY29wZU1hcHBpbmdzUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCHByb2plY3RzGAIgAygJIjYKE0NyZWF0ZVNjb3BlUmVzcG9uc2USHwoFc2NvcGUYASABKAsyEC5tZW1vcnkudjEuU2NvcGUiNgoTUmVuYW1lU2NvcGVSZXNwb25zZRIfCgVzY29wZRgBIAEoCzIQLm1lbW9yeS52MS5TY29wZSI6ChdTZXRTY29wZUFsaWFzZXNSZXNwb25zZRIfCgVzY29wZRgBIAEoCzIQLm1lbW9yeS52MS5TY29wZSI7ChhTZXRTY29wZU1hcHBpbmdzUmVzcG9uc2USHwoFc2NvcGUYASABKAsyEC5tZW1vcnkudjEuU2NvcGUiIgoSRGVsZXRlU2NvcGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiTwoTRGVsZXRlU2NvcGVSZXNwb25zZRIMCgRuYW1lGAEgASgJEioKBnBvbGljeRgCIAEoCzIaLm1lbW9yeS52MS5SZXRyaWV2YWxQb2xpY3kiSAoaU2V0UmV0cmlldmFsRGVmYXVsdFJlcXVlc3QSDAoEbW9kZRgBIAEoCRISCgVzY29wZRgCIAEoCUgAiAEBQggKBl9zY29wZSJJChtTZXRSZXRyaWV2YWxEZWZhdWx0UmVzcG9uc2USKgoGcG9saWN5GAEgASgLMhoubWVtb3J5LnYxLlJldHJpZXZhbFBvbGljeSIvCg1JbXBvcnRSZXF1ZXN0Eg4KBmZvcm1hdBgBIAEoCRIOCgZuZGpzb24YAiABKAkiiwEKEEltcG9ydExpbmVSZXN1bHQSDAoEbGluZRgBIAEoDRIPCgdvdXRjb21lGAIgASgJEg8KAmlkGAMgASgJSACIAQESEwoGcmVhc29uGAQgASgJSAGIAQESFAoHbWVzc2FnZRgFIAEoCUgCiAEBQgUKA19pZEIJCgdfcmVhc29uQgoKCF9tZXNzYWdlInAKDkltcG9ydFJlc3BvbnNlEiwKB3Jlc3VsdHMYASADKAsyGy5tZW1vcnkudjEuSW1wb3J0TGluZVJlc3VsdBIPCgdjcmVhdGVkGAIgASgNEg8KB3NraXBwZWQYAyABKA0SDgoGZmFpbGVkGAQgASgNIh8KDUV4cG9ydFJlcXVlc3QSDgoGY3Vyc29yGAEgASgJIjQKDkV4cG9ydFJlc3BvbnNlEg0KBWxpbmVzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJIjwKEkdldE1lbW9yaWVzUmVxdWVzdBILCgNpZHMYASADKAkSGQoRbWF4X2NvbnRlbnRfY2hhcnMYAiABKA0iTQoTR2V0TWVtb3JpZXNSZXNwb25zZRIjCghtZW1vcmllcxgBIAMoCzIRLm1lbW9yeS52MS5NZW1vcnkSEQoJbm90X2ZvdW5kGAIgAygJIkkKFVN0b3JlRW1iZWRkaW5nUmVxdWVzdBIRCgltZW1vcnlfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGdmVjdG9yGAMgAygCIigKFlN0b3JlRW1iZWRkaW5nUmVzcG9uc2USDgoGc3RvcmVkGAEgASgIIicKFFJlc29sdmVBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiWwoVUmVzb2x2ZUFwaUtleVJlc3BvbnNlEhEKCXRlbmFudF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg4KBnNjb3BlcxgDIAMoCRIOCgZrZXlfaWQYBCABKAkilwEKE09yaWVudGF0aW9uU2VsZWN0b3ISDAoEa2luZBgBIAEoCRISCgVzY29wZRgCIAEoCUgAiAEBEhQKB3Byb2plY3QYAyABKAlIAYgBARIdChBpbmNsdWRlX3Vuc2NvcGVkGAQgASgISAKIAQFCCAoGX3Njb3BlQgoKCF9wcm9qZWN0QhMKEV9pbmNsdWRlX3Vuc2NvcGVkIpEBCg9CcmllZmluZ1JlcXVlc3QSMAoIc2VsZWN0b3IYASABKAsyHi5tZW1vcnkudjEuT3JpZW50YXRpb25TZWxlY3RvchIMCgRtb2RlGAIgASgJEhAKCHNlY3Rpb25zGAMgAygJEhoKDXNlY3Rpb25fbGltaXQYBCABKA1IAIgBAUIQCg5fc2VjdGlvbl9saW1pdCK9AQoSQnJpZWZpbmdDb21taXRtZW50EgoKAmlkGAEgASgJEhEKCW1lbW9yeV9pZBgCIAEoCRINCgV0b3BpYxgDIAEoCRIOCgZzdGF0dXMYBCABKAkSLwoGZHVlX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEhIKBW93bmVyGAYgASgJSAGIAQESDwoHb3ZlcmR1ZRgHIAEoCEIJCgdfZHVlX2F0QggKBl9vd25lciKiAQoOQnJpZWZpbmdNZW1vcnkSCgoCaWQYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDQoFdG9waWMYAyABKAkSDQoFc2NvcGUYBCABKAkSFAoHcHJvamVjdBgFIAEoCUgAiAEBEi8KC3JlY29yZGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfcHJvamVjdCJqChlCcmllZmluZ0NvbW1pdG1lbnRTZWN0aW9uEg0KBWNvdW50GAEgASgNEiwKBWl0ZW1zGAIgAygLMh0ubWVtb3J5LnYxLkJyaWVmaW5nQ29tbWl0bWVudBIQCghoYXNfbW9yZRgDIAEoCCJiChVCcmllZmluZ01lbW9yeVNlY3Rpb24SDQoFY291bnQYASABKA0SKAoFaXRlbXMYAiADKAsyGS5tZW1vcnkudjEuQnJpZWZpbmdNZW1vcnkSEAoIaGFzX21vcmUYAyABKAgingQKEEJyaWVmaW5nUmVzcG9uc2USMAoIc2VsZWN0b3IYASABKAsyHi5tZW1vcnkudjEuT3JpZW50YXRpb25TZWxlY3RvchIMCgRtb2RlGAIgASgJEhUKDXNlY3Rpb25fbGltaXQYAyABKA0SMAoMZ2VuZXJhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaCg1hcHBsaWVkX3Njb3BlGAUgASgJSACIAQESOQoLY29tbWl0bWVudHMYBiABKAsyJC5tZW1vcnkudjEuQnJpZWZpbmdDb21taXRtZW50U2VjdGlvbhI1CgdvdmVyZHVlGAcgASgLMiQubWVtb3J5LnYxLkJyaWVmaW5nQ29tbWl0bWVudFNlY3Rpb24SMgoIYmxvY2tlcnMYCCABKAsyIC5tZW1vcnkudjEuQnJpZWZpbmdNZW1vcnlTZWN0aW9uEjoKEHN0YWxlX2NhbmRpZGF0ZXMYCSABKAsyIC5tZW1vcnkudjEuQnJpZWZpbmdNZW1vcnlTZWN0aW9uEjoKEHJlY2VudF9kZWNpc2lvbnMYCiABKAsyIC5tZW1vcnkudjEuQnJpZWZpbmdNZW1vcnlTZWN0aW9uEjUKC3ByZWZlcmVuY2VzGAsgASgLMiAubWVtb3J5LnYxLkJyaWVmaW5nTWVtb3J5U2VjdGlvbkIQCg5fYXBwbGllZF9zY29wZSKeAQoOSGFuZG9mZlJlcXVlc3QSMAoIc2VsZWN0b3IYASABKAsyHi5tZW1vcnkudjEuT3JpZW50YXRpb25TZWxlY3RvchIaCg1nZW5lcmF0ZWRfZm9yGAIgASgJSACIAQESGgoNc2VjdGlvbl9saW1pdBgDIAEoDUgBiAEBQhAKDl9nZW5lcmF0ZWRfZm9yQhAKDl9zZWN0aW9uX2xpbWl0It0BCg1IYW5kb2ZmTWVtb3J5EgoKAmlkGAEgASgJEhMKC21lbW9yeV90eXBlGAIgASgJEg0KBXRvcGljGAMgASgJEg8KB2NvbnRlbnQYBCABKAkSFgoOY29udGVudF9sZW5ndGgYBSABKA0SEQoJdHJ1bmNhdGVkGAYgASgIEg0KBXNjb3BlGAcgASgJEhQKB3Byb2plY3QYCCABKAlIAIgBARIvCgtyZWNvcmRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCgoIX3Byb2plY3QiqQIKEUhhbmRvZmZDb21taXRtZW50EgoKAmlkGAEgASgJEhEKCW1lbW9yeV9pZBgCIAEoCRINCgV0b3BpYxgDIAEoCRIPCgdjb250ZW50GAQgASgJEhYKDmNvbnRlbnRfbGVuZ3RoGAUgASgNEhEKCXRydW5jYXRlZBgGIAEoCBIOCgZzdGF0dXMYByABKAkSLwoGZHVlX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEhIKBW93bmVyGAkgASgJSAGIAQESDwoHb3ZlcmR1ZRgKIAEoCBINCgVzY29wZRgLIAEoCRIUCgdwcm9qZWN0GAwgASgJSAKIAQFCCQoHX2R1ZV9hdEIICgZfb3duZXJCCgoIX3Byb2plY3QiXgoNSGFuZG9mZkNvdW50cxIRCglkZWNpc2lvbnMYASABKA0SEwoLY29tbWl0bWVudHMYAiABKA0SEwoLcHJlZmVyZW5jZXMYAyABKA0SEAoIYmxvY2tlcnMYBCABKA0iYgoRSGFuZG9mZlRydW5jYXRpb24SEQoJZGVjaXNpb25zGAEgASgIEhMKC2NvbW1pdG1lbnRzGAIgASgIEhMKC3ByZWZlcmVuY2VzGAMgASgIEhAKCGJsb2NrZXJzGAQgASgIIv4DCg9IYW5kb2ZmUmVzcG9uc2USMAoIc2VsZWN0b3IYASABKAsyHi5tZW1vcnkudjEuT3JpZW50YXRpb25TZWxlY3RvchIaCg1nZW5lcmF0ZWRfZm9yGAIgASgJSACIAQESMAoMZ2VuZXJhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaCg1hcHBsaWVkX3Njb3BlGAQgASgJSAGIAQESFQoNc2VjdGlvbl9saW1pdBgFIAEoDRIrCglkZWNpc2lvbnMYBiADKAsyGC5tZW1vcnkudjEuSGFuZG9mZk1lbW9yeRIxCgtjb21taXRtZW50cxgHIAMoCzIcLm1lbW9yeS52MS5IYW5kb2ZmQ29tbWl0bWVudBItCgtwcmVmZXJlbmNlcxgIIAMoCzIYLm1lbW9yeS52MS5IYW5kb2ZmTWVtb3J5EioKCGJsb2NrZXJzGAkgAygLMhgubWVtb3J5LnYxLkhhbmRvZmZNZW1vcnkSKAoGY291bnRzGAogASgLMhgubWVtb3J5LnYxLkhhbmRvZmZDb3VudHMSLwoJdHJ1bmNhdGVkGAsgASgLMhwubWVtb3J5LnYxLkhhbmRvZmZUcnVuY2F0aW9uQhAKDl9nZW5lcmF0ZWRfZm9yQhAKDl9hcHBsaWVkX3Njb3BlIhwKGkRlc2NyaWJlRW52aXJvbm1lbnRSZXF1ZXN0IjcKEkVtYmVkZGluZ01vZGVsSW5mbxINCgVtb2RlbBgBIAEoCRISCgpkaW1lbnNpb25zGAIgASgNIiwKD1NlYXJjaExlZ1N0YXR1cxILCgNsZWcYASABKAkSDAoEbGl2ZRgCIAEoCCKtAQoLUXVldWVTdGF0dXMSDAoEbmFtZRgBIAEoCRIMCgRsaXZlGAIgASgIEhQKB3dhaXRpbmcYAyABKA1IAIgBARITCgZhY3RpdmUYBCABKA1IAYgBARIUCgdkZWxheWVkGAUgASgNSAKIAQESEwoGZmFpbGVkGAYgASgNSAOIAQFCCgoIX3dhaXRpbmdCCQoHX2FjdGl2ZUIKCghfZGVsYXllZEIJCgdfZmFpbGVkItsDChBFbnZpcm9ubWVudFN0YXRzEkkKEG1lbW9yaWVzX2J5X3R5cGUYASADKAsyLy5tZW1vcnkudjEuRW52aXJvbm1lbnRTdGF0cy5NZW1vcmllc0J5VHlwZUVudHJ5EhcKD2FjdGl2ZV9tZW1vcmllcxgCIAEoDRIbChNzdXBlcnNlZGVkX21lbW9yaWVzGAMgASgNEhkKEWFyY2hpdmVkX21lbW9yaWVzGAQgASgNElMKFWNvbW1pdG1lbnRzX2J5X3N0YXR1cxgFIAMoCzI0Lm1lbW9yeS52MS5FbnZpcm9ubWVudFN0YXRzLkNvbW1pdG1lbnRzQnlTdGF0dXNFbnRyeRIaChJwZW5kaW5nX2VtYmVkZGluZ3MYBiABKA0SJwofcGVuZGluZ19jb25zb2xpZGF0aW9uX3Byb3Bvc2FscxgHIAEoDRIeChZwZW5kaW5nX2ZhY3RfcHJvcG9zYWxzGAggASgNGjUKE01lbW9yaWVzQnlUeXBlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgNOgI4ARo6ChhDb21taXRtZW50c0J5U3RhdHVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgNOgI4ASKiAgobRGVzY3JpYmVFbnZpcm9ubWVudFJlc3BvbnNlEjAKCWVtYmVkZGluZxgBIAEoCzIdLm1lbW9yeS52MS5FbWJlZGRpbmdNb2RlbEluZm8SLwoLc2VhcmNoX2xlZ3MYAiADKAsyGi5tZW1vcnkudjEuU2VhcmNoTGVnU3RhdHVzEiYKBnF1ZXVlcxgDIAMoCzIWLm1lbW9yeS52MS5RdWV1ZVN0YXR1cxIgCgZzY29wZXMYBCADKAsyEC5tZW1vcnkudjEuU2NvcGUSKgoGcG9saWN5GAUgASgLMhoubWVtb3J5LnYxLlJldHJpZXZhbFBvbGljeRIqCgVzdGF0cxgGIAEoCzIbLm1lbW9yeS52MS5FbnZpcm9ubWVudFN0YXRzIh8KEVJlYWRNZW1vcnlSZXF1ZXN0EgoKAmlkGAEgASgJIjcKElJlYWRNZW1vcnlSZXNwb25zZRIhCgZtZW1vcnkYASABKAsyES5tZW1vcnkudjEuTWVtb3J5In4KD05ld0VkZ2VQcm9wb3NhbBIPCgdmcm9tX2lkGAEgASgJEg0KBXRvX2lkGAIgASgJEhEKCWVkZ2VfdHlwZRgDIAEoCRISCgpzaW1pbGFyaXR5GAQgASgBEhYKCXJhdGlvbmFsZRgFIAEoCUgAiAEBQgwKCl9yYXRpb25hbGUiVAojQ3JlYXRlQ29uc29saWRhdGlvblByb3Bvc2Fsc1JlcXVlc3QSLQoJcHJvcG9zYWxzGAEgAygLMhoubWVtb3J5LnYxLk5ld0VkZ2VQcm9wb3NhbCJMCiRDcmVhdGVDb25zb2xpZGF0aW9uUHJvcG9zYWxzUmVzcG9uc2USEwoLY3JlYXRlZF9pZHMYASADKAkSDwoHc2tpcHBlZBgCIAEoDSKSAQoPTmV3RmFjdFByb3Bvc2FsEg8KB3N1YmplY3QYASABKAkSEQoJcHJlZGljYXRlGAIgASgJEg0KBXZhbHVlGAMgASgJEhcKCmNvbmZpZGVuY2UYBCABKAFIAIgBARIWCglyYXRpb25hbGUYBSABKAlIAYgBAUINCgtfY29uZmlkZW5jZUIMCgpfcmF0aW9uYWxlIm0KGkNyZWF0ZUZhY3RQcm9wb3NhbHNSZXF1ZXN0EhEKCW1lbW9yeV9pZBgBIAEoCRIRCglleHRyYWN0b3IYAiABKAkSKQoFZmFjdHMYAyADKAsyGi5tZW1vcnkudjEuTmV3RmFjdFByb3Bvc2FsIkMKG0NyZWF0ZUZhY3RQcm9wb3NhbHNSZXNwb25zZRITCgtjcmVhdGVkX2lkcxgBIAMoCRIPCgdza2lwcGVkGAIgASgNIv4CCgxFZGdlUHJvcG9zYWwSCgoCaWQYASABKAkSDwoHZnJvbV9pZBgCIAEoCRINCgV0b19pZBgDIAEoCRIRCgllZGdlX3R5cGUYBCABKAkSEwoLbWVtb3J5X3R5cGUYBSABKAkSEgoKZnJvbV90b3BpYxgGIAEoCRIQCgh0b190b3BpYxgHIAEoCRISCgpzaW1pbGFyaXR5GAggASgBEhYKCXJhdGlvbmFsZRgJIAEoCUgAiAEBEg4KBnN0YXR1cxgKIAEoCRIzCgpkZWNpZGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEh8KEmRlY2lzaW9uX3JhdGlvbmFsZRgMIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9yYXRpb25hbGVCDQoLX2RlY2lkZWRfYXRCFQoTX2RlY2lzaW9uX3JhdGlvbmFsZSKfAwoMRmFjdFByb3Bvc2FsEgoKAmlkGAEgASgJEhEKCW1lbW9yeV9pZBgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEhEKCXByZWRpY2F0ZRgEIAEoCRINCgV2YWx1ZRgFIAEoCRIXCgpjb25maWRlbmNlGAYgASgBSACIAQESEQoJZXh0cmFjdG9yGAcgASgJEhYKCXJhdGlvbmFsZRgIIAEoCUgBiAEBEg4KBnN0YXR1cxgJIAEoCRIzCgpkZWNpZGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgCiAEBEh8KEmRlY2lzaW9uX3JhdGlvbmFsZRgLIAEoCUgDiAEBEhQKB2ZhY3RfaWQYDCABKAlIBIgBARIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEINCgtfY29uZmlkZW5jZUIMCgpfcmF0aW9uYWxlQg0KC19kZWNpZGVkX2F0QhUKE19kZWNpc2lvbl9yYXRpb25hbGVCCgoIX2ZhY3RfaWQiNQoUTGlzdFByb3Bvc2Fsc1JlcXVlc3QSDgoGc3RhdHVzGAEgASgJEg0KBWxpbWl0GAIgASgNInQKFUxpc3RQcm9wb3NhbHNSZXNwb25zZRIqCglwcm9wb3NhbHMYASADKAsyFy5tZW1vcnkudjEuRWRnZVByb3Bvc2FsEi8KDmZhY3RfcHJvcG9zYWxzGAIgAygLMhcubWVtb3J5LnYxLkZhY3RQcm9wb3NhbCIsChVBY2NlcHRQcm9wb3NhbFJlcXVlc3QSEwoLcHJvcG9zYWxfaWQYASABKAkiUgoVUmVqZWN0UHJvcG9zYWxSZXF1ZXN0EhMKC3Byb3Bvc2FsX2lkGAEgASgJEhYKCXJhdGlvbmFsZRgCIAEoCUgAiAEBQgwKCl9yYXRpb25hbGUiZgoWRGVjaWRlUHJvcG9zYWxSZXNwb25zZRIlCgRlZGdlGAEgASgLMhcubWVtb3J5LnYxLkVkZ2VQcm9wb3NhbBIlCgRmYWN0GAIgASgLMhcubWVtb3J5LnYxLkZhY3RQcm9wb3NhbCIyChJMaXN0VGVuYW50c1JlcXVlc3QSDQoFYWZ0ZXIYASABKAkSDQoFbGltaXQYAiABKA0iKQoTTGlzdFRlbmFudHNSZXNwb25zZRISCgp0ZW5hbnRfaWRzGAEgAygJIksKHExpc3RQZW5kaW5nRW1iZWRkaW5nc1JlcXVlc3QSDQoFbW9kZWwYASABKAkSDQoFYWZ0ZXIYAiABKAkSDQoFbGltaXQYAyABKA0iMwodTGlzdFBlbmRpbmdFbWJlZGRpbmdzUmVzcG9uc2USEgoKbWVtb3J5X2lkcxgBIAMoCSJZChhFeHBpcmVDb21taXRtZW50c1JlcXVlc3QSLgoKZHVlX2JlZm9yZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYAiABKA0iQAoZRXhwaXJlQ29tbWl0bWVudHNSZXNwb25zZRISCgptZW1vcnlfaWRzGAEgAygJEg8KB3NraXBwZWQYAiABKA0yxBQKDU1lbW9yeVNlcnZpY2USQwoIUmVtZW1iZXISGi5tZW1vcnkudjEuUmVtZW1iZXJSZXF1ZXN0GhsubWVtb3J5LnYxLlJlbWVtYmVyUmVzcG9uc2USTAoLR2V0TWVtb3JpZXMSHS5tZW1vcnkudjEuR2V0TWVtb3JpZXNSZXF1ZXN0Gh4ubWVtb3J5LnYxLkdldE1lbW9yaWVzUmVzcG9uc2USVQoOU3RvcmVFbWJlZGRpbmcSIC5tZW1vcnkudjEuU3RvcmVFbWJlZGRpbmdSZXF1ZXN0GiEubWVtb3J5LnYxLlN0b3JlRW1iZWRkaW5nUmVzcG9uc2USUgoNUmVzb2x2ZUFwaUtleRIfLm1lbW9yeS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBogLm1lbW9yeS52MS5SZXNvbHZlQXBpS2V5UmVzcG9uc2USPQoGUmV2aXNlEhgubWVtb3J5LnYxLlJldmlzZVJlcXVlc3QaGS5tZW1vcnkudjEuUmV2aXNlUmVzcG9uc2USQAoHUmVzb2x2ZRIZLm1lbW9yeS52MS5SZXNvbHZlUmVxdWVzdBoaLm1lbW9yeS52MS5SZXNvbHZlUmVzcG9uc2USQAoHQXJjaGl2ZRIZLm1lbW9yeS52MS5BcmNoaXZlUmVxdWVzdBoaLm1lbW9yeS52MS5BcmNoaXZlUmVzcG9uc2USTwoMTGlzdE1lbW9yaWVzEh4ubWVtb3J5LnYxLkxpc3RNZW1vcmllc1JlcXVlc3QaHy5tZW1vcnkudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2USRgoJR2V0RmFjZXRzEhsubWVtb3J5LnYxLkdldEZhY2V0c1JlcXVlc3QaHC5tZW1vcnkudjEuR2V0RmFjZXRzUmVzcG9uc2USSQoKR2V0SGlzdG9yeRIcLm1lbW9yeS52MS5HZXRIaXN0b3J5UmVxdWVzdBodLm1lbW9yeS52MS5HZXRIaXN0b3J5UmVzcG9uc2USQwoIR2V0RmFjdHMSGi5tZW1vcnkudjEuR2V0RmFjdHNSZXF1ZXN0GhsubWVtb3J5LnYxLkdldEZhY3RzUmVzcG9uc2USSQoKTGlzdFNjb3BlcxIcLm1lbW9yeS52MS5MaXN0U2NvcGVzUmVxdWVzdBodLm1lbW9yeS52MS5MaXN0U2NvcGVzUmVzcG9uc2USTAoLQ3JlYXRlU2NvcGUSHS5tZW1vcnkudjEuQ3JlYXRlU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLkNyZWF0ZVNjb3BlUmVzcG9uc2USTAoLUmVuYW1lU2NvcGUSHS5tZW1vcnkudjEuUmVuYW1lU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLlJlbmFtZVNjb3BlUmVzcG9uc2USWAoPU2V0U2NvcGVBbGlhc2VzEiEubWVtb3J5LnYxLlNldFNjb3BlQWxpYXNlc1JlcXVlc3QaIi5tZW1vcnkudjEuU2V0U2NvcGVBbGlhc2VzUmVzcG9uc2USWwoQU2V0U2NvcGVNYXBwaW5ncxIiLm1lbW9yeS52MS5TZXRTY29wZU1hcHBpbmdzUmVxdWVzdBojLm1lbW9yeS52MS5TZXRTY29wZU1hcHBpbmdzUmVzcG9uc2USTAoLRGVsZXRlU2NvcGUSHS5tZW1vcnkudjEuRGVsZXRlU2NvcGVSZXF1ZXN0Gh4ubWVtb3J5LnYxLkRlbGV0ZVNjb3BlUmVzcG9uc2USZAoTU2V0UmV0cmlldmFsRGVmYXVsdBIlLm1lbW9yeS52MS5TZXRSZXRyaWV2YWxEZWZhdWx0UmVxdWVzdBomLm1lbW9yeS52MS5TZXRSZXRyaWV2YWxEZWZhdWx0UmVzcG9uc2USPQoGSW1wb3J0EhgubWVtb3J5LnYxLkltcG9ydFJlcXVlc3QaGS5tZW1vcnkudjEuSW1wb3J0UmVzcG9uc2USPQoGRXhwb3J0EhgubWVtb3J5LnYxLkV4cG9ydFJlcXVlc3QaGS5tZW1vcnkudjEuRXhwb3J0UmVzcG9uc2USQwoIQnJpZWZpbmcSGi5tZW1vcnkudjEuQnJpZWZpbmdSZXF1ZXN0GhsubWVtb3J5LnYxLkJyaWVmaW5nUmVzcG9uc2USQAoHSGFuZG9mZhIZLm1lbW9yeS52MS5IYW5kb2ZmUmVxdWVzdBoaLm1lbW9yeS52MS5IYW5kb2ZmUmVzcG9uc2USZAoTRGVzY3JpYmVFbnZpcm9ubWVudBIlLm1lbW9yeS52MS5EZXNjcmliZUVudmlyb25tZW50UmVxdWVzdBomLm1lbW9yeS52MS5EZXNjcmliZUVudmlyb25tZW50UmVzcG9uc2USSQoKUmVhZE1lbW9yeRIcLm1lbW9yeS52MS5SZWFkTWVtb3J5UmVxdWVzdBodLm1lbW9yeS52MS5SZWFkTWVtb3J5UmVzcG9uc2USfwocQ3JlYXRlQ29uc29saWRhdGlvblByb3Bvc2FscxIuLm1lbW9yeS52MS5DcmVhdGVDb25zb2xpZGF0aW9uUHJvcG9zYWxzUmVxdWVzdBovLm1lbW9yeS52MS5DcmVhdGVDb25zb2xpZGF0aW9uUHJvcG9zYWxzUmVzcG9uc2USZAoTQ3JlYXRlRmFjdFByb3Bvc2FscxIlLm1lbW9yeS52MS5DcmVhdGVGYWN0UHJvcG9zYWxzUmVxdWVzdBomLm1lbW9yeS52MS5DcmVhdGVGYWN0UHJvcG9zYWxzUmVzcG9uc2USUgoNTGlzdFByb3Bvc2FscxIfLm1lbW9yeS52MS5MaXN0UHJvcG9zYWxzUmVxdWVzdBogLm1lbW9yeS52MS5MaXN0UHJvcG9zYWxzUmVzcG9uc2USVQoOQWNjZXB0UHJvcG9zYWwSIC5tZW1vcnkudjEuQWNjZXB0UHJvcG9zYWxSZXF1ZXN0GiEubWVtb3J5LnYxLkRlY2lkZVByb3Bvc2FsUmVzcG9uc2USVQoOUmVqZWN0UHJvcG9zYWwSIC5tZW1vcnkudjEuUmVqZWN0UHJvcG9zYWxSZXF1ZXN0GiEubWVtb3J5LnYxLkRlY2lkZVByb3Bvc2FsUmVzcG9uc2USTAoLTGlzdFRlbmFudHMSHS5tZW1vcnkudjEuTGlzdFRlbmFudHNSZXF1ZXN0Gh4ubWVtb3J5LnYxLkxpc3RUZW5hbnRzUmVzcG9uc2USagoVTGlzdFBlbmRpbmdFbWJlZGRpbmdzEicubWVtb3J5LnYxLkxpc3RQZW5kaW5nRW1iZWRkaW5nc1JlcXVlc3QaKC5tZW1vcnkudjEuTGlzdFBlbmRpbmdFbWJlZGRpbmdzUmVzcG9uc2USXgoRRXhwaXJlQ29tbWl0bWVudHMSIy5tZW1vcnkudjEuRXhwaXJlQ29tbWl0bWVudHNSZXF1ZXN0GiQubWVtb3J5LnYxLkV4cGlyZUNvbW1pdG1lbnRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message memory.v1.Commitment
@@ -1467,6 +1467,1422 @@ export const ResolveApiKeyResponseSchema: GenMessage<ResolveApiKeyResponse> = /*
   messageDesc(file_memory_v1_memory, 50);
 
 /**
+ * Which memories an orientation read covers.
+ *
+ * @generated from message memory.v1.OrientationSelector
+ */
+export type OrientationSelector = Message<"memory.v1.OrientationSelector"> & {
+  /**
+   * all | scope | project | scope_project
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: optional string scope = 2;
+   */
+  scope?: string | undefined;
+
+  /**
+   * @generated from field: optional string project = 3;
+   */
+  project?: string | undefined;
+
+  /**
+   * scope_project only: also the scope's memories without a project.
+   *
+   * @generated from field: optional bool include_unscoped = 4;
+   */
+  includeUnscoped?: boolean | undefined;
+};
+
+/**
+ * Describes the message memory.v1.OrientationSelector.
+ * Use `create(OrientationSelectorSchema)` to create a new message.
+ */
+export const OrientationSelectorSchema: GenMessage<OrientationSelector> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 51);
+
+/**
+ * @generated from message memory.v1.BriefingRequest
+ */
+export type BriefingRequest = Message<"memory.v1.BriefingRequest"> & {
+  /**
+   * @generated from field: memory.v1.OrientationSelector selector = 1;
+   */
+  selector?: OrientationSelector | undefined;
+
+  /**
+   * brief | full; empty means brief.
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * Empty means every section.
+   *
+   * @generated from field: repeated string sections = 3;
+   */
+  sections: string[];
+
+  /**
+   * @generated from field: optional uint32 section_limit = 4;
+   */
+  sectionLimit?: number | undefined;
+};
+
+/**
+ * Describes the message memory.v1.BriefingRequest.
+ * Use `create(BriefingRequestSchema)` to create a new message.
+ */
+export const BriefingRequestSchema: GenMessage<BriefingRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 52);
+
+/**
+ * Metadata only, never content.
+ *
+ * @generated from message memory.v1.BriefingCommitment
+ */
+export type BriefingCommitment = Message<"memory.v1.BriefingCommitment"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string memory_id = 2;
+   */
+  memoryId: string;
+
+  /**
+   * @generated from field: string topic = 3;
+   */
+  topic: string;
+
+  /**
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp due_at = 5;
+   */
+  dueAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string owner = 6;
+   */
+  owner?: string | undefined;
+
+  /**
+   * @generated from field: bool overdue = 7;
+   */
+  overdue: boolean;
+};
+
+/**
+ * Describes the message memory.v1.BriefingCommitment.
+ * Use `create(BriefingCommitmentSchema)` to create a new message.
+ */
+export const BriefingCommitmentSchema: GenMessage<BriefingCommitment> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 53);
+
+/**
+ * Metadata only, never content.
+ *
+ * @generated from message memory.v1.BriefingMemory
+ */
+export type BriefingMemory = Message<"memory.v1.BriefingMemory"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string memory_type = 2;
+   */
+  memoryType: string;
+
+  /**
+   * @generated from field: string topic = 3;
+   */
+  topic: string;
+
+  /**
+   * @generated from field: string scope = 4;
+   */
+  scope: string;
+
+  /**
+   * @generated from field: optional string project = 5;
+   */
+  project?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp recorded_at = 6;
+   */
+  recordedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.BriefingMemory.
+ * Use `create(BriefingMemorySchema)` to create a new message.
+ */
+export const BriefingMemorySchema: GenMessage<BriefingMemory> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 54);
+
+/**
+ * count is exact; has_more = count > items.
+ *
+ * @generated from message memory.v1.BriefingCommitmentSection
+ */
+export type BriefingCommitmentSection = Message<"memory.v1.BriefingCommitmentSection"> & {
+  /**
+   * @generated from field: uint32 count = 1;
+   */
+  count: number;
+
+  /**
+   * @generated from field: repeated memory.v1.BriefingCommitment items = 2;
+   */
+  items: BriefingCommitment[];
+
+  /**
+   * @generated from field: bool has_more = 3;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message memory.v1.BriefingCommitmentSection.
+ * Use `create(BriefingCommitmentSectionSchema)` to create a new message.
+ */
+export const BriefingCommitmentSectionSchema: GenMessage<BriefingCommitmentSection> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 55);
+
+/**
+ * @generated from message memory.v1.BriefingMemorySection
+ */
+export type BriefingMemorySection = Message<"memory.v1.BriefingMemorySection"> & {
+  /**
+   * @generated from field: uint32 count = 1;
+   */
+  count: number;
+
+  /**
+   * @generated from field: repeated memory.v1.BriefingMemory items = 2;
+   */
+  items: BriefingMemory[];
+
+  /**
+   * @generated from field: bool has_more = 3;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message memory.v1.BriefingMemorySection.
+ * Use `create(BriefingMemorySectionSchema)` to create a new message.
+ */
+export const BriefingMemorySectionSchema: GenMessage<BriefingMemorySection> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 56);
+
+/**
+ * Unrequested sections are absent.
+ *
+ * @generated from message memory.v1.BriefingResponse
+ */
+export type BriefingResponse = Message<"memory.v1.BriefingResponse"> & {
+  /**
+   * The selector used, after the retrieval default.
+   *
+   * @generated from field: memory.v1.OrientationSelector selector = 1;
+   */
+  selector?: OrientationSelector | undefined;
+
+  /**
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * @generated from field: uint32 section_limit = 3;
+   */
+  sectionLimit: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp generated_at = 4;
+   */
+  generatedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string applied_scope = 5;
+   */
+  appliedScope?: string | undefined;
+
+  /**
+   * @generated from field: memory.v1.BriefingCommitmentSection commitments = 6;
+   */
+  commitments?: BriefingCommitmentSection | undefined;
+
+  /**
+   * @generated from field: memory.v1.BriefingCommitmentSection overdue = 7;
+   */
+  overdue?: BriefingCommitmentSection | undefined;
+
+  /**
+   * @generated from field: memory.v1.BriefingMemorySection blockers = 8;
+   */
+  blockers?: BriefingMemorySection | undefined;
+
+  /**
+   * @generated from field: memory.v1.BriefingMemorySection stale_candidates = 9;
+   */
+  staleCandidates?: BriefingMemorySection | undefined;
+
+  /**
+   * @generated from field: memory.v1.BriefingMemorySection recent_decisions = 10;
+   */
+  recentDecisions?: BriefingMemorySection | undefined;
+
+  /**
+   * @generated from field: memory.v1.BriefingMemorySection preferences = 11;
+   */
+  preferences?: BriefingMemorySection | undefined;
+};
+
+/**
+ * Describes the message memory.v1.BriefingResponse.
+ * Use `create(BriefingResponseSchema)` to create a new message.
+ */
+export const BriefingResponseSchema: GenMessage<BriefingResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 57);
+
+/**
+ * @generated from message memory.v1.HandoffRequest
+ */
+export type HandoffRequest = Message<"memory.v1.HandoffRequest"> & {
+  /**
+   * @generated from field: memory.v1.OrientationSelector selector = 1;
+   */
+  selector?: OrientationSelector | undefined;
+
+  /**
+   * @generated from field: optional string generated_for = 2;
+   */
+  generatedFor?: string | undefined;
+
+  /**
+   * @generated from field: optional uint32 section_limit = 3;
+   */
+  sectionLimit?: number | undefined;
+};
+
+/**
+ * Describes the message memory.v1.HandoffRequest.
+ * Use `create(HandoffRequestSchema)` to create a new message.
+ */
+export const HandoffRequestSchema: GenMessage<HandoffRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 58);
+
+/**
+ * content is an excerpt; truncated says whether it was cut.
+ *
+ * @generated from message memory.v1.HandoffMemory
+ */
+export type HandoffMemory = Message<"memory.v1.HandoffMemory"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string memory_type = 2;
+   */
+  memoryType: string;
+
+  /**
+   * @generated from field: string topic = 3;
+   */
+  topic: string;
+
+  /**
+   * @generated from field: string content = 4;
+   */
+  content: string;
+
+  /**
+   * @generated from field: uint32 content_length = 5;
+   */
+  contentLength: number;
+
+  /**
+   * @generated from field: bool truncated = 6;
+   */
+  truncated: boolean;
+
+  /**
+   * @generated from field: string scope = 7;
+   */
+  scope: string;
+
+  /**
+   * @generated from field: optional string project = 8;
+   */
+  project?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp recorded_at = 9;
+   */
+  recordedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.HandoffMemory.
+ * Use `create(HandoffMemorySchema)` to create a new message.
+ */
+export const HandoffMemorySchema: GenMessage<HandoffMemory> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 59);
+
+/**
+ * @generated from message memory.v1.HandoffCommitment
+ */
+export type HandoffCommitment = Message<"memory.v1.HandoffCommitment"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string memory_id = 2;
+   */
+  memoryId: string;
+
+  /**
+   * @generated from field: string topic = 3;
+   */
+  topic: string;
+
+  /**
+   * @generated from field: string content = 4;
+   */
+  content: string;
+
+  /**
+   * @generated from field: uint32 content_length = 5;
+   */
+  contentLength: number;
+
+  /**
+   * @generated from field: bool truncated = 6;
+   */
+  truncated: boolean;
+
+  /**
+   * @generated from field: string status = 7;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp due_at = 8;
+   */
+  dueAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string owner = 9;
+   */
+  owner?: string | undefined;
+
+  /**
+   * @generated from field: bool overdue = 10;
+   */
+  overdue: boolean;
+
+  /**
+   * @generated from field: string scope = 11;
+   */
+  scope: string;
+
+  /**
+   * @generated from field: optional string project = 12;
+   */
+  project?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.HandoffCommitment.
+ * Use `create(HandoffCommitmentSchema)` to create a new message.
+ */
+export const HandoffCommitmentSchema: GenMessage<HandoffCommitment> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 60);
+
+/**
+ * Exact totals per section.
+ *
+ * @generated from message memory.v1.HandoffCounts
+ */
+export type HandoffCounts = Message<"memory.v1.HandoffCounts"> & {
+  /**
+   * @generated from field: uint32 decisions = 1;
+   */
+  decisions: number;
+
+  /**
+   * @generated from field: uint32 commitments = 2;
+   */
+  commitments: number;
+
+  /**
+   * @generated from field: uint32 preferences = 3;
+   */
+  preferences: number;
+
+  /**
+   * @generated from field: uint32 blockers = 4;
+   */
+  blockers: number;
+};
+
+/**
+ * Describes the message memory.v1.HandoffCounts.
+ * Use `create(HandoffCountsSchema)` to create a new message.
+ */
+export const HandoffCountsSchema: GenMessage<HandoffCounts> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 61);
+
+/**
+ * Per section: more matched than were returned.
+ *
+ * @generated from message memory.v1.HandoffTruncation
+ */
+export type HandoffTruncation = Message<"memory.v1.HandoffTruncation"> & {
+  /**
+   * @generated from field: bool decisions = 1;
+   */
+  decisions: boolean;
+
+  /**
+   * @generated from field: bool commitments = 2;
+   */
+  commitments: boolean;
+
+  /**
+   * @generated from field: bool preferences = 3;
+   */
+  preferences: boolean;
+
+  /**
+   * @generated from field: bool blockers = 4;
+   */
+  blockers: boolean;
+};
+
+/**
+ * Describes the message memory.v1.HandoffTruncation.
+ * Use `create(HandoffTruncationSchema)` to create a new message.
+ */
+export const HandoffTruncationSchema: GenMessage<HandoffTruncation> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 62);
+
+/**
+ * @generated from message memory.v1.HandoffResponse
+ */
+export type HandoffResponse = Message<"memory.v1.HandoffResponse"> & {
+  /**
+   * @generated from field: memory.v1.OrientationSelector selector = 1;
+   */
+  selector?: OrientationSelector | undefined;
+
+  /**
+   * @generated from field: optional string generated_for = 2;
+   */
+  generatedFor?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp generated_at = 3;
+   */
+  generatedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string applied_scope = 4;
+   */
+  appliedScope?: string | undefined;
+
+  /**
+   * @generated from field: uint32 section_limit = 5;
+   */
+  sectionLimit: number;
+
+  /**
+   * @generated from field: repeated memory.v1.HandoffMemory decisions = 6;
+   */
+  decisions: HandoffMemory[];
+
+  /**
+   * @generated from field: repeated memory.v1.HandoffCommitment commitments = 7;
+   */
+  commitments: HandoffCommitment[];
+
+  /**
+   * @generated from field: repeated memory.v1.HandoffMemory preferences = 8;
+   */
+  preferences: HandoffMemory[];
+
+  /**
+   * @generated from field: repeated memory.v1.HandoffMemory blockers = 9;
+   */
+  blockers: HandoffMemory[];
+
+  /**
+   * @generated from field: memory.v1.HandoffCounts counts = 10;
+   */
+  counts?: HandoffCounts | undefined;
+
+  /**
+   * @generated from field: memory.v1.HandoffTruncation truncated = 11;
+   */
+  truncated?: HandoffTruncation | undefined;
+};
+
+/**
+ * Describes the message memory.v1.HandoffResponse.
+ * Use `create(HandoffResponseSchema)` to create a new message.
+ */
+export const HandoffResponseSchema: GenMessage<HandoffResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 63);
+
+/**
+ * @generated from message memory.v1.DescribeEnvironmentRequest
+ */
+export type DescribeEnvironmentRequest = Message<"memory.v1.DescribeEnvironmentRequest"> & {
+};
+
+/**
+ * Describes the message memory.v1.DescribeEnvironmentRequest.
+ * Use `create(DescribeEnvironmentRequestSchema)` to create a new message.
+ */
+export const DescribeEnvironmentRequestSchema: GenMessage<DescribeEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 64);
+
+/**
+ * @generated from message memory.v1.EmbeddingModelInfo
+ */
+export type EmbeddingModelInfo = Message<"memory.v1.EmbeddingModelInfo"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: uint32 dimensions = 2;
+   */
+  dimensions: number;
+};
+
+/**
+ * Describes the message memory.v1.EmbeddingModelInfo.
+ * Use `create(EmbeddingModelInfoSchema)` to create a new message.
+ */
+export const EmbeddingModelInfoSchema: GenMessage<EmbeddingModelInfo> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 65);
+
+/**
+ * @generated from message memory.v1.SearchLegStatus
+ */
+export type SearchLegStatus = Message<"memory.v1.SearchLegStatus"> & {
+  /**
+   * vector | fts | recency
+   *
+   * @generated from field: string leg = 1;
+   */
+  leg: string;
+
+  /**
+   * @generated from field: bool live = 2;
+   */
+  live: boolean;
+};
+
+/**
+ * Describes the message memory.v1.SearchLegStatus.
+ * Use `create(SearchLegStatusSchema)` to create a new message.
+ */
+export const SearchLegStatusSchema: GenMessage<SearchLegStatus> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 66);
+
+/**
+ * Counts are present only when the queue backend answered (live).
+ *
+ * @generated from message memory.v1.QueueStatus
+ */
+export type QueueStatus = Message<"memory.v1.QueueStatus"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool live = 2;
+   */
+  live: boolean;
+
+  /**
+   * @generated from field: optional uint32 waiting = 3;
+   */
+  waiting?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 active = 4;
+   */
+  active?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 delayed = 5;
+   */
+  delayed?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 failed = 6;
+   */
+  failed?: number | undefined;
+};
+
+/**
+ * Describes the message memory.v1.QueueStatus.
+ * Use `create(QueueStatusSchema)` to create a new message.
+ */
+export const QueueStatusSchema: GenMessage<QueueStatus> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 67);
+
+/**
+ * @generated from message memory.v1.EnvironmentStats
+ */
+export type EnvironmentStats = Message<"memory.v1.EnvironmentStats"> & {
+  /**
+   * Live memories per type.
+   *
+   * @generated from field: map<string, uint32> memories_by_type = 1;
+   */
+  memoriesByType: { [key: string]: number };
+
+  /**
+   * @generated from field: uint32 active_memories = 2;
+   */
+  activeMemories: number;
+
+  /**
+   * @generated from field: uint32 superseded_memories = 3;
+   */
+  supersededMemories: number;
+
+  /**
+   * @generated from field: uint32 archived_memories = 4;
+   */
+  archivedMemories: number;
+
+  /**
+   * Commitments of live memories per status.
+   *
+   * @generated from field: map<string, uint32> commitments_by_status = 5;
+   */
+  commitmentsByStatus: { [key: string]: number };
+
+  /**
+   * @generated from field: uint32 pending_embeddings = 6;
+   */
+  pendingEmbeddings: number;
+
+  /**
+   * @generated from field: uint32 pending_consolidation_proposals = 7;
+   */
+  pendingConsolidationProposals: number;
+
+  /**
+   * @generated from field: uint32 pending_fact_proposals = 8;
+   */
+  pendingFactProposals: number;
+};
+
+/**
+ * Describes the message memory.v1.EnvironmentStats.
+ * Use `create(EnvironmentStatsSchema)` to create a new message.
+ */
+export const EnvironmentStatsSchema: GenMessage<EnvironmentStats> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 68);
+
+/**
+ * @generated from message memory.v1.DescribeEnvironmentResponse
+ */
+export type DescribeEnvironmentResponse = Message<"memory.v1.DescribeEnvironmentResponse"> & {
+  /**
+   * Absent when no embedder is configured.
+   *
+   * @generated from field: memory.v1.EmbeddingModelInfo embedding = 1;
+   */
+  embedding?: EmbeddingModelInfo | undefined;
+
+  /**
+   * @generated from field: repeated memory.v1.SearchLegStatus search_legs = 2;
+   */
+  searchLegs: SearchLegStatus[];
+
+  /**
+   * @generated from field: repeated memory.v1.QueueStatus queues = 3;
+   */
+  queues: QueueStatus[];
+
+  /**
+   * @generated from field: repeated memory.v1.Scope scopes = 4;
+   */
+  scopes: Scope[];
+
+  /**
+   * @generated from field: memory.v1.RetrievalPolicy policy = 5;
+   */
+  policy?: RetrievalPolicy | undefined;
+
+  /**
+   * @generated from field: memory.v1.EnvironmentStats stats = 6;
+   */
+  stats?: EnvironmentStats | undefined;
+};
+
+/**
+ * Describes the message memory.v1.DescribeEnvironmentResponse.
+ * Use `create(DescribeEnvironmentResponseSchema)` to create a new message.
+ */
+export const DescribeEnvironmentResponseSchema: GenMessage<DescribeEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 69);
+
+/**
+ * @generated from message memory.v1.ReadMemoryRequest
+ */
+export type ReadMemoryRequest = Message<"memory.v1.ReadMemoryRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message memory.v1.ReadMemoryRequest.
+ * Use `create(ReadMemoryRequestSchema)` to create a new message.
+ */
+export const ReadMemoryRequestSchema: GenMessage<ReadMemoryRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 70);
+
+/**
+ * @generated from message memory.v1.ReadMemoryResponse
+ */
+export type ReadMemoryResponse = Message<"memory.v1.ReadMemoryResponse"> & {
+  /**
+   * content is the whole stored text; truncated is always false.
+   *
+   * @generated from field: memory.v1.Memory memory = 1;
+   */
+  memory?: Memory | undefined;
+};
+
+/**
+ * Describes the message memory.v1.ReadMemoryResponse.
+ * Use `create(ReadMemoryResponseSchema)` to create a new message.
+ */
+export const ReadMemoryResponseSchema: GenMessage<ReadMemoryResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 71);
+
+/**
+ * @generated from message memory.v1.NewEdgeProposal
+ */
+export type NewEdgeProposal = Message<"memory.v1.NewEdgeProposal"> & {
+  /**
+   * The newer memory (successor).
+   *
+   * @generated from field: string from_id = 1;
+   */
+  fromId: string;
+
+  /**
+   * The older memory (predecessor).
+   *
+   * @generated from field: string to_id = 2;
+   */
+  toId: string;
+
+  /**
+   * extends | updates | supersedes
+   *
+   * @generated from field: string edge_type = 3;
+   */
+  edgeType: string;
+
+  /**
+   * @generated from field: double similarity = 4;
+   */
+  similarity: number;
+
+  /**
+   * @generated from field: optional string rationale = 5;
+   */
+  rationale?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.NewEdgeProposal.
+ * Use `create(NewEdgeProposalSchema)` to create a new message.
+ */
+export const NewEdgeProposalSchema: GenMessage<NewEdgeProposal> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 72);
+
+/**
+ * @generated from message memory.v1.CreateConsolidationProposalsRequest
+ */
+export type CreateConsolidationProposalsRequest = Message<"memory.v1.CreateConsolidationProposalsRequest"> & {
+  /**
+   * @generated from field: repeated memory.v1.NewEdgeProposal proposals = 1;
+   */
+  proposals: NewEdgeProposal[];
+};
+
+/**
+ * Describes the message memory.v1.CreateConsolidationProposalsRequest.
+ * Use `create(CreateConsolidationProposalsRequestSchema)` to create a new message.
+ */
+export const CreateConsolidationProposalsRequestSchema: GenMessage<CreateConsolidationProposalsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 73);
+
+/**
+ * @generated from message memory.v1.CreateConsolidationProposalsResponse
+ */
+export type CreateConsolidationProposalsResponse = Message<"memory.v1.CreateConsolidationProposalsResponse"> & {
+  /**
+   * Ids of the proposals stored by this call.
+   *
+   * @generated from field: repeated string created_ids = 1;
+   */
+  createdIds: string[];
+
+  /**
+   * Pairs already proposed or decided, already linked, or no longer live.
+   *
+   * @generated from field: uint32 skipped = 2;
+   */
+  skipped: number;
+};
+
+/**
+ * Describes the message memory.v1.CreateConsolidationProposalsResponse.
+ * Use `create(CreateConsolidationProposalsResponseSchema)` to create a new message.
+ */
+export const CreateConsolidationProposalsResponseSchema: GenMessage<CreateConsolidationProposalsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 74);
+
+/**
+ * @generated from message memory.v1.NewFactProposal
+ */
+export type NewFactProposal = Message<"memory.v1.NewFactProposal"> & {
+  /**
+   * @generated from field: string subject = 1;
+   */
+  subject: string;
+
+  /**
+   * The unit lives in the predicate (top_set.weight_kg), one measure per fact.
+   *
+   * @generated from field: string predicate = 2;
+   */
+  predicate: string;
+
+  /**
+   * @generated from field: string value = 3;
+   */
+  value: string;
+
+  /**
+   * @generated from field: optional double confidence = 4;
+   */
+  confidence?: number | undefined;
+
+  /**
+   * @generated from field: optional string rationale = 5;
+   */
+  rationale?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.NewFactProposal.
+ * Use `create(NewFactProposalSchema)` to create a new message.
+ */
+export const NewFactProposalSchema: GenMessage<NewFactProposal> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 75);
+
+/**
+ * @generated from message memory.v1.CreateFactProposalsRequest
+ */
+export type CreateFactProposalsRequest = Message<"memory.v1.CreateFactProposalsRequest"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * Which extractor produced them, e.g. "rules/1".
+   *
+   * @generated from field: string extractor = 2;
+   */
+  extractor: string;
+
+  /**
+   * @generated from field: repeated memory.v1.NewFactProposal facts = 3;
+   */
+  facts: NewFactProposal[];
+};
+
+/**
+ * Describes the message memory.v1.CreateFactProposalsRequest.
+ * Use `create(CreateFactProposalsRequestSchema)` to create a new message.
+ */
+export const CreateFactProposalsRequestSchema: GenMessage<CreateFactProposalsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 76);
+
+/**
+ * @generated from message memory.v1.CreateFactProposalsResponse
+ */
+export type CreateFactProposalsResponse = Message<"memory.v1.CreateFactProposalsResponse"> & {
+  /**
+   * @generated from field: repeated string created_ids = 1;
+   */
+  createdIds: string[];
+
+  /**
+   * Claims already proposed (or decided) for this memory, or already written as its facts.
+   *
+   * @generated from field: uint32 skipped = 2;
+   */
+  skipped: number;
+};
+
+/**
+ * Describes the message memory.v1.CreateFactProposalsResponse.
+ * Use `create(CreateFactProposalsResponseSchema)` to create a new message.
+ */
+export const CreateFactProposalsResponseSchema: GenMessage<CreateFactProposalsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 77);
+
+/**
+ * @generated from message memory.v1.EdgeProposal
+ */
+export type EdgeProposal = Message<"memory.v1.EdgeProposal"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string from_id = 2;
+   */
+  fromId: string;
+
+  /**
+   * @generated from field: string to_id = 3;
+   */
+  toId: string;
+
+  /**
+   * @generated from field: string edge_type = 4;
+   */
+  edgeType: string;
+
+  /**
+   * @generated from field: string memory_type = 5;
+   */
+  memoryType: string;
+
+  /**
+   * @generated from field: string from_topic = 6;
+   */
+  fromTopic: string;
+
+  /**
+   * @generated from field: string to_topic = 7;
+   */
+  toTopic: string;
+
+  /**
+   * @generated from field: double similarity = 8;
+   */
+  similarity: number;
+
+  /**
+   * @generated from field: optional string rationale = 9;
+   */
+  rationale?: string | undefined;
+
+  /**
+   * proposed | applied | rejected
+   *
+   * @generated from field: string status = 10;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp decided_at = 11;
+   */
+  decidedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string decision_rationale = 12;
+   */
+  decisionRationale?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 13;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.EdgeProposal.
+ * Use `create(EdgeProposalSchema)` to create a new message.
+ */
+export const EdgeProposalSchema: GenMessage<EdgeProposal> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 78);
+
+/**
+ * @generated from message memory.v1.FactProposal
+ */
+export type FactProposal = Message<"memory.v1.FactProposal"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string memory_id = 2;
+   */
+  memoryId: string;
+
+  /**
+   * @generated from field: string subject = 3;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string predicate = 4;
+   */
+  predicate: string;
+
+  /**
+   * @generated from field: string value = 5;
+   */
+  value: string;
+
+  /**
+   * @generated from field: optional double confidence = 6;
+   */
+  confidence?: number | undefined;
+
+  /**
+   * @generated from field: string extractor = 7;
+   */
+  extractor: string;
+
+  /**
+   * @generated from field: optional string rationale = 8;
+   */
+  rationale?: string | undefined;
+
+  /**
+   * @generated from field: string status = 9;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp decided_at = 10;
+   */
+  decidedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string decision_rationale = 11;
+   */
+  decisionRationale?: string | undefined;
+
+  /**
+   * @generated from field: optional string fact_id = 12;
+   */
+  factId?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 13;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message memory.v1.FactProposal.
+ * Use `create(FactProposalSchema)` to create a new message.
+ */
+export const FactProposalSchema: GenMessage<FactProposal> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 79);
+
+/**
+ * @generated from message memory.v1.ListProposalsRequest
+ */
+export type ListProposalsRequest = Message<"memory.v1.ListProposalsRequest"> & {
+  /**
+   * proposed | applied | rejected; empty means proposed.
+   *
+   * @generated from field: string status = 1;
+   */
+  status: string;
+
+  /**
+   * 0 means the default; at most this many of each kind, newest first.
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message memory.v1.ListProposalsRequest.
+ * Use `create(ListProposalsRequestSchema)` to create a new message.
+ */
+export const ListProposalsRequestSchema: GenMessage<ListProposalsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 80);
+
+/**
+ * @generated from message memory.v1.ListProposalsResponse
+ */
+export type ListProposalsResponse = Message<"memory.v1.ListProposalsResponse"> & {
+  /**
+   * @generated from field: repeated memory.v1.EdgeProposal proposals = 1;
+   */
+  proposals: EdgeProposal[];
+
+  /**
+   * @generated from field: repeated memory.v1.FactProposal fact_proposals = 2;
+   */
+  factProposals: FactProposal[];
+};
+
+/**
+ * Describes the message memory.v1.ListProposalsResponse.
+ * Use `create(ListProposalsResponseSchema)` to create a new message.
+ */
+export const ListProposalsResponseSchema: GenMessage<ListProposalsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 81);
+
+/**
+ * @generated from message memory.v1.AcceptProposalRequest
+ */
+export type AcceptProposalRequest = Message<"memory.v1.AcceptProposalRequest"> & {
+  /**
+   * @generated from field: string proposal_id = 1;
+   */
+  proposalId: string;
+};
+
+/**
+ * Describes the message memory.v1.AcceptProposalRequest.
+ * Use `create(AcceptProposalRequestSchema)` to create a new message.
+ */
+export const AcceptProposalRequestSchema: GenMessage<AcceptProposalRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 82);
+
+/**
+ * @generated from message memory.v1.RejectProposalRequest
+ */
+export type RejectProposalRequest = Message<"memory.v1.RejectProposalRequest"> & {
+  /**
+   * @generated from field: string proposal_id = 1;
+   */
+  proposalId: string;
+
+  /**
+   * @generated from field: optional string rationale = 2;
+   */
+  rationale?: string | undefined;
+};
+
+/**
+ * Describes the message memory.v1.RejectProposalRequest.
+ * Use `create(RejectProposalRequestSchema)` to create a new message.
+ */
+export const RejectProposalRequestSchema: GenMessage<RejectProposalRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 83);
+
+/**
+ * Exactly one of the two is set, by the proposal's kind.
+ *
+ * @generated from message memory.v1.DecideProposalResponse
+ */
+export type DecideProposalResponse = Message<"memory.v1.DecideProposalResponse"> & {
+  /**
+   * @generated from field: memory.v1.EdgeProposal edge = 1;
+   */
+  edge?: EdgeProposal | undefined;
+
+  /**
+   * @generated from field: memory.v1.FactProposal fact = 2;
+   */
+  fact?: FactProposal | undefined;
+};
+
+/**
+ * Describes the message memory.v1.DecideProposalResponse.
+ * Use `create(DecideProposalResponseSchema)` to create a new message.
+ */
+export const DecideProposalResponseSchema: GenMessage<DecideProposalResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 84);
+
+/**
+ * @generated from message memory.v1.ListTenantsRequest
+ */
+export type ListTenantsRequest = Message<"memory.v1.ListTenantsRequest"> & {
+  /**
+   * Tenant ids after this one (empty: from the start), in id order.
+   *
+   * @generated from field: string after = 1;
+   */
+  after: string;
+
+  /**
+   * 0 means the default (1000).
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message memory.v1.ListTenantsRequest.
+ * Use `create(ListTenantsRequestSchema)` to create a new message.
+ */
+export const ListTenantsRequestSchema: GenMessage<ListTenantsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 85);
+
+/**
+ * @generated from message memory.v1.ListTenantsResponse
+ */
+export type ListTenantsResponse = Message<"memory.v1.ListTenantsResponse"> & {
+  /**
+   * @generated from field: repeated string tenant_ids = 1;
+   */
+  tenantIds: string[];
+};
+
+/**
+ * Describes the message memory.v1.ListTenantsResponse.
+ * Use `create(ListTenantsResponseSchema)` to create a new message.
+ */
+export const ListTenantsResponseSchema: GenMessage<ListTenantsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 86);
+
+/**
+ * @generated from message memory.v1.ListPendingEmbeddingsRequest
+ */
+export type ListPendingEmbeddingsRequest = Message<"memory.v1.ListPendingEmbeddingsRequest"> & {
+  /**
+   * Memories without an embedding, or embedded by another model than this one.
+   *
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * Memory ids after this one (empty: from the start), in id order.
+   *
+   * @generated from field: string after = 2;
+   */
+  after: string;
+
+  /**
+   * 0 means the default (100).
+   *
+   * @generated from field: uint32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message memory.v1.ListPendingEmbeddingsRequest.
+ * Use `create(ListPendingEmbeddingsRequestSchema)` to create a new message.
+ */
+export const ListPendingEmbeddingsRequestSchema: GenMessage<ListPendingEmbeddingsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 87);
+
+/**
+ * @generated from message memory.v1.ListPendingEmbeddingsResponse
+ */
+export type ListPendingEmbeddingsResponse = Message<"memory.v1.ListPendingEmbeddingsResponse"> & {
+  /**
+   * @generated from field: repeated string memory_ids = 1;
+   */
+  memoryIds: string[];
+};
+
+/**
+ * Describes the message memory.v1.ListPendingEmbeddingsResponse.
+ * Use `create(ListPendingEmbeddingsResponseSchema)` to create a new message.
+ */
+export const ListPendingEmbeddingsResponseSchema: GenMessage<ListPendingEmbeddingsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 88);
+
+/**
+ * @generated from message memory.v1.ExpireCommitmentsRequest
+ */
+export type ExpireCommitmentsRequest = Message<"memory.v1.ExpireCommitmentsRequest"> & {
+  /**
+   * Commitments due before this instant (never later than now) expire.
+   *
+   * @generated from field: google.protobuf.Timestamp due_before = 1;
+   */
+  dueBefore?: Timestamp | undefined;
+
+  /**
+   * 0 means the default (500).
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message memory.v1.ExpireCommitmentsRequest.
+ * Use `create(ExpireCommitmentsRequestSchema)` to create a new message.
+ */
+export const ExpireCommitmentsRequestSchema: GenMessage<ExpireCommitmentsRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 89);
+
+/**
+ * @generated from message memory.v1.ExpireCommitmentsResponse
+ */
+export type ExpireCommitmentsResponse = Message<"memory.v1.ExpireCommitmentsResponse"> & {
+  /**
+   * Memories whose commitment moved to expired.
+   *
+   * @generated from field: repeated string memory_ids = 1;
+   */
+  memoryIds: string[];
+
+  /**
+   * Candidates that changed under the sweep (resolved, revised or archived meanwhile).
+   *
+   * @generated from field: uint32 skipped = 2;
+   */
+  skipped: number;
+};
+
+/**
+ * Describes the message memory.v1.ExpireCommitmentsResponse.
+ * Use `create(ExpireCommitmentsResponseSchema)` to create a new message.
+ */
+export const ExpireCommitmentsResponseSchema: GenMessage<ExpireCommitmentsResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 90);
+
+/**
  * @generated from service memory.v1.MemoryService
  */
 export const MemoryService: GenService<{
@@ -1656,6 +3072,118 @@ export const MemoryService: GenService<{
     methodKind: "unary";
     input: typeof ExportRequestSchema;
     output: typeof ExportResponseSchema;
+  },
+  /**
+   * Orientation: bounded, read-only snapshots of a tenant. Briefing (what needs attention, topics
+   * only) and Handoff (excerpts for another agent) need an explicit selector; DescribeEnvironment
+   * reports configuration (never secrets), the scope registry and counts.
+   *
+   * @generated from rpc memory.v1.MemoryService.Briefing
+   */
+  briefing: {
+    methodKind: "unary";
+    input: typeof BriefingRequestSchema;
+    output: typeof BriefingResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.Handoff
+   */
+  handoff: {
+    methodKind: "unary";
+    input: typeof HandoffRequestSchema;
+    output: typeof HandoffResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.DescribeEnvironment
+   */
+  describeEnvironment: {
+    methodKind: "unary";
+    input: typeof DescribeEnvironmentRequestSchema;
+    output: typeof DescribeEnvironmentResponseSchema;
+  },
+  /**
+   * One memory with its full stored content, never cut (the MCP resource threengram://memory/{id}).
+   * Unknown and other tenants' ids both answer NOT_FOUND.
+   *
+   * @generated from rpc memory.v1.MemoryService.ReadMemory
+   */
+  readMemory: {
+    methodKind: "unary";
+    input: typeof ReadMemoryRequestSchema;
+    output: typeof ReadMemoryResponseSchema;
+  },
+  /**
+   * Proposals: background work suggests, a person decides. Edge (consolidation) and fact proposals
+   * share one id space, so an id alone names the kind. Create* need "internal:consolidate" and are
+   * idempotent (a pair or a claim is proposed once, ever); List needs memory:read; Accept and
+   * Reject need memory:write.
+   *
+   * @generated from rpc memory.v1.MemoryService.CreateConsolidationProposals
+   */
+  createConsolidationProposals: {
+    methodKind: "unary";
+    input: typeof CreateConsolidationProposalsRequestSchema;
+    output: typeof CreateConsolidationProposalsResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.CreateFactProposals
+   */
+  createFactProposals: {
+    methodKind: "unary";
+    input: typeof CreateFactProposalsRequestSchema;
+    output: typeof CreateFactProposalsResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.ListProposals
+   */
+  listProposals: {
+    methodKind: "unary";
+    input: typeof ListProposalsRequestSchema;
+    output: typeof ListProposalsResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.AcceptProposal
+   */
+  acceptProposal: {
+    methodKind: "unary";
+    input: typeof AcceptProposalRequestSchema;
+    output: typeof DecideProposalResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.RejectProposal
+   */
+  rejectProposal: {
+    methodKind: "unary";
+    input: typeof RejectProposalRequestSchema;
+    output: typeof DecideProposalResponseSchema;
+  },
+  /**
+   * Maintenance for the consolidator's scheduled jobs. ListTenants carries no tenant
+   * ("internal:consolidate"); ListPendingEmbeddings ("internal:embed") and ExpireCommitments
+   * ("internal:consolidate") work inside the credential's tenant.
+   *
+   * @generated from rpc memory.v1.MemoryService.ListTenants
+   */
+  listTenants: {
+    methodKind: "unary";
+    input: typeof ListTenantsRequestSchema;
+    output: typeof ListTenantsResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.ListPendingEmbeddings
+   */
+  listPendingEmbeddings: {
+    methodKind: "unary";
+    input: typeof ListPendingEmbeddingsRequestSchema;
+    output: typeof ListPendingEmbeddingsResponseSchema;
+  },
+  /**
+   * @generated from rpc memory.v1.MemoryService.ExpireCommitments
+   */
+  expireCommitments: {
+    methodKind: "unary";
+    input: typeof ExpireCommitmentsRequestSchema;
+    output: typeof ExpireCommitmentsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memory_v1_memory, 0);

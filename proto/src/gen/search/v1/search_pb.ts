@@ -14,16 +14,18 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file search/v1/search.proto.
  */
 export const file_search_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEikwEKDVNlYXJjaFJlcXVlc3QSDQoFcXVlcnkYASABKAkSDQoFbGltaXQYAiABKA0SFAoMbWVtb3J5X3R5cGVzGAMgAygJEhIKBXNjb3BlGAQgASgJSACIAQESEAoIcHJvamVjdHMYBSADKAkSEwoGc3RhdHVzGAYgASgJSAGIAQFCCAoGX3Njb3BlQgkKB19zdGF0dXMi6AEKCVNlYXJjaEhpdBIKCgJpZBgBIAEoCRITCgttZW1vcnlfdHlwZRgCIAEoCRINCgV0b3BpYxgDIAEoCRIPCgdleGNlcnB0GAQgASgJEhYKDmNvbnRlbnRfbGVuZ3RoGAUgASgNEhEKCXRydW5jYXRlZBgGIAEoCBINCgVzY29yZRgHIAEoARINCgVzY29wZRgIIAEoCRIUCgdwcm9qZWN0GAkgASgJSACIAQESLwoLcmVjb3JkZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgoKCF9wcm9qZWN0IkEKC0xlZ0NvdmVyYWdlEgsKA2xlZxgBIAEoCRIRCglhdmFpbGFibGUYAiABKAgSEgoKY2FuZGlkYXRlcxgDIAEoDSJWCghDb3ZlcmFnZRIkCgRsZWdzGAEgAygLMhYuc2VhcmNoLnYxLkxlZ0NvdmVyYWdlEhEKCXBvb2xfc2l6ZRgCIAEoDRIRCglhYnN0YWluZWQYAyABKAgibQoOU2VhcmNoUmVzcG9uc2USIgoEaGl0cxgBIAMoCzIULnNlYXJjaC52MS5TZWFyY2hIaXQSEAoIaGFzX21vcmUYAiABKAgSJQoIY292ZXJhZ2UYAyABKAsyEy5zZWFyY2gudjEuQ292ZXJhZ2UyTgoNU2VhcmNoU2VydmljZRI9CgZTZWFyY2gSGC5zZWFyY2gudjEuU2VhcmNoUmVxdWVzdBoZLnNlYXJjaC52MS5TZWFyY2hSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEirgMKDVNlYXJjaFJlcXVlc3QSEgoFcXVlcnkYASABKAlIAIgBARINCgVsaW1pdBgCIAEoDRIUCgxtZW1vcnlfdHlwZXMYAyADKAkSEgoFc2NvcGUYBCABKAlIAYgBARIQCghwcm9qZWN0cxgFIAMoCRITCgZzdGF0dXMYBiABKAlIAogBARI3Cg5yZWNvcmRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARI4Cg9yZWNvcmRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQESIwoFYXNfb2YYCSABKAsyDy5zZWFyY2gudjEuQXNPZkgFiAEBEg0KBW9yZGVyGAogASgJEhMKBmN1cnNvchgLIAEoCUgGiAEBEhIKCnByb2plY3Rpb24YDCABKAlCCAoGX3F1ZXJ5QggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlQggKBl9hc19vZkIJCgdfY3Vyc29yIugBCglTZWFyY2hIaXQSCgoCaWQYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDQoFdG9waWMYAyABKAkSDwoHZXhjZXJwdBgEIAEoCRIWCg5jb250ZW50X2xlbmd0aBgFIAEoDRIRCgl0cnVuY2F0ZWQYBiABKAgSDQoFc2NvcmUYByABKAESDQoFc2NvcGUYCCABKAkSFAoHcHJvamVjdBgJIAEoCUgAiAEBEi8KC3JlY29yZGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfcHJvamVjdCJBCgtMZWdDb3ZlcmFnZRILCgNsZWcYASABKAkSEQoJYXZhaWxhYmxlGAIgASgIEhIKCmNhbmRpZGF0ZXMYAyABKA0ixAIKCENvdmVyYWdlEiQKBGxlZ3MYASADKAsyFi5zZWFyY2gudjEuTGVnQ292ZXJhZ2USFgoJcG9vbF9zaXplGAIgASgNSACIAQESEQoJYWJzdGFpbmVkGAMgASgIEg0KBW9yZGVyGAQgASgJEioKB2ZpbHRlcnMYBSABKAsyGS5zZWFyY2gudjEuQXBwbGllZEZpbHRlcnMSGgoNYXBwbGllZF9zY29wZRgGIAEoCUgBiAEBEiMKBWFzX29mGAcgASgLMg8uc2VhcmNoLnYxLkFzT2ZIAogBARIQCghoYXNfbW9yZRgIIAEoCBIvCghldmlkZW5jZRgJIAEoCzIdLnNlYXJjaC52MS5BYnN0ZW50aW9uRXZpZGVuY2VCDAoKX3Bvb2xfc2l6ZUIQCg5fYXBwbGllZF9zY29wZUIICgZfYXNfb2YiqwEKDlNlYXJjaFJlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5zZWFyY2gudjEuU2VhcmNoSGl0EhAKCGhhc19tb3JlGAIgASgIEiUKCGNvdmVyYWdlGAMgASgLMhMuc2VhcmNoLnYxLkNvdmVyYWdlEhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESEgoKcHJvamVjdGlvbhgFIAEoCUIOCgxfbmV4dF9jdXJzb3IijAEKBEFzT2YSMQoIdmFsaWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESNAoLYXNfa25vd25fYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQFCCwoJX3ZhbGlkX2F0Qg4KDF9hc19rbm93bl9hdCKQAgoOQXBwbGllZEZpbHRlcnMSFAoMbWVtb3J5X3R5cGVzGAEgAygJEhIKBXNjb3BlGAIgASgJSACIAQESEAoIcHJvamVjdHMYAyADKAkSEwoGc3RhdHVzGAQgASgJSAGIAQESNwoOcmVjb3JkZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPcmVjb3JkZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBQggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlIqcBChJBYnN0ZW50aW9uRXZpZGVuY2USGAoLYmVzdF9jb3NpbmUYASABKAFIAIgBARITCgthbnlfbGV4aWNhbBgCIAEoCBIWCglzY29yZV9nYXAYAyABKAFIAYgBARIaCg10ZXJtX2NvdmVyYWdlGAQgASgBSAKIAQFCDgoMX2Jlc3RfY29zaW5lQgwKCl9zY29yZV9nYXBCEAoOX3Rlcm1fY292ZXJhZ2UiJAoTU2ltaWxhclBhaXJzUmVxdWVzdBINCgVsaW1pdBgBIAEoDSKOAQoLU2ltaWxhclBhaXISEAoIbmV3ZXJfaWQYASABKAkSEAoIb2xkZXJfaWQYAiABKAkSEgoKbmV3ZXJfdHlwZRgDIAEoCRISCgpvbGRlcl90eXBlGAQgASgJEhIKCnNpbWlsYXJpdHkYBSABKAESDAoEYmFuZBgGIAEoCRIRCgl0aHJlc2hvbGQYByABKAEiXQoUU2ltaWxhclBhaXJzUmVzcG9uc2USJQoFcGFpcnMYASADKAsyFi5zZWFyY2gudjEuU2ltaWxhclBhaXISDwoHc2Nhbm5lZBgCIAEoDRINCgVtb2RlbBgDIAEoCTKfAQoNU2VhcmNoU2VydmljZRI9CgZTZWFyY2gSGC5zZWFyY2gudjEuU2VhcmNoUmVxdWVzdBoZLnNlYXJjaC52MS5TZWFyY2hSZXNwb25zZRJPCgxTaW1pbGFyUGFpcnMSHi5zZWFyY2gudjEuU2ltaWxhclBhaXJzUmVxdWVzdBofLnNlYXJjaC52MS5TaW1pbGFyUGFpcnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message search.v1.SearchRequest
  */
 export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   /**
-   * @generated from field: string query = 1;
+   * Required in relevance order; optional in chronological order when a filter is given.
+   *
+   * @generated from field: optional string query = 1;
    */
-  query: string;
+  query?: string | undefined;
 
   /**
    * 0 means the default limit.
@@ -48,9 +50,51 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   projects: string[];
 
   /**
+   * Absent: active only (any status when as_of is given).
+   *
    * @generated from field: optional string status = 6;
    */
   status?: string | undefined;
+
+  /**
+   * Inclusive bounds on recorded time, at millisecond precision.
+   *
+   * @generated from field: optional google.protobuf.Timestamp recorded_after = 7;
+   */
+  recordedAfter?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp recorded_before = 8;
+   */
+  recordedBefore?: Timestamp | undefined;
+
+  /**
+   * Bi-temporal time travel; at least one coordinate when present.
+   *
+   * @generated from field: optional search.v1.AsOf as_of = 9;
+   */
+  asOf?: AsOf | undefined;
+
+  /**
+   * "relevance" (empty means relevance) or "chronological".
+   *
+   * @generated from field: string order = 10;
+   */
+  order: string;
+
+  /**
+   * Opaque continuation token from a previous response's next_cursor.
+   *
+   * @generated from field: optional string cursor = 11;
+   */
+  cursor?: string | undefined;
+
+  /**
+   * "full" (empty means full) or "compact".
+   *
+   * @generated from field: string projection = 12;
+   */
+  projection: string;
 };
 
 /**
@@ -167,14 +211,54 @@ export type Coverage = Message<"search.v1.Coverage"> & {
   legs: LegCoverage[];
 
   /**
-   * @generated from field: uint32 pool_size = 2;
+   * Distinct candidates in the ranked pool the pages walk; absent in chronological order (exhaustive).
+   *
+   * @generated from field: optional uint32 pool_size = 2;
    */
-  poolSize: number;
+  poolSize?: number | undefined;
 
   /**
    * @generated from field: bool abstained = 3;
    */
   abstained: boolean;
+
+  /**
+   * "relevance" or "chronological".
+   *
+   * @generated from field: string order = 4;
+   */
+  order: string;
+
+  /**
+   * The filters the answer was narrowed by, as applied.
+   *
+   * @generated from field: search.v1.AppliedFilters filters = 5;
+   */
+  filters?: AppliedFilters | undefined;
+
+  /**
+   * The scope the tenant's retrieval default narrowed an unscoped search to.
+   *
+   * @generated from field: optional string applied_scope = 6;
+   */
+  appliedScope?: string | undefined;
+
+  /**
+   * @generated from field: optional search.v1.AsOf as_of = 7;
+   */
+  asOf?: AsOf | undefined;
+
+  /**
+   * @generated from field: bool has_more = 8;
+   */
+  hasMore: boolean;
+
+  /**
+   * What the abstained verdict was decided from.
+   *
+   * @generated from field: search.v1.AbstentionEvidence evidence = 9;
+   */
+  evidence?: AbstentionEvidence | undefined;
 };
 
 /**
@@ -202,6 +286,20 @@ export type SearchResponse = Message<"search.v1.SearchResponse"> & {
    * @generated from field: search.v1.Coverage coverage = 3;
    */
   coverage?: Coverage | undefined;
+
+  /**
+   * Present exactly when has_more is set.
+   *
+   * @generated from field: optional string next_cursor = 4;
+   */
+  nextCursor?: string | undefined;
+
+  /**
+   * "full" or "compact": compact hits carry only id, memory_type, topic and score.
+   *
+   * @generated from field: string projection = 5;
+   */
+  projection: string;
 };
 
 /**
@@ -210,6 +308,221 @@ export type SearchResponse = Message<"search.v1.SearchResponse"> & {
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
   messageDesc(file_search_v1_search, 4);
+
+/**
+ * A point in bi-temporal time.
+ *
+ * @generated from message search.v1.AsOf
+ */
+export type AsOf = Message<"search.v1.AsOf"> & {
+  /**
+   * @generated from field: optional google.protobuf.Timestamp valid_at = 1;
+   */
+  validAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp as_known_at = 2;
+   */
+  asKnownAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message search.v1.AsOf.
+ * Use `create(AsOfSchema)` to create a new message.
+ */
+export const AsOfSchema: GenMessage<AsOf> = /*@__PURE__*/
+  messageDesc(file_search_v1_search, 5);
+
+/**
+ * @generated from message search.v1.AppliedFilters
+ */
+export type AppliedFilters = Message<"search.v1.AppliedFilters"> & {
+  /**
+   * @generated from field: repeated string memory_types = 1;
+   */
+  memoryTypes: string[];
+
+  /**
+   * @generated from field: optional string scope = 2;
+   */
+  scope?: string | undefined;
+
+  /**
+   * @generated from field: repeated string projects = 3;
+   */
+  projects: string[];
+
+  /**
+   * Absent means any status.
+   *
+   * @generated from field: optional string status = 4;
+   */
+  status?: string | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp recorded_after = 5;
+   */
+  recordedAfter?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp recorded_before = 6;
+   */
+  recordedBefore?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message search.v1.AppliedFilters.
+ * Use `create(AppliedFiltersSchema)` to create a new message.
+ */
+export const AppliedFiltersSchema: GenMessage<AppliedFilters> = /*@__PURE__*/
+  messageDesc(file_search_v1_search, 6);
+
+/**
+ * @generated from message search.v1.AbstentionEvidence
+ */
+export type AbstentionEvidence = Message<"search.v1.AbstentionEvidence"> & {
+  /**
+   * Best cosine similarity among the candidates; absent when the vector leg did not run.
+   *
+   * @generated from field: optional double best_cosine = 1;
+   */
+  bestCosine?: number | undefined;
+
+  /**
+   * Whether any candidate matched the query's words (full text or topic).
+   *
+   * @generated from field: bool any_lexical = 2;
+   */
+  anyLexical: boolean;
+
+  /**
+   * Fused score of the first candidate minus the second; absent with fewer than two.
+   *
+   * @generated from field: optional double score_gap = 3;
+   */
+  scoreGap?: number | undefined;
+
+  /**
+   * Share of the query's search terms stored in any eligible memory; absent when not measured.
+   *
+   * @generated from field: optional double term_coverage = 4;
+   */
+  termCoverage?: number | undefined;
+};
+
+/**
+ * Describes the message search.v1.AbstentionEvidence.
+ * Use `create(AbstentionEvidenceSchema)` to create a new message.
+ */
+export const AbstentionEvidenceSchema: GenMessage<AbstentionEvidence> = /*@__PURE__*/
+  messageDesc(file_search_v1_search, 7);
+
+/**
+ * @generated from message search.v1.SimilarPairsRequest
+ */
+export type SimilarPairsRequest = Message<"search.v1.SimilarPairsRequest"> & {
+  /**
+   * 0 means the default (and ceiling) of the scan policy.
+   *
+   * @generated from field: uint32 limit = 1;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message search.v1.SimilarPairsRequest.
+ * Use `create(SimilarPairsRequestSchema)` to create a new message.
+ */
+export const SimilarPairsRequestSchema: GenMessage<SimilarPairsRequest> = /*@__PURE__*/
+  messageDesc(file_search_v1_search, 8);
+
+/**
+ * @generated from message search.v1.SimilarPair
+ */
+export type SimilarPair = Message<"search.v1.SimilarPair"> & {
+  /**
+   * The more recently recorded memory (the would-be successor).
+   *
+   * @generated from field: string newer_id = 1;
+   */
+  newerId: string;
+
+  /**
+   * @generated from field: string older_id = 2;
+   */
+  olderId: string;
+
+  /**
+   * @generated from field: string newer_type = 3;
+   */
+  newerType: string;
+
+  /**
+   * @generated from field: string older_type = 4;
+   */
+  olderType: string;
+
+  /**
+   * Cosine similarity of the two embeddings.
+   *
+   * @generated from field: double similarity = 5;
+   */
+  similarity: number;
+
+  /**
+   * "near_duplicate" or "related": the highest band whose threshold the similarity reaches.
+   *
+   * @generated from field: string band = 6;
+   */
+  band: string;
+
+  /**
+   * The threshold of that band, for the rationale.
+   *
+   * @generated from field: double threshold = 7;
+   */
+  threshold: number;
+};
+
+/**
+ * Describes the message search.v1.SimilarPair.
+ * Use `create(SimilarPairSchema)` to create a new message.
+ */
+export const SimilarPairSchema: GenMessage<SimilarPair> = /*@__PURE__*/
+  messageDesc(file_search_v1_search, 9);
+
+/**
+ * @generated from message search.v1.SimilarPairsResponse
+ */
+export type SimilarPairsResponse = Message<"search.v1.SimilarPairsResponse"> & {
+  /**
+   * Most similar first.
+   *
+   * @generated from field: repeated search.v1.SimilarPair pairs = 1;
+   */
+  pairs: SimilarPair[];
+
+  /**
+   * Live embedded memories the scan started from.
+   *
+   * @generated from field: uint32 scanned = 2;
+   */
+  scanned: number;
+
+  /**
+   * The embedding model compared (empty when no embedder is configured: then no pairs).
+   *
+   * @generated from field: string model = 3;
+   */
+  model: string;
+};
+
+/**
+ * Describes the message search.v1.SimilarPairsResponse.
+ * Use `create(SimilarPairsResponseSchema)` to create a new message.
+ */
+export const SimilarPairsResponseSchema: GenMessage<SimilarPairsResponse> = /*@__PURE__*/
+  messageDesc(file_search_v1_search, 10);
 
 /**
  * @generated from service search.v1.SearchService
@@ -224,6 +537,18 @@ export const SearchService: GenService<{
     methodKind: "unary";
     input: typeof SearchRequestSchema;
     output: typeof SearchResponseSchema;
+  },
+  /**
+   * Near-duplicate and related pairs of live memories in the credential's tenant, for the
+   * consolidator ("internal:consolidate"): cosine over the HNSW index, newer -> older, skipping
+   * pairs already linked or already proposed. Bounded per call.
+   *
+   * @generated from rpc search.v1.SearchService.SimilarPairs
+   */
+  similarPairs: {
+    methodKind: "unary";
+    input: typeof SimilarPairsRequestSchema;
+    output: typeof SimilarPairsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_search_v1_search, 0);

@@ -1,20 +1,21 @@
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_GET_CONTENT_CHARS, MAX_GET_MEMORIES_IDS, MAX_GET_TOTAL_CHARS, getMemoriesInputSchema, getMemoriesOutputSchema } from "@3ngram/schema";
 import { toGetMemoriesOutput, toGetMemoriesRequest } from "../../clients/memory.js";
+import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
 export const getMemoriesTool = defineTool({
   name: "get_memories",
   title: "Get memories by id",
   description:
-    "Read the full stored text and metadata of memories you already have ids for, typically from search " +
-    `hits marked truncated. Up to ${MAX_GET_MEMORIES_IDS} ids per call; maxContentChars caps each memory ` +
-    `(default 10000, max ${MAX_GET_CONTENT_CHARS}) and ids × maxContentChars may not exceed ${MAX_GET_TOTAL_CHARS}. ` +
-    "Unknown ids are listed in notFound rather than failing the call.",
+    "Read memories in full by id: fetch the complete stored text and metadata, for search hits or handoff lines " +
+    `marked truncated or any ids you already hold. Up to ${MAX_GET_MEMORIES_IDS} ids per call; maxContentChars caps ` +
+    `each memory (default 10000, max ${MAX_GET_CONTENT_CHARS}) and ids × maxContentChars may not exceed ` +
+    `${MAX_GET_TOTAL_CHARS}. Unknown ids come back in notFound instead of failing the call.`,
   inputSchema: getMemoriesInputSchema,
   outputSchema: getMemoriesOutputSchema,
   requiredScope: SCOPES.read,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: TOOL_ANNOTATIONS.get_memories,
   async run(input, { memory, identity }) {
     return toGetMemoriesOutput(await memory.getMemories(toGetMemoriesRequest(input), { identity }));
   },

@@ -1,0 +1,200 @@
+/**
+ * Search latency benchmark: loads N generated memories into one tenant, builds the HNSW index,
+ * and measures fused search (a) at the search service over gRPC and (b) end to end through the
+ * gateway's MCP endpoint, plus chronological listing. Prints a table.
+ *
+ *   npm run bench:search                       # 10k and 100k
+ *   npm run bench:search -- --sizes 2000 --queries 50
+ *
+ * Content is generated deterministically; vectors come from the hashing embedder (bulk load
+ * speed), so the figures exclude model time by construction. Each query string is unique, so the
+ * query-embedding cache never answers for the model.
+ */
+import { performance } from "node:perf_hooks";
+import { HashingEmbedder } from "@3ngram/embeddings";
+import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
+import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
+import { SearchService } from "@3ngram/proto/search/v1";
+import { createMemoryQueueBackend } from "@3ngram/queue";
+import { createRpcClient, SCOPES } from "@3ngram/rpc";
+import { createLogger, loadConfig } from "@3ngram/runtime";
+import { loadSearchConfig, startSearchService } from "@3ngram/search";
+import { toVectorLiteral } from "@3ngram/db";
+import { createTestDatabase } from "../test/support/database.js";
+import { createTestKeys } from "../test/support/keys.js";
+import { connectMcp } from "../test/support/mcp.js";
+
+const TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
+const SUBJECTS = ["billing", "search", "auth", "deploy", "onboarding", "analytics", "mobile", "storage", "payments", "alerts", "docs", "pricing"];
+const VERBS = ["chose", "moved", "replaced", "blocked", "measured", "agreed", "deferred", "shipped", "reviewed", "rejected", "documented", "tuned"];
+const OBJECTS = ["the retry policy", "the cache layer", "PostgreSQL", "the queue", "the API gateway", "the nightly job", "feature flags", "the SDK", "rate limits", "the schema", "TLS certificates", "the dashboard"];
+const DETAILS = ["because latency doubled", "after the incident review", "for the Q3 launch", "to cut cloud cost", "per the security audit", "since customers asked", "until the vendor replies", "with a two week rollback window"];
+const BATCH = 1000;
+
+/** A small seeded PRNG so every run generates the same corpus. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(random: () => number, list: readonly T[]): T {
+  return list[Math.floor(random() * list.length)]!;
+}
+
+function generate(n: number): Array<{ type: string; topic: string; content: string; project: string }> {
+  const random = prng(42);
+  return Array.from({ length: n }, (_, i) => {
+    const subject = pick(random, SUBJECTS);
+    return {
+      type: pick(random, TYPES),
+      topic: `${subject} ${pick(random, OBJECTS)}`,
+      content: `Item ${i}: the ${subject} team ${pick(random, VERBS)} ${pick(random, OBJECTS)} ${pick(random, DETAILS)}.`,
+      project: `project-${i % 20}`,
+    };
+  });
+}
+
+function queries(count: number): string[] {
+  const random = prng(7);
+  return Array.from({ length: count }, (_, i) =>
+    i % 4 === 0 ? `${pick(random, SUBJECTS)} ${i}` : `what did the ${pick(random, SUBJECTS)} team decide about ${pick(random, OBJECTS)} ${pick(random, DETAILS)} ${i}`,
+  );
+}
+
+function percentiles(samples: number[]): { p50: number; p95: number; p99: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+async function timed(runs: number, call: (i: number) => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await call(i);
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+interface Row {
+  n: number;
+  loadS: number;
+  indexS: number;
+  grpc: ReturnType<typeof percentiles>;
+  mcp: ReturnType<typeof percentiles>;
+  chrono: ReturnType<typeof percentiles>;
+}
+
+async function benchOne(n: number, queryCount: number): Promise<Row> {
+  const db = await createTestDatabase(`bench${n}`);
+  const log = createLogger({ service: "bench", level: "silent" });
+  const embedder = new HashingEmbedder({ dimensions: 512 });
+  const keys = await createTestKeys();
+  const env = {
+    DATABASE_URL: db.url,
+    DATABASE_POOL_MAX: "4",
+    SERVICE_TRUSTED_JWKS: keys.trustedJwks,
+    SERVICE_SIGNING_JWK: keys.signingJwk,
+    GRPC_HOST: "127.0.0.1",
+    GRPC_PORT: "0",
+    METRICS_PORT: "0",
+    EMBEDDINGS_PROVIDER: "hashing",
+    LOG_LEVEL: "silent",
+  };
+  const queue = createMemoryQueueBackend();
+  const memory = await startMemoryService(loadMemoryConfig(env), { embedder, queue: queue.queue, queueCounts: queue.counts, log });
+  const search = await startSearchService(loadSearchConfig(env), { embedder, log });
+  const gateway = await startGateway(loadConfig(gatewayConfigSchema, { ...env, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }), { log });
+  try {
+    const tenant = await createTenantWithKey(memory.pool, { tenantName: "bench" });
+
+    // Load first, index afterwards: several times faster than maintaining HNSW row by row.
+    const loadStart = performance.now();
+    await memory.pool.query("DROP INDEX memories_embedding_512_hnsw");
+    const rows = generate(n);
+    for (let at = 0; at < rows.length; at += BATCH) {
+      const batch = rows.slice(at, at + BATCH);
+      const vectors = await embedder.embed(batch.map((r) => `${r.topic}\n${r.content}`));
+      await memory.pool.query(
+        `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, embedding, embedding_model, embedding_dim, recorded_at)
+         SELECT gen_random_uuid(), $1, t, tp, c, md5(c), 'personal', p, v::vector, $2, 512, now() - (i * interval '1 minute')
+         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS u(t, tp, c, p, v, i)`,
+        [
+          tenant.tenantId,
+          embedder.model,
+          batch.map((r) => r.type),
+          batch.map((r) => r.topic),
+          batch.map((r) => r.content),
+          batch.map((r) => r.project),
+          vectors.map((v) => toVectorLiteral(v)),
+          batch.map((_, j) => at + j),
+        ],
+      );
+    }
+    const loadS = (performance.now() - loadStart) / 1000;
+    const indexStart = performance.now();
+    await memory.pool.query("SET maintenance_work_mem = '512MB'");
+    await memory.pool.query(
+      "CREATE INDEX memories_embedding_512_hnsw ON memories USING hnsw ((embedding::vector(512)) vector_cosine_ops) WHERE embedding_dim = 512",
+    );
+    const indexS = (performance.now() - indexStart) / 1000;
+    await memory.pool.query("ANALYZE memories");
+
+    const signer = await keys.signer("bench");
+    const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer });
+    const as = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read] } };
+    const texts = queries(queryCount * 2 + 20);
+    await timed(20, (i) => client.search({ query: texts[i]!, limit: 5 }, as)); // warm-up
+    const grpc = await timed(queryCount, (i) => client.search({ query: texts[20 + i]!, limit: 5 }, as));
+    const mcp = await connectMcp(`${gateway.url}/mcp`, tenant.apiKey, { modern: true });
+    const viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[20 + queryCount + i]!, limit: 5 }));
+    await mcp.close();
+    const chrono = await timed(queryCount, (i) =>
+      client.search({ order: "chronological", memoryTypes: [TYPES[i % TYPES.length]!], projects: [`project-${i % 20}`], limit: 25 }, as),
+    );
+    client.close();
+    return { n, loadS, indexS, grpc: percentiles(grpc), mcp: percentiles(viaMcp), chrono: percentiles(chrono) };
+  } finally {
+    await gateway.close();
+    await search.close();
+    await memory.close();
+    await queue.close();
+    await db.drop();
+  }
+}
+
+function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number } {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
+  const count = Number(value("--queries") ?? 200);
+  if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(count) || count < 10) throw new Error("usage: --sizes 10000,100000 --queries 200");
+  return { sizes, queries: count };
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const { sizes, queries: queryCount } = parseArgs(argv);
+  const results: Row[] = [];
+  for (const n of sizes) {
+    process.stderr.write(`loading ${n} memories…\n`);
+    results.push(await benchOne(n, queryCount));
+  }
+  const ms = (x: number) => x.toFixed(1).padStart(7);
+  console.log(`\nsearch benchmark (${queryCount} queries per row, sequential, limit 5; chronological: limit 25, type + project filter)`);
+  console.log("memories  load s  index s | gRPC p50   p95     p99   | MCP p50    p95     p99   | chrono p50 p95     p99   (ms)");
+  for (const r of results) {
+    console.log(
+      `${String(r.n).padStart(8)} ${r.loadS.toFixed(1).padStart(7)} ${r.indexS.toFixed(1).padStart(8)} |${ms(r.grpc.p50)} ${ms(r.grpc.p95)} ${ms(r.grpc.p99)} |${ms(r.mcp.p50)} ${ms(r.mcp.p95)} ${ms(r.mcp.p99)} |${ms(r.chrono.p50)} ${ms(r.chrono.p95)} ${ms(r.chrono.p99)}`,
+    );
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+/**
+ * How a job calls the memory and search services: refusals that the same call would meet on every
+ * retry become PermanentJobError (straight to the dead letters); everything else — the peer down,
+ * a deadline, an internal error — propagates so the queue retries with backoff.
+ */
+import { isAppError } from "@3ngram/errors";
+import type { MemoryService } from "@3ngram/proto/memory/v1";
+import type { SearchService } from "@3ngram/proto/search/v1";
+import { PermanentJobError } from "@3ngram/queue";
+import type { RpcClient } from "@3ngram/rpc";
+import { z } from "zod";
+
+/** The memory RPCs the consolidator's jobs use (a full memory-service client satisfies it). */
+export type ConsolidatorMemoryClient = Pick<
+  RpcClient<typeof MemoryService>,
+  | "getMemories"
+  | "storeEmbedding"
+  | "createConsolidationProposals"
+  | "createFactProposals"
+  | "listTenants"
+  | "listPendingEmbeddings"
+  | "expireCommitments"
+>;
+
+/** The search RPC the consolidation scan uses. */
+export type ConsolidatorSearchClient = Pick<RpcClient<typeof SearchService>, "similarPairs">;
+
+const PERMANENT_REASONS = new Set(["invalid_input", "unauthenticated", "insufficient_scope"]);
+
+export async function callPeer<T>(peer: string, rpc: () => Promise<T>): Promise<T> {
+  try {
+    return await rpc();
+  } catch (err) {
+    if (isAppError(err) && PERMANENT_REASONS.has(err.reason)) {
+      throw new PermanentJobError(`${peer} service refused: ${err.reason}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** Validates a job payload; a malformed one can never succeed, so it is permanent. */
+export function parsePayload<S extends z.ZodType>(job: string, schema: S, payload: unknown): z.output<S> {
+  const parsed = schema.safeParse(payload);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.join(".") : "payload";
+  throw new PermanentJobError(`invalid ${job} payload: ${where}: ${issue?.message ?? "invalid"}`);
+}
+
+/** Per-tenant jobs carry just the tenant. */
+export const tenantJobSchema = z.strictObject({ tenantId: z.uuid() });

@@ -1,0 +1,32 @@
+/**
+ * The names the MCP surface is built from, in one place: the tools (in the order an agent should
+ * learn them), the prompts and the resource template. The jobs table, the annotations table and
+ * the header pre-parser's allowlists are all keyed by these, so adding a tool starts here.
+ */
+
+export const TOOL_NAMES = [
+  "briefing",
+  "search",
+  "get_memories",
+  "remember",
+  "revise",
+  "resolve",
+  "get_facts",
+  "handoff",
+  "configure_scope",
+  "review_proposals",
+  "describe_environment",
+] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+export function isToolName(value: string): value is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(value);
+}
+
+export const PROMPT_NAMES = ["briefing", "debrief"] as const;
+export type PromptName = (typeof PROMPT_NAMES)[number];
+
+/** The scheme cannot be "3ngram": a URI scheme must start with a letter. */
+export const MEMORY_RESOURCE_SCHEME = "threengram";
+export const MEMORY_RESOURCE_TEMPLATE = `${MEMORY_RESOURCE_SCHEME}://memory/{id}`;
+export const MEMORY_RESOURCE_NAME = "memory";

@@ -1,0 +1,207 @@
+import { createHash } from "node:crypto";
+import { AppError } from "@3ngram/errors";
+import { MAX_FROZEN_CURSOR_IDS, type SearchLeg } from "@3ngram/schema";
+import { RECORDED_KEY_PATTERN, type Keyset } from "../db/pages.js";
+import type { AbstentionEvidence } from "./policy.js";
+
+/**
+ * Opaque continuation tokens. Both kinds start with a version byte, a kind byte and an 8-byte
+ * fingerprint of the tenant, query, canonical filters and applied scope, so a cursor is only ever
+ * honoured for the search that issued it.
+ *
+ * - frozen (relevance order): page 1 ranked the whole pool; the cursor carries the ranked ids and
+ *   their scores plus page 1's coverage snapshot, and the position reached. Continuations re-read
+ *   those ids by position, never re-rank and never embed.
+ * - keyset (chronological order): the exact recorded time and id of the last row returned.
+ *
+ * Layout (big-endian) — frozen: [1][f][fp×8][offset u16][count u16][3 × (available u8,
+ * candidates u16)][flags u8][bestCosine f64][scoreGap f64][termCoverage f64][ids count×16]
+ * [scores count×8] (NaN encodes a null number);
+ * keyset: [1][k][fp×8][key length u8][key ASCII][id×16]. Encoded as base64url.
+ */
+
+const VERSION = 1;
+const FROZEN = 0x66; // "f"
+const KEYSET = 0x6b; // "k"
+const FP_BYTES = 8;
+const HEADER = 2 + FP_BYTES;
+const LEG_ORDER: readonly SearchLeg[] = ["vector", "fts", "recency"];
+const FROZEN_FIXED = HEADER + 4 + LEG_ORDER.length * 3 + 1 + 24;
+const PER_ID = 16 + 8;
+
+export interface PageSnapshot {
+  legs: { leg: SearchLeg; available: boolean; candidates: number }[];
+  abstained: boolean;
+  evidence: AbstentionEvidence;
+}
+
+export interface FrozenCursor {
+  kind: "frozen";
+  fingerprint: string;
+  /** Index in ids of the next row to consider. */
+  offset: number;
+  ids: string[];
+  scores: number[];
+  snapshot: PageSnapshot;
+}
+
+export interface KeysetCursor {
+  kind: "keyset";
+  fingerprint: string;
+  after: Keyset;
+}
+
+export type Cursor = FrozenCursor | KeysetCursor;
+
+/** What a cursor is bound to. Limit and projection are not part of it: they may change between pages. */
+export interface FingerprintInput {
+  tenantId: string;
+  order: string;
+  query: string | null;
+  memoryTypes: readonly string[];
+  scope: string | null;
+  appliedScope: string | null;
+  projects: readonly string[];
+  status: string | null;
+  recordedAfter: Date | null;
+  recordedBefore: Date | null;
+  asOf: { validAt: Date | null; asKnownAt: Date | null } | null;
+}
+
+/** First 8 bytes (16 hex) of sha256 over the canonical form: sets sorted, instants normalised. */
+export function fingerprint(f: FingerprintInput): string {
+  const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+  const canonical = JSON.stringify([
+    "search-cursor/v1",
+    f.tenantId,
+    f.order,
+    f.query,
+    [...new Set(f.memoryTypes)].sort(),
+    f.scope,
+    f.appliedScope,
+    [...new Set(f.projects)].sort(),
+    f.status,
+    iso(f.recordedAfter),
+    iso(f.recordedBefore),
+    f.asOf === null ? null : [iso(f.asOf.validAt), iso(f.asOf.asKnownAt)],
+  ]);
+  return createHash("sha256").update(canonical).digest("hex").slice(0, FP_BYTES * 2);
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  const header = Buffer.alloc(HEADER);
+  header[0] = VERSION;
+  header[1] = cursor.kind === "frozen" ? FROZEN : KEYSET;
+  Buffer.from(cursor.fingerprint, "hex").copy(header, 2);
+  if (cursor.kind === "keyset") {
+    const key = Buffer.from(cursor.after.recordedKey, "ascii");
+    return Buffer.concat([header, Buffer.from([key.length]), key, uuidBytes(cursor.after.id)]).toString("base64url");
+  }
+  const count = cursor.ids.length;
+  if (count > MAX_FROZEN_CURSOR_IDS || cursor.scores.length !== count) throw new Error("frozen pool out of bounds");
+  const body = Buffer.alloc(FROZEN_FIXED - HEADER + count * PER_ID);
+  let at = body.writeUInt16BE(cursor.offset, 0);
+  at = body.writeUInt16BE(count, at);
+  for (const leg of LEG_ORDER) {
+    const l = cursor.snapshot.legs.find((x) => x.leg === leg);
+    at = body.writeUInt8(l?.available ? 1 : 0, at);
+    at = body.writeUInt16BE(Math.min(0xffff, l?.candidates ?? 0), at);
+  }
+  at = body.writeUInt8((cursor.snapshot.abstained ? 1 : 0) | (cursor.snapshot.evidence.anyLexical ? 2 : 0), at);
+  at = body.writeDoubleBE(cursor.snapshot.evidence.bestCosine ?? Number.NaN, at);
+  at = body.writeDoubleBE(cursor.snapshot.evidence.scoreGap ?? Number.NaN, at);
+  at = body.writeDoubleBE(cursor.snapshot.evidence.termCoverage ?? Number.NaN, at);
+  for (const id of cursor.ids) at += uuidBytes(id).copy(body, at);
+  for (const score of cursor.scores) at = body.writeDoubleBE(score, at);
+  return Buffer.concat([header, body]).toString("base64url");
+}
+
+/** Decodes a cursor this server issued; anything else (garbled, truncated, another version) is invalid_input. */
+export function decodeCursor(text: string): Cursor {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) throw garbled();
+  const buf = Buffer.from(text, "base64url");
+  // base64url decoding is lenient; only the canonical encoding of what we issued is accepted.
+  if (buf.toString("base64url") !== text || buf.length < HEADER || buf[0] !== VERSION) throw garbled();
+  const fp = buf.subarray(2, HEADER).toString("hex");
+  if (buf[1] === KEYSET) {
+    const length = buf[HEADER]!;
+    if (buf.length !== HEADER + 1 + length + 16) throw garbled();
+    const recordedKey = buf.subarray(HEADER + 1, HEADER + 1 + length).toString("ascii");
+    if (!RECORDED_KEY_PATTERN.test(recordedKey) || Number.isNaN(Date.parse(recordedKey))) throw garbled();
+    return { kind: "keyset", fingerprint: fp, after: { recordedKey, id: uuidText(buf.subarray(HEADER + 1 + length)) } };
+  }
+  if (buf[1] !== FROZEN || buf.length < FROZEN_FIXED) throw garbled();
+  let at = HEADER;
+  const offset = buf.readUInt16BE(at);
+  const count = buf.readUInt16BE(at + 2);
+  at += 4;
+  if (count > MAX_FROZEN_CURSOR_IDS || offset > count || buf.length !== FROZEN_FIXED + count * PER_ID) throw garbled();
+  const legs: PageSnapshot["legs"] = [];
+  for (const leg of LEG_ORDER) {
+    const available = buf.readUInt8(at);
+    if (available > 1) throw garbled();
+    legs.push({ leg, available: available === 1, candidates: buf.readUInt16BE(at + 1) });
+    at += 3;
+  }
+  const flags = buf.readUInt8(at);
+  if (flags > 3) throw garbled();
+  const bestCosine = buf.readDoubleBE(at + 1);
+  const scoreGap = buf.readDoubleBE(at + 9);
+  const termCoverage = buf.readDoubleBE(at + 17);
+  at += 25;
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++, at += 16) ids.push(uuidText(buf.subarray(at, at + 16)));
+  if (new Set(ids).size !== ids.length) throw garbled();
+  const scores: number[] = [];
+  for (let i = 0; i < count; i++, at += 8) {
+    const score = buf.readDoubleBE(at);
+    if (!Number.isFinite(score)) throw garbled();
+    scores.push(score);
+  }
+  return {
+    kind: "frozen",
+    fingerprint: fp,
+    offset,
+    ids,
+    scores,
+    snapshot: {
+      legs,
+      abstained: (flags & 1) === 1,
+      evidence: {
+        bestCosine: finiteOrNull(bestCosine),
+        anyLexical: (flags & 2) === 2,
+        scoreGap: finiteOrNull(scoreGap),
+        termCoverage: finiteOrNull(termCoverage),
+      },
+    },
+  };
+}
+
+export function garbled(): AppError {
+  return new AppError("invalid_input", "cursor: not a cursor this server issued (garbled or truncated) — omit the cursor to start the search again", {
+    field: "cursor",
+  });
+}
+
+export function foreignCursor(): AppError {
+  return new AppError(
+    "invalid_input",
+    "cursor: cursor was issued for a different query — omit the cursor to start this search, or repeat the original query, order and filters to continue it",
+    { field: "cursor" },
+  );
+}
+
+function finiteOrNull(x: number): number | null {
+  return Number.isFinite(x) ? x : null;
+}
+
+function uuidBytes(id: string): Buffer {
+  const hex = id.replace(/-/g, "");
+  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new Error("not a uuid");
+  return Buffer.from(hex, "hex");
+}
+
+function uuidText(bytes: Buffer): string {
+  const h = bytes.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}

@@ -1,0 +1,87 @@
+import { toVectorLiteral } from "@3ngram/db";
+import type { Embedder } from "@3ngram/embeddings";
+import type { Logger } from "@3ngram/runtime";
+import { Counter, type Registry } from "prom-client";
+import type { QueryVector } from "../db/candidates.js";
+
+/** The text a query is embedded (and cached) as: trimmed, runs of whitespace folded to one space. */
+export function normaliseQuery(query: string): string {
+  return query.trim().replace(/\s+/g, " ");
+}
+
+export interface QueryEmbedderOptions {
+  /** Null: no model configured; every search answers from full text and recency. */
+  embedder: Embedder | null;
+  /** A query that cannot be embedded within this budget runs without the vector leg. */
+  budgetMs: number;
+  /** Most recent distinct queries kept; 0 disables the cache. */
+  cacheSize: number;
+  log: Logger;
+  /** Where the cache's hit/miss counter is registered. */
+  registry?: Registry | undefined;
+}
+
+/**
+ * Embeds search queries within a time budget, with a bounded LRU of recent query vectors keyed by
+ * model and normalised query, so a repeated query skips the model. Failures (timeouts, provider
+ * errors, wrong dimension) answer null and are not cached: the next identical query tries again.
+ */
+export class QueryEmbedder {
+  private readonly cache = new Map<string, QueryVector>();
+  private readonly lookups: Counter<"outcome"> | undefined;
+
+  constructor(private readonly options: QueryEmbedderOptions) {
+    this.lookups = options.registry
+      ? new Counter({
+          name: "threengram_search_query_embedding_cache_total",
+          help: "Query-embedding cache lookups, by outcome (hit or miss)",
+          labelNames: ["outcome"],
+          registers: [options.registry],
+        })
+      : undefined;
+  }
+
+  get available(): boolean {
+    return this.options.embedder !== null;
+  }
+
+  async embed(query: string): Promise<QueryVector | null> {
+    const embedder = this.options.embedder;
+    if (!embedder) return null;
+    const text = normaliseQuery(query);
+    const key = `${embedder.model}\u0000${text}`;
+    const cached = this.cache.get(key);
+    if (cached) {
+      // Re-insert: a Map iterates in insertion order, so the first key is always the least recent.
+      this.cache.delete(key);
+      this.cache.set(key, cached);
+      this.lookups?.inc({ outcome: "hit" });
+      return cached;
+    }
+    this.lookups?.inc({ outcome: "miss" });
+    const vector = await this.embedWithinBudget(embedder, text);
+    if (vector && this.options.cacheSize > 0) {
+      this.cache.set(key, vector);
+      if (this.cache.size > this.options.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return vector;
+  }
+
+  private async embedWithinBudget(embedder: Embedder, text: string): Promise<QueryVector | null> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.options.budgetMs);
+    try {
+      const [vector] = await Promise.race([
+        embedder.embed([text], { signal: abort.signal }),
+        new Promise<never>((_, reject) => abort.signal.addEventListener("abort", () => reject(new Error("timeout")))),
+      ]);
+      if (!vector || vector.length !== embedder.dimensions) return null;
+      return { literal: toVectorLiteral(vector), model: embedder.model, dimensions: vector.length };
+    } catch (err) {
+      this.options.log.warn({ error: (err as Error).name }, "query embedding failed; vector leg unavailable");
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "@3ngram/errors";
+import { MAX_CURSOR_LENGTH, MAX_FROZEN_CURSOR_IDS } from "@3ngram/schema";
+import { decodeCursor, encodeCursor, fingerprint, type FingerprintInput, type FrozenCursor } from "../src/domain/cursor.js";
+
+const uuid = (i: number) => `0190c0de-0000-7000-8000-${i.toString(16).padStart(12, "0")}`;
+
+const frozen = (count: number): FrozenCursor => ({
+  kind: "frozen",
+  fingerprint: "0123456789abcdef",
+  offset: Math.min(5, count),
+  ids: Array.from({ length: count }, (_, i) => uuid(i)),
+  scores: Array.from({ length: count }, (_, i) => 1 - i / 1000 - 2 * (i % 2)),
+  snapshot: {
+    legs: [
+      { leg: "vector", available: false, candidates: 0 },
+      { leg: "fts", available: true, candidates: 12 },
+      { leg: "recency", available: true, candidates: 50 },
+    ],
+    abstained: false,
+    evidence: { bestCosine: null, anyLexical: true, scoreGap: 0.125, termCoverage: 0.5 },
+  },
+});
+
+const filters: FingerprintInput = {
+  tenantId: "t",
+  order: "relevance",
+  query: "q",
+  memoryTypes: ["note", "fact"],
+  scope: null,
+  appliedScope: null,
+  projects: ["b", "a"],
+  status: "active",
+  recordedAfter: null,
+  recordedBefore: null,
+  asOf: null,
+};
+
+const invalid = (text: string) => {
+  let err: unknown;
+  try {
+    decodeCursor(text);
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(AppError);
+  expect((err as AppError).reason).toBe("invalid_input");
+  expect((err as AppError).details.field).toBe("cursor");
+};
+
+describe("search cursors", () => {
+  it("round-trips a frozen pool with its coverage snapshot", () => {
+    const cursor = frozen(60);
+    expect(decodeCursor(encodeCursor(cursor))).toEqual(cursor);
+  });
+
+  it("round-trips a keyset position with microseconds", () => {
+    const cursor = { kind: "keyset" as const, fingerprint: "fedcba9876543210", after: { recordedKey: "2026-01-31T09:00:00.123456Z", id: uuid(7) } };
+    expect(decodeCursor(encodeCursor(cursor))).toEqual(cursor);
+  });
+
+  it("stays under the input bound at the frozen-pool ceiling", () => {
+    expect(encodeCursor(frozen(MAX_FROZEN_CURSOR_IDS)).length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
+    expect(() => encodeCursor(frozen(MAX_FROZEN_CURSOR_IDS + 1))).toThrow();
+  });
+
+  it("refuses garbled, truncated and padded cursors", () => {
+    const good = encodeCursor(frozen(10));
+    invalid(good.slice(0, -4));
+    invalid(`${good}AAAA`);
+    invalid(`${good}=`);
+    invalid("not a cursor!");
+    invalid(Buffer.from('{"v":2,"ids":[]}').toString("base64url"));
+    const bytes = Buffer.from(good, "base64url");
+    bytes[0] = 9; // unknown version
+    invalid(bytes.toString("base64url"));
+  });
+
+  it("fingerprints the canonical filters: order of sets does not matter, every value does", () => {
+    const fp = fingerprint(filters);
+    expect(fp).toMatch(/^[0-9a-f]{16}$/);
+    expect(fingerprint({ ...filters, memoryTypes: ["fact", "note"], projects: ["a", "b"] })).toBe(fp);
+    expect(fingerprint({ ...filters, query: "q2" })).not.toBe(fp);
+    expect(fingerprint({ ...filters, tenantId: "u" })).not.toBe(fp);
+    expect(fingerprint({ ...filters, appliedScope: "work" })).not.toBe(fp);
+    expect(fingerprint({ ...filters, order: "chronological" })).not.toBe(fp);
+    expect(fingerprint({ ...filters, asOf: { validAt: new Date(0), asKnownAt: null } })).not.toBe(fp);
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * Proposals in standalone mode: the same job code on the in-process queue. A remembered measure is
+ * extracted by the consolidator inside the one process, listed by review_proposals, and readable
+ * through get_facts once accepted.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { connectMcp } from "../../support/mcp.js";
+import { eventually, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
+
+const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-proposals-"));
+let proc: ServiceProcess | undefined;
+
+afterAll(async () => {
+  await proc?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface ListOut {
+  count: number;
+  factProposals?: Array<{ id: string; memoryId: string; subject: string; predicate: string; value: string }>;
+}
+
+describe("standalone server: proposals", () => {
+  it("extracts a fact proposal on the in-process queue, and accepting it makes get_facts return it", async () => {
+    // The hashing embedder keeps start-up quick; the queue and job code are what this checks.
+    proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", EMBEDDINGS_PROVIDER: "hashing" });
+    await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc!.output()), 90_000, proc);
+    const mcpUrl = /MCP endpoint:\s+(\S+)/.exec(proc.output())![1]!;
+    const apiKey = /API key:\s+(\S+)/.exec(proc.output())![1]!;
+    const mcp = await connectMcp(mcpUrl, apiKey);
+    try {
+      const stored = await mcp.call<{ memory: { id: string } }>("remember", { memoryType: "fact", topic: "Back squat", content: "Top set 98 kg today." });
+      await eventually(async () => expect((await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals).toHaveLength(1), 30_000);
+      const [proposal] = (await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals!;
+      expect(proposal).toMatchObject({ memoryId: stored.memory.id, subject: "back_squat", predicate: "top_set.weight_kg", value: "98" });
+      expect(await mcp.call("review_proposals", { action: "accept", proposalId: proposal!.id })).toMatchObject({ action: "applied_fact" });
+      const facts = await mcp.call<{ facts: Array<{ predicate: string; value: string }> }>("get_facts", { subject: "back_squat" });
+      expect(facts.facts.map((f) => `${f.predicate} = ${f.value}`)).toEqual(["top_set.weight_kg = 98"]);
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
+});
