@@ -48,7 +48,7 @@ services: ## Make sure local PostgreSQL (with pgvector) and Redis are running
 test: $(INSTALL_STAMP) gen-check build services ## Check, build, type-check tests, start services, run vitest and the retrieval gate
 	$(NPM) run typecheck:tests
 	npx vitest run $(VITEST_ARGS)
-	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) eval/retrieval/cli.mjs)
+	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
 
 run: $(INSTALL_STAMP) build ## Start the standalone server (no PostgreSQL/Redis needed)
 	$(NODE) standalone/dist/main.js

@@ -5,6 +5,7 @@
  *
  *   npm run bench:search                       # 10k and 100k
  *   npm run bench:search -- --sizes 2000 --queries 50
+ *   npm run bench:search -- --sizes 100000 --keep   # leave the database for EXPLAIN
  *
  * Content is generated deterministically; vectors come from the hashing embedder (bulk load
  * speed), so the figures exclude model time by construction. Each query string is unique, so the
@@ -92,7 +93,7 @@ interface Row {
   chrono: ReturnType<typeof percentiles>;
 }
 
-async function benchOne(n: number, queryCount: number): Promise<Row> {
+async function benchOne(n: number, queryCount: number, keep: boolean): Promise<Row> {
   const db = await createTestDatabase(`bench${n}`);
   const log = createLogger({ service: "bench", level: "silent" });
   const embedder = new HashingEmbedder({ dimensions: 512 });
@@ -166,11 +167,12 @@ async function benchOne(n: number, queryCount: number): Promise<Row> {
     await search.close();
     await memory.close();
     await queue.close();
-    await db.drop();
+    if (keep) process.stderr.write(`kept database ${db.url}\n`);
+    else await db.drop();
   }
 }
 
-function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number } {
+function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number; keep: boolean } {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -178,15 +180,15 @@ function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number 
   const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
   const count = Number(value("--queries") ?? 200);
   if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(count) || count < 10) throw new Error("usage: --sizes 10000,100000 --queries 200");
-  return { sizes, queries: count };
+  return { sizes, queries: count, keep: argv.includes("--keep") };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, queries: queryCount } = parseArgs(argv);
+  const { sizes, queries: queryCount, keep } = parseArgs(argv);
   const results: Row[] = [];
   for (const n of sizes) {
     process.stderr.write(`loading ${n} memories…\n`);
-    results.push(await benchOne(n, queryCount));
+    results.push(await benchOne(n, queryCount, keep));
   }
   const ms = (x: number) => x.toFixed(1).padStart(7);
   console.log(`\nsearch benchmark (${queryCount} queries per row, sequential, limit 5; chronological: limit 25, type + project filter)`);

@@ -8,7 +8,7 @@
  *   --evidence       also list every query's abstention evidence, weakest first
  *   --policy <json>  try ranking numbers merged over SEARCH_POLICY (calibration; never recorded)
  *
- * Started by `npm run eval:retrieval` (see cli.mjs). Output names fixture ids only, never text.
+ * Started by `npm run eval:retrieval` (through scripts/run-ts.mjs). Output names fixture ids only, never text.
  */
 import { performance } from "node:perf_hooks";
 import type { MessageInitShape } from "@bufbuild/protobuf";

@@ -30,6 +30,24 @@ async function queryLexemes(db: Queryable, query: string): Promise<string[]> {
   return (rows[0]?.lexemes ?? []).slice(0, MAX_COUNTED_TERMS);
 }
 
+/**
+ * For each lexeme, how many eligible memories contain it, counted up to `cap` (enough to tell
+ * absent, present and too common apart). Each term is a constant one-lexeme tsquery, so the
+ * planner picks a GIN probe per term and the count stops at the cap.
+ */
+async function termFrequencies(db: Queryable, eligibility: Eligibility, lexemes: readonly string[], cap: number): Promise<number[]> {
+  if (lexemes.length === 0) return [];
+  const p = new SqlParams();
+  const eligible = eligibleWhere(eligibility, p);
+  const limit = p.add(Math.max(1, cap));
+  const counts = lexemes.map(
+    (lexeme, i) =>
+      `(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE ${eligible} AND m.search_tsv @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery LIMIT ${limit}) s${i})::int AS t${i}`,
+  );
+  const { rows } = await db.query<Record<string, number>>(`SELECT ${counts.join(", ")}`, p.values);
+  return lexemes.map((_, i) => Number(rows[0]?.[`t${i}`] ?? 0));
+}
+
 /** One lexeme as tsquery input: quoted, with quotes and backslashes doubled. */
 function tsqueryLiteral(lexeme: string): string {
   return `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
@@ -53,6 +71,13 @@ export async function selectCandidates(
     query: string;
     /** The text websearch_to_tsquery parses for the full-text leg (the policy's lexical form); the query when absent. */
     ftsQuery?: string;
+    /**
+     * Match any of the query's words, leaving out words found in more than maxMatches eligible
+     * memories (if all are that common, require all of them). Absent: websearch_to_tsquery(ftsQuery).
+     */
+    anyTerm?: { maxMatches: number } | undefined;
+    /** Rank at most this many matching rows in the full-text leg. */
+    rankWindow: number;
     vector: QueryVector | null;
     pool: number;
   },
@@ -60,11 +85,20 @@ export async function selectCandidates(
   const { eligibility, query, vector, pool } = params;
   const p = new SqlParams();
   const eligible = eligibleWhere(eligibility, p);
-  const queryText = p.add(params.ftsQuery ?? query);
   const lexemes = await queryLexemes(db, query);
-  const storedTerms = lexemes.map(
-    (lexeme) => `(EXISTS (SELECT 1 FROM memories m WHERE ${eligible} AND m.search_tsv @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery))::int`,
-  );
+  // How many eligible memories hold each word (counted up to the cap): the term-coverage evidence,
+  // and the document frequency that decides which words are too common to search on.
+  const maxMatches = params.anyTerm?.maxMatches ?? 0;
+  const frequencies = await termFrequencies(db, eligibility, lexemes, maxMatches + 1);
+  const stored = frequencies.filter((n) => n > 0).length;
+  let tsquery: string;
+  if (params.anyTerm && lexemes.length > 0) {
+    const discriminating = lexemes.filter((_, i) => frequencies[i]! > 0 && frequencies[i]! <= maxMatches);
+    const text = discriminating.length > 0 ? discriminating.map(tsqueryLiteral).join(" | ") : lexemes.map(tsqueryLiteral).join(" & ");
+    tsquery = `${p.add(text)}::tsquery`;
+  } else {
+    tsquery = `websearch_to_tsquery('english', ${p.add(params.ftsQuery ?? query)})`;
+  }
   const limit = p.add(pool);
   const likePattern = p.add(escapeLike(query.trim().toLowerCase()));
   const superseded = supersededExpr(eligibility, p);
@@ -84,22 +118,20 @@ export async function selectCandidates(
     await db.query("SET LOCAL hnsw.iterative_scan = relaxed_order");
   }
   const sql = `
-    WITH q AS (SELECT websearch_to_tsquery('english', ${queryText}) AS tsq),
+    WITH q AS (SELECT ${tsquery} AS tsq),
     vec AS (${vectorLeg}),
     fts AS (
-      SELECT m.id FROM memories m, q
-      WHERE ${eligible} AND m.search_tsv @@ q.tsq
-      ORDER BY ts_rank(m.search_tsv, q.tsq) DESC, m.id LIMIT ${limit}),
+      SELECT w.id FROM (
+        SELECT m.id, m.search_tsv FROM memories m, q WHERE ${eligible} AND m.search_tsv @@ q.tsq LIMIT ${p.add(params.rankWindow)}
+      ) w, q
+      ORDER BY ts_rank(w.search_tsv, q.tsq) DESC, w.id LIMIT ${limit}),
     rec AS (
       SELECT m.id FROM memories m WHERE ${eligible} ORDER BY m.recorded_at DESC, m.id LIMIT ${limit}),
     cand AS (
       SELECT id, bool_or(leg = 'v') AS from_vector, bool_or(leg = 'f') AS from_fts, bool_or(leg = 'r') AS from_recency
       FROM (SELECT id, 'v' AS leg FROM vec UNION ALL SELECT id, 'f' FROM fts UNION ALL SELECT id, 'r' FROM rec) legs
       GROUP BY id),
-    -- Abstention evidence: how many of the query's search terms occur in any eligible memory.
-    -- Each term is a constant one-lexeme tsquery, so the planner picks per term between a GIN
-    -- probe (rare or absent terms) and a scan that stops at the first row (common ones).
-    terms AS (SELECT ${storedTerms.length}::int AS total, (${storedTerms.length === 0 ? "0" : storedTerms.join(" + ")})::int AS stored)
+    terms AS (SELECT ${lexemes.length}::int AS total, ${stored}::int AS stored)
     SELECT ${HIT_COLUMNS()},
       ${cosine} AS cosine,
       ts_rank(m.search_tsv, q.tsq) AS "ftsRaw",

@@ -33,6 +33,14 @@ export interface SearchPolicy {
    */
   lexicalMatch: "any" | "all";
   /**
+   * Under "any", a query word found in more than this many eligible memories is too common to
+   * discriminate (the corpus's own stopword) and is left out of the full-text leg; if every word is
+   * that common, all of them must match instead. Bounds the rows the leg ranks on large tenants.
+   */
+  lexicalTermMaxMatches: number;
+  /** The full-text leg ranks at most this many matching rows (a cap for very broad matches). */
+  lexicalRankWindow: number;
+  /**
    * The verdict is "not stored" when the fused evidence
    *   bestCosine + termCoverageWeight · termCoverage + scoreGapWeight · scoreGap
    * is below minEvidence (or there is no candidate at all). See abstentionEvidence for the terms.
@@ -55,6 +63,10 @@ export const SEARCH_POLICY: SearchPolicy = {
   candidatePool: { factor: 4, floor: 50 },
   // "all" (websearch_to_tsquery's AND) left paraphrased questions without a lexical leg: recall@5 0.88 vs 0.95.
   lexicalMatch: "any",
+  // Above the golden set's size (179), so its metrics are unchanged. Counting a word's matches up
+  // to the cap costs ~1 ms at 200 and ~17 ms at 2000 on 100k memories (docs/benchmarks.md).
+  lexicalTermMaxMatches: 200,
+  lexicalRankWindow: 5_000,
   // The threshold sits between the strongest absent-topic query (1.33) and the weakest answerable
   // one above it (1.36) on the golden set; see docs/evals.md for the grid it was picked from.
   abstention: { minEvidence: 1.34, termCoverageWeight: 1, scoreGapWeight: 2 },
@@ -103,11 +115,16 @@ export interface AbstentionEvidence {
  * taken as written, and so is every query under "all".
  */
 export function lexicalQueryText(query: string, policy: SearchPolicy = SEARCH_POLICY): string {
-  if (policy.lexicalMatch === "all" || query.includes('"') || /(^|\s)-\S/.test(query)) return query;
+  if (!matchesAnyTerm(query, policy)) return query;
   return query
     .split(/\s+/)
     .filter((word) => word !== "" && word.toLowerCase() !== "or")
     .join(" or ");
+}
+
+/** Whether the full-text leg matches any of the query's words (plain query under "any"). */
+export function matchesAnyTerm(query: string, policy: SearchPolicy = SEARCH_POLICY): boolean {
+  return policy.lexicalMatch === "any" && !query.includes('"') && !/(^|\s)-\S/.test(query);
 }
 
 export function candidatePoolSize(limit: number, policy: SearchPolicy = SEARCH_POLICY): number {

@@ -7,7 +7,7 @@ import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
 import { selectRetrievalScope, selectScopeNames } from "../db/retrieval-scope.js";
 import { decodeCursor, encodeCursor, fingerprint, foreignCursor, type Cursor, type FrozenCursor, type KeysetCursor, type PageSnapshot } from "./cursor.js";
-import { SEARCH_POLICY, abstentionEvidence, candidatePoolSize, lexicalQueryText, rank, shouldAbstain, type AbstentionEvidence, type SearchPolicy } from "./policy.js";
+import { type AbstentionEvidence, abstentionEvidence, candidatePoolSize, lexicalQueryText, matchesAnyTerm, rank, SEARCH_POLICY, type SearchPolicy, shouldAbstain } from "./policy.js";
 import { normaliseQuery, type QueryEmbedder } from "./query-embedder.js";
 
 export interface SearchDeps {
@@ -175,6 +175,10 @@ async function rankedPage(
     eligibility: args.eligibility,
     query: args.query,
     ftsQuery: lexicalQueryText(args.query, args.policy),
+    anyTerm: matchesAnyTerm(args.query, args.policy)
+      ? { maxMatches: args.policy.lexicalTermMaxMatches }
+      : undefined,
+    rankWindow: args.policy.lexicalRankWindow,
     vector: args.vector,
     pool: candidatePoolSize(args.limit, args.policy),
   });

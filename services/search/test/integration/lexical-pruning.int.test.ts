@@ -1,0 +1,59 @@
+/**
+ * On large tenants a word found in very many memories cannot discriminate, and ranking every row
+ * that contains it is what makes the full-text leg slow. The policy leaves such words out of the
+ * leg (and requires all words when every one is that common). A tiny cap makes that visible here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SearchService } from "@3ngram/proto/search/v1";
+import { createRpcClient, type RpcClient } from "@3ngram/rpc";
+import { createLogger } from "@3ngram/runtime";
+import { loadSearchConfig, startSearchService, type RunningSearchService } from "@3ngram/search";
+import { SEARCH_POLICY } from "../../src/domain/policy.js";
+import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
+
+let stack: CoreServices;
+let pruning: RunningSearchService;
+let search: RpcClient<typeof SearchService>;
+let tenant: TestTenant;
+
+beforeAll(async () => {
+  stack = await startCoreServices({ label: "lexprune", embedder: null });
+  tenant = await stack.createTenant("pruning");
+  const memory = await stack.memoryClient();
+  for (let i = 0; i < 5; i++) await memory.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
+  await memory.remember({ memoryType: "note", topic: "rare pair", content: "A kestrel rode the zephyr at dusk." }, writer(tenant));
+  await memory.remember({ memoryType: "note", topic: "wind", content: "The zephyr came from the west." }, writer(tenant));
+  pruning = await startSearchService(
+    loadSearchConfig({ DATABASE_URL: stack.db.url, SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0", EMBEDDINGS_PROVIDER: "hashing" }),
+    { embedder: null, log: createLogger({ service: "test", level: "silent" }), policy: { ...SEARCH_POLICY, lexicalTermMaxMatches: 3 } },
+  );
+  search = createRpcClient(SearchService, { address: pruning.address, audience: "search", signer: await stack.keys.signer("gateway") });
+});
+
+afterAll(async () => {
+  search?.close();
+  await pruning?.close();
+  await stack?.close();
+});
+
+const ftsCandidates = (response: Awaited<ReturnType<typeof search.search>>) => response.coverage?.legs.find((l) => l.leg === "fts")?.candidates;
+
+describe("full-text leg on common words", () => {
+  it("leaves out a word found in more memories than the cap", async () => {
+    const response = await search.search({ query: "kestrel zephyr" }, reader(tenant));
+    // kestrel is in 6 memories (over the cap of 3), so only zephyr's 2 memories come from the leg.
+    expect(ftsCandidates(response)).toBe(2);
+    expect(response.hits.slice(0, 2).map((h) => h.topic).sort()).toEqual(["rare pair", "wind"]);
+  });
+
+  it("requires every word when all of them are common", async () => {
+    const response = await search.search({ query: "kestrel" }, reader(tenant));
+    expect(ftsCandidates(response)).toBe(6);
+  });
+
+  it("keeps counting common words as present for the abstention evidence", async () => {
+    const response = await search.search({ query: "kestrel zephyr" }, reader(tenant));
+    expect(response.coverage?.evidence?.termCoverage).toBe(1);
+  });
+});
