@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { AsOf } from "../../common/v1/time_pb.js";
+import { file_common_v1_time } from "../../common/v1/time_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file search/v1/search.proto.
  */
 export const file_search_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEirgMKDVNlYXJjaFJlcXVlc3QSEgoFcXVlcnkYASABKAlIAIgBARINCgVsaW1pdBgCIAEoDRIUCgxtZW1vcnlfdHlwZXMYAyADKAkSEgoFc2NvcGUYBCABKAlIAYgBARIQCghwcm9qZWN0cxgFIAMoCRITCgZzdGF0dXMYBiABKAlIAogBARI3Cg5yZWNvcmRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARI4Cg9yZWNvcmRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQESIwoFYXNfb2YYCSABKAsyDy5zZWFyY2gudjEuQXNPZkgFiAEBEg0KBW9yZGVyGAogASgJEhMKBmN1cnNvchgLIAEoCUgGiAEBEhIKCnByb2plY3Rpb24YDCABKAlCCAoGX3F1ZXJ5QggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlQggKBl9hc19vZkIJCgdfY3Vyc29yIugBCglTZWFyY2hIaXQSCgoCaWQYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDQoFdG9waWMYAyABKAkSDwoHZXhjZXJwdBgEIAEoCRIWCg5jb250ZW50X2xlbmd0aBgFIAEoDRIRCgl0cnVuY2F0ZWQYBiABKAgSDQoFc2NvcmUYByABKAESDQoFc2NvcGUYCCABKAkSFAoHcHJvamVjdBgJIAEoCUgAiAEBEi8KC3JlY29yZGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfcHJvamVjdCJBCgtMZWdDb3ZlcmFnZRILCgNsZWcYASABKAkSEQoJYXZhaWxhYmxlGAIgASgIEhIKCmNhbmRpZGF0ZXMYAyABKA0ixAIKCENvdmVyYWdlEiQKBGxlZ3MYASADKAsyFi5zZWFyY2gudjEuTGVnQ292ZXJhZ2USFgoJcG9vbF9zaXplGAIgASgNSACIAQESEQoJYWJzdGFpbmVkGAMgASgIEg0KBW9yZGVyGAQgASgJEioKB2ZpbHRlcnMYBSABKAsyGS5zZWFyY2gudjEuQXBwbGllZEZpbHRlcnMSGgoNYXBwbGllZF9zY29wZRgGIAEoCUgBiAEBEiMKBWFzX29mGAcgASgLMg8uc2VhcmNoLnYxLkFzT2ZIAogBARIQCghoYXNfbW9yZRgIIAEoCBIvCghldmlkZW5jZRgJIAEoCzIdLnNlYXJjaC52MS5BYnN0ZW50aW9uRXZpZGVuY2VCDAoKX3Bvb2xfc2l6ZUIQCg5fYXBwbGllZF9zY29wZUIICgZfYXNfb2YiqwEKDlNlYXJjaFJlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5zZWFyY2gudjEuU2VhcmNoSGl0EhAKCGhhc19tb3JlGAIgASgIEiUKCGNvdmVyYWdlGAMgASgLMhMuc2VhcmNoLnYxLkNvdmVyYWdlEhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESEgoKcHJvamVjdGlvbhgFIAEoCUIOCgxfbmV4dF9jdXJzb3IijAEKBEFzT2YSMQoIdmFsaWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESNAoLYXNfa25vd25fYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQFCCwoJX3ZhbGlkX2F0Qg4KDF9hc19rbm93bl9hdCKQAgoOQXBwbGllZEZpbHRlcnMSFAoMbWVtb3J5X3R5cGVzGAEgAygJEhIKBXNjb3BlGAIgASgJSACIAQESEAoIcHJvamVjdHMYAyADKAkSEwoGc3RhdHVzGAQgASgJSAGIAQESNwoOcmVjb3JkZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPcmVjb3JkZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBQggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlIqcBChJBYnN0ZW50aW9uRXZpZGVuY2USGAoLYmVzdF9jb3NpbmUYASABKAFIAIgBARITCgthbnlfbGV4aWNhbBgCIAEoCBIWCglzY29yZV9nYXAYAyABKAFIAYgBARIaCg10ZXJtX2NvdmVyYWdlGAQgASgBSAKIAQFCDgoMX2Jlc3RfY29zaW5lQgwKCl9zY29yZV9nYXBCEAoOX3Rlcm1fY292ZXJhZ2UiJAoTU2ltaWxhclBhaXJzUmVxdWVzdBINCgVsaW1pdBgBIAEoDSKOAQoLU2ltaWxhclBhaXISEAoIbmV3ZXJfaWQYASABKAkSEAoIb2xkZXJfaWQYAiABKAkSEgoKbmV3ZXJfdHlwZRgDIAEoCRISCgpvbGRlcl90eXBlGAQgASgJEhIKCnNpbWlsYXJpdHkYBSABKAESDAoEYmFuZBgGIAEoCRIRCgl0aHJlc2hvbGQYByABKAEiXQoUU2ltaWxhclBhaXJzUmVzcG9uc2USJQoFcGFpcnMYASADKAsyFi5zZWFyY2gudjEuU2ltaWxhclBhaXISDwoHc2Nhbm5lZBgCIAEoDRINCgVtb2RlbBgDIAEoCTKfAQoNU2VhcmNoU2VydmljZRI9CgZTZWFyY2gSGC5zZWFyY2gudjEuU2VhcmNoUmVxdWVzdBoZLnNlYXJjaC52MS5TZWFyY2hSZXNwb25zZRJPCgxTaW1pbGFyUGFpcnMSHi5zZWFyY2gudjEuU2ltaWxhclBhaXJzUmVxdWVzdBofLnNlYXJjaC52MS5TaW1pbGFyUGFpcnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEirgMKDVNlYXJjaFJlcXVlc3QSEgoFcXVlcnkYASABKAlIAIgBARINCgVsaW1pdBgCIAEoDRIUCgxtZW1vcnlfdHlwZXMYAyADKAkSEgoFc2NvcGUYBCABKAlIAYgBARIQCghwcm9qZWN0cxgFIAMoCRITCgZzdGF0dXMYBiABKAlIAogBARI3Cg5yZWNvcmRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARI4Cg9yZWNvcmRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQESIwoFYXNfb2YYCSABKAsyDy5jb21tb24udjEuQXNPZkgFiAEBEg0KBW9yZGVyGAogASgJEhMKBmN1cnNvchgLIAEoCUgGiAEBEhIKCnByb2plY3Rpb24YDCABKAlCCAoGX3F1ZXJ5QggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlQggKBl9hc19vZkIJCgdfY3Vyc29yIugBCglTZWFyY2hIaXQSCgoCaWQYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDQoFdG9waWMYAyABKAkSDwoHZXhjZXJwdBgEIAEoCRIWCg5jb250ZW50X2xlbmd0aBgFIAEoDRIRCgl0cnVuY2F0ZWQYBiABKAgSDQoFc2NvcmUYByABKAESDQoFc2NvcGUYCCABKAkSFAoHcHJvamVjdBgJIAEoCUgAiAEBEi8KC3JlY29yZGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfcHJvamVjdCJBCgtMZWdDb3ZlcmFnZRILCgNsZWcYASABKAkSEQoJYXZhaWxhYmxlGAIgASgIEhIKCmNhbmRpZGF0ZXMYAyABKA0ixAIKCENvdmVyYWdlEiQKBGxlZ3MYASADKAsyFi5zZWFyY2gudjEuTGVnQ292ZXJhZ2USFgoJcG9vbF9zaXplGAIgASgNSACIAQESEQoJYWJzdGFpbmVkGAMgASgIEg0KBW9yZGVyGAQgASgJEioKB2ZpbHRlcnMYBSABKAsyGS5zZWFyY2gudjEuQXBwbGllZEZpbHRlcnMSGgoNYXBwbGllZF9zY29wZRgGIAEoCUgBiAEBEiMKBWFzX29mGAcgASgLMg8uY29tbW9uLnYxLkFzT2ZIAogBARIQCghoYXNfbW9yZRgIIAEoCBIvCghldmlkZW5jZRgJIAEoCzIdLnNlYXJjaC52MS5BYnN0ZW50aW9uRXZpZGVuY2VCDAoKX3Bvb2xfc2l6ZUIQCg5fYXBwbGllZF9zY29wZUIICgZfYXNfb2YiqwEKDlNlYXJjaFJlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5zZWFyY2gudjEuU2VhcmNoSGl0EhAKCGhhc19tb3JlGAIgASgIEiUKCGNvdmVyYWdlGAMgASgLMhMuc2VhcmNoLnYxLkNvdmVyYWdlEhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESEgoKcHJvamVjdGlvbhgFIAEoCUIOCgxfbmV4dF9jdXJzb3IikAIKDkFwcGxpZWRGaWx0ZXJzEhQKDG1lbW9yeV90eXBlcxgBIAMoCRISCgVzY29wZRgCIAEoCUgAiAEBEhAKCHByb2plY3RzGAMgAygJEhMKBnN0YXR1cxgEIAEoCUgBiAEBEjcKDnJlY29yZGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgCiAEBEjgKD3JlY29yZGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBAUIICgZfc2NvcGVCCQoHX3N0YXR1c0IRCg9fcmVjb3JkZWRfYWZ0ZXJCEgoQX3JlY29yZGVkX2JlZm9yZSKnAQoSQWJzdGVudGlvbkV2aWRlbmNlEhgKC2Jlc3RfY29zaW5lGAEgASgBSACIAQESEwoLYW55X2xleGljYWwYAiABKAgSFgoJc2NvcmVfZ2FwGAMgASgBSAGIAQESGgoNdGVybV9jb3ZlcmFnZRgEIAEoAUgCiAEBQg4KDF9iZXN0X2Nvc2luZUIMCgpfc2NvcmVfZ2FwQhAKDl90ZXJtX2NvdmVyYWdlIiQKE1NpbWlsYXJQYWlyc1JlcXVlc3QSDQoFbGltaXQYASABKA0ijgEKC1NpbWlsYXJQYWlyEhAKCG5ld2VyX2lkGAEgASgJEhAKCG9sZGVyX2lkGAIgASgJEhIKCm5ld2VyX3R5cGUYAyABKAkSEgoKb2xkZXJfdHlwZRgEIAEoCRISCgpzaW1pbGFyaXR5GAUgASgBEgwKBGJhbmQYBiABKAkSEQoJdGhyZXNob2xkGAcgASgBIl0KFFNpbWlsYXJQYWlyc1Jlc3BvbnNlEiUKBXBhaXJzGAEgAygLMhYuc2VhcmNoLnYxLlNpbWlsYXJQYWlyEg8KB3NjYW5uZWQYAiABKA0SDQoFbW9kZWwYAyABKAkynwEKDVNlYXJjaFNlcnZpY2USPQoGU2VhcmNoEhguc2VhcmNoLnYxLlNlYXJjaFJlcXVlc3QaGS5zZWFyY2gudjEuU2VhcmNoUmVzcG9uc2USTwoMU2ltaWxhclBhaXJzEh4uc2VhcmNoLnYxLlNpbWlsYXJQYWlyc1JlcXVlc3QaHy5zZWFyY2gudjEuU2ltaWxhclBhaXJzUmVzcG9uc2ViBnByb3RvMw", [file_common_v1_time, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message search.v1.SearchRequest
@@ -71,7 +73,7 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   /**
    * Bi-temporal time travel; at least one coordinate when present.
    *
-   * @generated from field: optional search.v1.AsOf as_of = 9;
+   * @generated from field: optional common.v1.AsOf as_of = 9;
    */
   asOf?: AsOf | undefined;
 
@@ -244,7 +246,7 @@ export type Coverage = Message<"search.v1.Coverage"> & {
   appliedScope?: string | undefined;
 
   /**
-   * @generated from field: optional search.v1.AsOf as_of = 7;
+   * @generated from field: optional common.v1.AsOf as_of = 7;
    */
   asOf?: AsOf | undefined;
 
@@ -310,30 +312,6 @@ export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
   messageDesc(file_search_v1_search, 4);
 
 /**
- * A point in bi-temporal time.
- *
- * @generated from message search.v1.AsOf
- */
-export type AsOf = Message<"search.v1.AsOf"> & {
-  /**
-   * @generated from field: optional google.protobuf.Timestamp valid_at = 1;
-   */
-  validAt?: Timestamp | undefined;
-
-  /**
-   * @generated from field: optional google.protobuf.Timestamp as_known_at = 2;
-   */
-  asKnownAt?: Timestamp | undefined;
-};
-
-/**
- * Describes the message search.v1.AsOf.
- * Use `create(AsOfSchema)` to create a new message.
- */
-export const AsOfSchema: GenMessage<AsOf> = /*@__PURE__*/
-  messageDesc(file_search_v1_search, 5);
-
-/**
  * @generated from message search.v1.AppliedFilters
  */
 export type AppliedFilters = Message<"search.v1.AppliedFilters"> & {
@@ -375,7 +353,7 @@ export type AppliedFilters = Message<"search.v1.AppliedFilters"> & {
  * Use `create(AppliedFiltersSchema)` to create a new message.
  */
 export const AppliedFiltersSchema: GenMessage<AppliedFilters> = /*@__PURE__*/
-  messageDesc(file_search_v1_search, 6);
+  messageDesc(file_search_v1_search, 5);
 
 /**
  * @generated from message search.v1.AbstentionEvidence
@@ -415,7 +393,7 @@ export type AbstentionEvidence = Message<"search.v1.AbstentionEvidence"> & {
  * Use `create(AbstentionEvidenceSchema)` to create a new message.
  */
 export const AbstentionEvidenceSchema: GenMessage<AbstentionEvidence> = /*@__PURE__*/
-  messageDesc(file_search_v1_search, 7);
+  messageDesc(file_search_v1_search, 6);
 
 /**
  * @generated from message search.v1.SimilarPairsRequest
@@ -434,7 +412,7 @@ export type SimilarPairsRequest = Message<"search.v1.SimilarPairsRequest"> & {
  * Use `create(SimilarPairsRequestSchema)` to create a new message.
  */
 export const SimilarPairsRequestSchema: GenMessage<SimilarPairsRequest> = /*@__PURE__*/
-  messageDesc(file_search_v1_search, 8);
+  messageDesc(file_search_v1_search, 7);
 
 /**
  * @generated from message search.v1.SimilarPair
@@ -489,7 +467,7 @@ export type SimilarPair = Message<"search.v1.SimilarPair"> & {
  * Use `create(SimilarPairSchema)` to create a new message.
  */
 export const SimilarPairSchema: GenMessage<SimilarPair> = /*@__PURE__*/
-  messageDesc(file_search_v1_search, 9);
+  messageDesc(file_search_v1_search, 8);
 
 /**
  * @generated from message search.v1.SimilarPairsResponse
@@ -522,7 +500,7 @@ export type SimilarPairsResponse = Message<"search.v1.SimilarPairsResponse"> & {
  * Use `create(SimilarPairsResponseSchema)` to create a new message.
  */
 export const SimilarPairsResponseSchema: GenMessage<SimilarPairsResponse> = /*@__PURE__*/
-  messageDesc(file_search_v1_search, 10);
+  messageDesc(file_search_v1_search, 9);
 
 /**
  * @generated from service search.v1.SearchService
