@@ -172,6 +172,11 @@ describe("database guarantees for the runtime role", () => {
     expect(none.rows[0]!.n).toBe(0);
   });
 
+  it("marks full-text matching leakproof so RLS-scoped searches can use the GIN index", async () => {
+    const { rows } = await stack.ownerPool.query<{ proleakproof: boolean }>("SELECT proleakproof FROM pg_proc WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure");
+    expect(rows[0]?.proleakproof).toBe(true);
+  });
+
   it("cannot insert a row for another tenant", async () => {
     await expect(
       asRuntimeRole(
