@@ -19,6 +19,14 @@ export const TOOL_NAMES = [
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
+export const SERVER_NAME = "3ngram";
+export const SERVER_VERSION = "0.1.0";
+
+/** The tools and the server version, as describe_environment (MCP and REST) reports them. */
+export function surfaceInfo(): { tools: string[]; version: string } {
+  return { tools: [...TOOL_NAMES], version: SERVER_VERSION };
+}
+
 export function isToolName(value: string): value is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(value);
 }

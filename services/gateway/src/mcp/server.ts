@@ -48,9 +48,8 @@ import { resolveTool } from "./tools/resolve.js";
 import { reviewProposalsTool } from "./tools/review-proposals.js";
 import { reviseTool } from "./tools/revise.js";
 import { searchTool } from "./tools/search.js";
+import { SERVER_NAME, SERVER_VERSION } from "./catalog.js";
 
-export const SERVER_NAME = "3ngram";
-export const SERVER_VERSION = "0.1.0";
 
 /** Advertised as discover/initialize `instructions`; built from the jobs table in jobs.ts. */
 export { SERVER_INSTRUCTIONS };
@@ -60,11 +59,6 @@ export const DEFAULT_COMPLETIONS_PER_MINUTE = 120;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tools
 export const TOOLS: readonly ToolDefinition<any, any>[] = [rememberTool, searchTool, getFactsTool, getMemoriesTool, reviseTool, resolveTool, configureScopeTool, briefingTool, handoffTool, describeEnvironmentTool, reviewProposalsTool];
-
-/** The registered tools and the server version, as describe_environment (MCP and REST) reports them. */
-export function surfaceInfo(): { tools: string[]; version: string } {
-  return { tools: TOOLS.map((t) => t.name), version: SERVER_VERSION };
-}
 
 export interface McpDeps {
   memory: MemoryClient;

@@ -15,7 +15,7 @@ import { Router, type RequestHandler } from "express";
 import type { MemoryClient } from "../clients/memory.js";
 import { toBriefingOutput, toBriefingRequest, toDescribeEnvironmentOutput, toHandoffOutput, toHandoffRequest } from "../clients/orientation.js";
 import { routeLabel } from "../http/locals.js";
-import { surfaceInfo } from "../mcp/server.js";
+import { surfaceInfo } from "../mcp/catalog.js";
 import { jsonBody } from "./body.js";
 import { identityFor } from "./identity.js";
 

@@ -2,6 +2,7 @@ import { SCOPES } from "@3ngram/rpc";
 import { describeEnvironmentInputSchema, describeEnvironmentOutputSchema } from "@3ngram/schema";
 import { toDescribeEnvironmentOutput } from "../../clients/orientation.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
+import { surfaceInfo } from "../catalog.js";
 import { defineTool } from "../tool.js";
 
 export const describeEnvironmentTool = defineTool({
@@ -17,8 +18,6 @@ export const describeEnvironmentTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.describe_environment,
   async run(_input, { memory, identity }) {
-    // The tool list is the server's own registry; imported when called, since server.ts registers this tool.
-    const { surfaceInfo } = await import("../server.js");
     return toDescribeEnvironmentOutput(await memory.describeEnvironment({}, { identity }), surfaceInfo());
   },
 });
