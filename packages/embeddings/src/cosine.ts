@@ -41,38 +41,3 @@ export function l2Normalize(vector: readonly number[]): number[] {
   const inverse = 1 / Math.sqrt(sumSquares);
   return vector.map((value) => value * inverse);
 }
-
-/**
- * Formats a vector in pgvector's text input form, e.g. `[0.1,0.2,0.3]`,
- * suitable for a `$1::vector` query parameter.
- */
-export function toVectorLiteral(vector: readonly number[]): string {
-  const parts = new Array<string>(vector.length);
-  for (let i = 0; i < vector.length; i++) {
-    const value = vector[i]!;
-    if (!Number.isFinite(value)) {
-      throw new RangeError(`toVectorLiteral: element ${i} is not a finite number`);
-    }
-    // String() yields the shortest round-trippable form (possibly with an exponent,
-    // which pgvector accepts); `+ 0` turns -0 into 0.
-    parts[i] = String(value + 0);
-  }
-  return `[${parts.join(",")}]`;
-}
-
-/** Parses pgvector's text output form (`[1,2,3]`) back into numbers. */
-export function parseVectorLiteral(literal: string): number[] {
-  const trimmed = literal.trim();
-  if (!trimmed.startsWith("[") || !trimmed.endsWith("]")) {
-    throw new SyntaxError("parseVectorLiteral: expected a value of the form [x,y,...]");
-  }
-  const body = trimmed.slice(1, -1).trim();
-  if (body === "") return [];
-  return body.split(",").map((part, i) => {
-    const value = Number(part.trim());
-    if (part.trim() === "" || !Number.isFinite(value)) {
-      throw new SyntaxError(`parseVectorLiteral: element ${i} is not a finite number`);
-    }
-    return value;
-  });
-}

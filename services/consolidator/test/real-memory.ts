@@ -4,7 +4,7 @@
  * Nothing here stands in for a service; failures are produced by real components (a port nothing
  * listens on, a key the service does not trust, a memory service started late).
  */
-import { toVectorLiteral } from "@3ngram/embeddings";
+import { toVectorLiteral } from "@3ngram/db";
 import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";

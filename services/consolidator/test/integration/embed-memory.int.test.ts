@@ -4,7 +4,8 @@
  * built from its config). Outcomes are read from the database, the queue and /metrics.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HashingEmbedder, toVectorLiteral } from "@3ngram/embeddings";
+import { toVectorLiteral } from "@3ngram/db";
+import { HashingEmbedder } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type QueueBackend, type QueueCounts } from "@3ngram/queue";
 import { SCOPES } from "@3ngram/rpc";
 import { createLogger, loadConfig } from "@3ngram/runtime";
