@@ -4,7 +4,6 @@
  * over REST (GET /api/v1/facts), including the refusals.
  */
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { getFactsOutputSchema, rememberOutputSchema, type FactRecord, type GetFactsOutput } from "@3ngram/schema";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
 import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
+import { instantBetween, waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -46,23 +46,7 @@ async function count(table: "memories" | "facts", tenantId: string): Promise<num
   return rows[0]!.n;
 }
 
-/** Polls the database clock until it is 3 ms past `iso`, so the next write is recorded at least 2 ms later. */
-async function waitPast(iso: string): Promise<void> {
-  const target = Date.parse(iso) + 3;
-  for (;;) {
-    const { rows } = await core.ownerPool.query<{ now: Date }>("SELECT clock_timestamp() AS now");
-    if (rows[0]!.now.getTime() >= target) return;
-    await sleep(2);
-  }
-}
 
-/** An ISO instant strictly between two recorded (ms-truncated) instants. */
-function between(earlier: string, later: string): string {
-  const a = Date.parse(earlier);
-  const b = Date.parse(later);
-  expect(b - a).toBeGreaterThanOrEqual(2);
-  return new Date(Math.floor((a + b) / 2)).toISOString();
-}
 
 const ids = (facts: FactRecord[]) => facts.map((f) => f.id);
 
@@ -100,7 +84,7 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
 
   it("remember with facts returns them, and each new value closes the previous one", async () => {
     for (const value of ["140", "150", "155"]) {
-      if (generations.length > 0) await waitPast(generations.at(-1)!.recordedAt);
+      if (generations.length > 0) await waitPastOnServer(core.ownerPool, generations.at(-1)!.recordedAt);
       const out = rememberOutputSchema.parse(
         structured(
           await callTool(client, "remember", {
@@ -125,12 +109,12 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
 
   it("asOf.asKnownAt between the writes returns the generation known then, open as it was then", async () => {
     const [g1, g2, g3] = generations as [FactRecord, FactRecord, FactRecord];
-    const middle = await getFacts(client, { subject, predicate, asOf: { asKnownAt: between(g2.recordedAt, g3.recordedAt) } });
+    const middle = await getFacts(client, { subject, predicate, asOf: { asKnownAt: instantBetween(g2.recordedAt, g3.recordedAt) } });
     expect(middle.facts.map((f) => [f.id, f.value, f.validTo])).toEqual([[g2.id, "150", null]]);
-    const first = await getFacts(client, { subject, predicate, asOf: { asKnownAt: between(g1.recordedAt, g2.recordedAt) } });
+    const first = await getFacts(client, { subject, predicate, asOf: { asKnownAt: instantBetween(g1.recordedAt, g2.recordedAt) } });
     expect(first.facts.map((f) => [f.id, f.value, f.validTo])).toEqual([[g1.id, "140", null]]);
     // validAt alone uses today's knowledge: the first generation, with the end we now know.
-    const validThen = await getFacts(client, { subject, predicate, asOf: { validAt: between(g1.recordedAt, g2.recordedAt) } });
+    const validThen = await getFacts(client, { subject, predicate, asOf: { validAt: instantBetween(g1.recordedAt, g2.recordedAt) } });
     expect(validThen.facts.map((f) => [f.id, f.validTo])).toEqual([[g1.id, g2.validFrom]]);
   });
 
@@ -143,7 +127,7 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
       [g2.id, "150", g2.validFrom, g3.validFrom],
       [g3.id, "155", g3.validFrom, null],
     ]);
-    const late = await getFacts(client, { subject, predicate, range: { from: between(g2.recordedAt, g3.recordedAt) } });
+    const late = await getFacts(client, { subject, predicate, range: { from: instantBetween(g2.recordedAt, g3.recordedAt) } });
     expect(ids(late.facts)).toEqual([g2.id, g3.id]);
   });
 
@@ -207,7 +191,7 @@ describe("REST", () => {
 
   it("POST /api/v1/memories with facts returns them", async () => {
     for (const value of ["19", "20.5", "21"]) {
-      if (generations.length > 0) await waitPast(generations.at(-1)!.recordedAt);
+      if (generations.length > 0) await waitPastOnServer(core.ownerPool, generations.at(-1)!.recordedAt);
       const res = await post("/api/v1/memories", { memoryType: "fact", topic: "heating", content: `Setpoint ${value} C (${randomUUID()})`, facts: [{ subject, predicate, value }] });
       expect(res.status).toBe(201);
       const out = rememberOutputSchema.parse(await res.json());
@@ -221,18 +205,18 @@ describe("REST", () => {
   it("GET /api/v1/facts answers now, as of an instant, and over a window", async () => {
     const [g1, g2, g3] = generations as [FactRecord, FactRecord, FactRecord];
     expect(ids((await facts({ subject, predicate })).facts)).toEqual([g3.id]);
-    expect(ids((await facts({ subject, asKnownAt: between(g2.recordedAt, g3.recordedAt) })).facts)).toEqual([g2.id]);
-    const first = await facts({ subject, predicate, asKnownAt: between(g1.recordedAt, g2.recordedAt) });
+    expect(ids((await facts({ subject, asKnownAt: instantBetween(g2.recordedAt, g3.recordedAt) })).facts)).toEqual([g2.id]);
+    const first = await facts({ subject, predicate, asKnownAt: instantBetween(g1.recordedAt, g2.recordedAt) });
     expect(first.facts.map((f) => [f.id, f.validTo])).toEqual([[g1.id, null]]);
-    expect(ids((await facts({ subject, validAt: between(g1.recordedAt, g2.recordedAt) })).facts)).toEqual([g1.id]);
+    expect(ids((await facts({ subject, validAt: instantBetween(g1.recordedAt, g2.recordedAt) })).facts)).toEqual([g1.id]);
     const history = await facts({ subject, predicate, from: "" });
     expect(history.facts.map((f) => [f.id, f.validTo])).toEqual([
       [g1.id, g2.validFrom],
       [g2.id, g3.validFrom],
       [g3.id, null],
     ]);
-    expect(ids((await facts({ subject, to: between(g1.recordedAt, g2.recordedAt) })).facts)).toEqual([g1.id]);
-    expect(ids((await facts({ subject, from: between(g2.recordedAt, g3.recordedAt), to: new Date(Date.parse(g3.recordedAt) + 1).toISOString() })).facts)).toEqual([g2.id, g3.id]);
+    expect(ids((await facts({ subject, to: instantBetween(g1.recordedAt, g2.recordedAt) })).facts)).toEqual([g1.id]);
+    expect(ids((await facts({ subject, from: instantBetween(g2.recordedAt, g3.recordedAt), to: new Date(Date.parse(g3.recordedAt) + 1).toISOString() })).facts)).toEqual([g2.id, g3.id]);
     const limited = await facts({ subject, from: "", limit: "2" });
     expect(limited.count).toBe(2);
     expect(ids(limited.facts)).toEqual([g1.id, g2.id]);
@@ -242,7 +226,7 @@ describe("REST", () => {
     const [g1, g2] = generations as [FactRecord, FactRecord];
     const client = await connect(gateway.url, tenantA.apiKey, ERAS[1]);
     try {
-      const asKnownAt = between(g1.recordedAt, g2.recordedAt);
+      const asKnownAt = instantBetween(g1.recordedAt, g2.recordedAt);
       expect(await facts({ subject, asKnownAt })).toEqual(await getFacts(client, { subject, asOf: { asKnownAt } }));
       expect(await facts({ subject, from: "" })).toEqual(await getFacts(client, { subject, range: {} }));
       expect(await facts({ subject })).toEqual(await getFacts(client, { subject }));

@@ -4,7 +4,6 @@
  * valid/known instant, or over a valid-time window.
  */
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Fact } from "@3ngram/proto/memory/v1";
@@ -12,6 +11,7 @@ import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
+import { waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -42,13 +42,6 @@ async function count(table: "memories" | "facts", tenantId: string): Promise<num
  * (its transaction start, read back truncated to ms) lands at least 2 ms later and an instant
  * strictly between the two exists. Polls the server's clock, not the test's.
  */
-async function waitPast(instant: number): Promise<void> {
-  for (;;) {
-    const { rows } = await stack.ownerPool.query<{ now: Date }>("SELECT clock_timestamp() AS now");
-    if (rows[0]!.now.getTime() >= instant + 3) return;
-    await sleep(2);
-  }
-}
 
 /** Remembers one fact-carrying memory and returns the fact it wrote. */
 async function assert(tenant: Tenant, fact: { subject: string; predicate: string; value: string; validFrom?: Timestamp }): Promise<Fact> {
@@ -88,10 +81,10 @@ describe("a fact that changes twice", () => {
   beforeAll(async () => {
     g1 = await assert(tenantA, { subject, predicate, value: "80" });
     r1 = ms(g1.recordedAt);
-    await waitPast(r1);
+    await waitPastOnServer(stack.ownerPool, r1);
     g2 = await assert(tenantA, { subject, predicate, value: "85" });
     r2 = ms(g2.recordedAt);
-    await waitPast(r2);
+    await waitPastOnServer(stack.ownerPool, r2);
     g3 = await assert(tenantA, { subject, predicate, value: "90" });
     r3 = ms(g3.recordedAt);
   });
@@ -308,7 +301,7 @@ describe("tenant isolation", () => {
     const subject = "shared:subject";
     const predicate = "temperature_c";
     const a = await assert(tenantA, { subject, predicate, value: "21" });
-    await waitPast(ms(a.recordedAt));
+    await waitPastOnServer(stack.ownerPool, ms(a.recordedAt));
     const b = await assert(tenantB, { subject, predicate, value: "-4" });
 
     for (const [tenant, own] of [

@@ -4,7 +4,6 @@
  * archived rows, supersession-aware ranking for supersedes and updates edges, the short-query
  * topic bonus, and the tenant's retrieval-default policy.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import type { SearchService, SearchResponse } from "@3ngram/proto/search/v1";
@@ -12,6 +11,7 @@ import type { RpcClient } from "@3ngram/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, writer } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { instantBetween, waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Tenant = { tenantId: string; userId: string };
 
@@ -39,23 +39,7 @@ async function remember(t: Tenant, fields: { memoryType?: string; topic: string;
   return { id: out.memory!.id, recordedAt: iso(out.memory!.recordedAt) };
 }
 
-/** Polls the database clock until it is 3 ms past `isoText`, so the next write is recorded at least 2 ms later. */
-async function waitPast(isoText: string): Promise<void> {
-  const target = Date.parse(isoText) + 3;
-  for (;;) {
-    const { rows } = await core.ownerPool.query<{ now: Date }>("SELECT clock_timestamp() AS now");
-    if (rows[0]!.now.getTime() >= target) return;
-    await sleep(2);
-  }
-}
 
-/** An instant strictly between two recorded (millisecond-cut) instants. */
-function between(earlier: string, later: string): string {
-  const a = Date.parse(earlier);
-  const b = Date.parse(later);
-  expect(b - a).toBeGreaterThanOrEqual(2);
-  return new Date(Math.floor((a + b) / 2)).toISOString();
-}
 
 describe("filters", () => {
   let t: Tenant;
@@ -64,13 +48,13 @@ describe("filters", () => {
   beforeAll(async () => {
     t = await core.createTenant("filters");
     m.decision = await remember(t, { memoryType: "decision", topic: "kettle choice", content: "We bought the steel kettle for the kitchen.", project: "home" });
-    await waitPast(m.decision.recordedAt);
+    await waitPastOnServer(core.ownerPool, m.decision.recordedAt);
     m.fact = await remember(t, { memoryType: "fact", topic: "kettle wattage", content: "The kitchen kettle draws 2200 watts.", project: "home" });
-    await waitPast(m.fact.recordedAt);
+    await waitPastOnServer(core.ownerPool, m.fact.recordedAt);
     m.note = await remember(t, { memoryType: "note", topic: "kettle descaling", content: "Descale the kitchen kettle with citric acid monthly.", project: "chores" });
-    await waitPast(m.note.recordedAt);
+    await waitPastOnServer(core.ownerPool, m.note.recordedAt);
     m.work = await remember(t, { memoryType: "note", topic: "office kettle", content: "The office kitchen kettle is broken.", scope: "work" });
-    await waitPast(m.work.recordedAt);
+    await waitPastOnServer(core.ownerPool, m.work.recordedAt);
     m.loose = await remember(t, { memoryType: "preference", topic: "tea", content: "Prefers green tea brewed with a kitchen kettle at 80 degrees." });
   });
 
@@ -198,14 +182,14 @@ describe("asOf", () => {
   beforeAll(async () => {
     t = await core.createTenant("asof");
     predecessor = await remember(t, { topic: "office coffee machine", content: "The office coffee machine is on floor two, next to the lifts." });
-    await waitPast(predecessor.recordedAt);
+    await waitPastOnServer(core.ownerPool, predecessor.recordedAt);
     // Learn the machine moved: the predecessor's validity closes at the revise's own instant.
     const revised = await memory.revise(
       { predecessorId: predecessor.id, edgeIntent: "supersedes", successor: { memoryType: "note", topic: "office coffee machine", content: "The office coffee machine moved to floor three." } },
       writer(t),
     );
     successor = { id: revised.memory!.id, recordedAt: iso(revised.memory!.recordedAt) };
-    beforeRevise = between(predecessor.recordedAt, successor.recordedAt);
+    beforeRevise = instantBetween(predecessor.recordedAt, successor.recordedAt);
     // The second clock: the closing write is recorded at the successor's recorded time.
     const closed = await core.ownerPool.query<{ validTo: Date; closedAt: Date }>(
       `SELECT valid_to AS "validTo", closed_recorded_at AS "closedAt" FROM memories WHERE id = $1`,
