@@ -288,3 +288,16 @@ export {
   type ReviewProposalsInput,
   type ReviewProposalsOutput,
 } from "./proposals.js";
+export {
+  MAX_CLIENT_METADATA_DOCUMENT_BYTES,
+  MAX_CLIENT_METADATA_URL_LENGTH,
+  MAX_CLIENT_NAME_LENGTH,
+  MAX_REDIRECT_URIS,
+  OAUTH_GRANT_TYPES,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+  clientMetadataDocumentSchema,
+  isAcceptableRedirectUri,
+  oauthClientMetadataSchema,
+  type ClientMetadataDocument,
+  type OAuthClientMetadata,
+} from "./oauth.js";

@@ -1,0 +1,69 @@
+import { z } from "zod";
+
+/**
+ * OAuth client metadata (RFC 7591 §2), the one shape behind both ways a client introduces itself:
+ * a Dynamic Client Registration request body and a Client ID Metadata Document fetched from the
+ * client's https client_id. Unknown members are dropped (both specs say to ignore them), and
+ * every list and string is bounded because the document comes from an untrusted party.
+ */
+export const MAX_REDIRECT_URIS = 10;
+export const MAX_CLIENT_METADATA_URL_LENGTH = 2048;
+export const MAX_CLIENT_NAME_LENGTH = 200;
+/** A Client ID Metadata Document larger than this is refused unread. */
+export const MAX_CLIENT_METADATA_DOCUMENT_BYTES = 5 * 1024;
+
+export const TOKEN_ENDPOINT_AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const;
+export const OAUTH_GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Where an authorization response may be sent (OAuth 2.1 §2.3 and RFC 8252): an https URL, an http
+ * URL on a loopback host (native apps listen there; any port), or a private-use scheme in
+ * reverse-DNS form (`com.example.app:/callback`). Never a fragment, never credentials in the URL.
+ */
+export function isAcceptableRedirectUri(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.hash !== "" || value.includes("#") || url.username !== "" || url.password !== "") return false;
+  if (url.protocol === "https:") return url.hostname !== "";
+  if (url.protocol === "http:") return LOOPBACK_HOSTS.has(url.hostname);
+  // Private-use schemes must contain a dot so they cannot collide with javascript:, data:, file: …
+  return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol);
+}
+
+const boundedUrl = z.string().max(MAX_CLIENT_METADATA_URL_LENGTH);
+const httpsUrl = boundedUrl.refine((v) => URL.canParse(v) && new URL(v).protocol === "https:", "must be an https URL");
+
+export const oauthClientMetadataSchema = z.object({
+  redirect_uris: z
+    .array(boundedUrl.refine(isAcceptableRedirectUri, "must be https, http on a loopback host, or a reverse-DNS private-use scheme, without a fragment"))
+    .min(1)
+    .max(MAX_REDIRECT_URIS),
+  token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("none"),
+  grant_types: z.array(z.enum(OAUTH_GRANT_TYPES)).min(1).max(OAUTH_GRANT_TYPES.length).default(["authorization_code", "refresh_token"]),
+  response_types: z.array(z.literal("code")).min(1).max(1).default(["code"]),
+  client_name: z.string().trim().min(1).max(MAX_CLIENT_NAME_LENGTH).optional(),
+  client_uri: httpsUrl.optional(),
+  logo_uri: httpsUrl.optional(),
+  /** Space-separated scopes the client may ask for; the server narrows it to what it supports. */
+  scope: z.string().max(256).optional(),
+  software_id: z.string().max(256).optional(),
+  software_version: z.string().max(64).optional(),
+});
+export type OAuthClientMetadata = z.output<typeof oauthClientMetadataSchema>;
+
+/**
+ * A Client ID Metadata Document: client metadata whose client_id is the very https URL it was
+ * fetched from (the fetcher checks that equality). It carries no secret, so it may only describe a
+ * public client.
+ */
+export const clientMetadataDocumentSchema = oauthClientMetadataSchema.extend({
+  client_id: httpsUrl,
+  token_endpoint_auth_method: z.literal("none").default("none"),
+});
+export type ClientMetadataDocument = z.output<typeof clientMetadataDocumentSchema>;

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { clientMetadataDocumentSchema, isAcceptableRedirectUri, oauthClientMetadataSchema } from "../src/index.js";
+
+describe("redirect URIs", () => {
+  it.each([
+    "https://app.example.com/callback",
+    "http://127.0.0.1:33418/callback",
+    "http://localhost:6274/oauth/callback",
+    "http://[::1]:8080/cb",
+    "com.example.app:/oauth2redirect",
+  ])("accepts %s", (uri) => expect(isAcceptableRedirectUri(uri)).toBe(true));
+
+  it.each([
+    "http://app.example.com/callback", // plain http off loopback
+    "https://app.example.com/cb#frag",
+    "https://user:pw@app.example.com/cb",
+    "javascript:alert(1)",
+    "data:text/html,hi",
+    "file:///etc/passwd",
+    "not a url",
+  ])("refuses %s", (uri) => expect(isAcceptableRedirectUri(uri)).toBe(false));
+});
+
+describe("client metadata", () => {
+  it("fills the public-client defaults and drops unknown members", () => {
+    const parsed = oauthClientMetadataSchema.parse({ redirect_uris: ["http://127.0.0.1:9/cb"], jwks: { keys: [] } });
+    expect(parsed).toEqual({
+      redirect_uris: ["http://127.0.0.1:9/cb"],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+    });
+  });
+
+  it("names the offending field", () => {
+    const result = oauthClientMetadataSchema.safeParse({ redirect_uris: ["http://evil.example/cb"] });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path).toEqual(["redirect_uris", 0]);
+  });
+
+  it("a metadata document describes a public client with an https client_id", () => {
+    expect(clientMetadataDocumentSchema.safeParse({ client_id: "https://c.example/meta.json", redirect_uris: ["https://c.example/cb"] }).success).toBe(true);
+    expect(clientMetadataDocumentSchema.safeParse({ client_id: "http://c.example/meta.json", redirect_uris: ["https://c.example/cb"] }).success).toBe(false);
+    expect(
+      clientMetadataDocumentSchema.safeParse({ client_id: "https://c.example/m.json", redirect_uris: ["https://c.example/cb"], token_endpoint_auth_method: "client_secret_basic" }).success,
+    ).toBe(false);
+  });
+});
