@@ -6,6 +6,7 @@
  *   npm run bench:search                       # 10k and 100k
  *   npm run bench:search -- --sizes 2000 --queries 50
  *   npm run bench:search -- --sizes 100000 --keep   # leave the database for EXPLAIN
+ *   npm run bench:search -- --reuse <line printed by --keep>   # measure a kept database again
  *
  * Content is generated deterministically; vectors come from the hashing embedder (bulk load
  * speed), so the figures exclude model time by construction. Each query string is unique, so the
@@ -20,7 +21,7 @@ import { createMemoryQueueBackend } from "@3ngram/queue";
 import { createRpcClient, SCOPES } from "@3ngram/rpc";
 import { createLogger, loadConfig } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService } from "@3ngram/search";
-import { toVectorLiteral } from "@3ngram/db";
+import { toVectorLiteral, type Pool } from "@3ngram/db";
 import { createTestDatabase } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp } from "../test/support/mcp.js";
@@ -93,8 +94,52 @@ interface Row {
   chrono: ReturnType<typeof percentiles>;
 }
 
-async function benchOne(n: number, queryCount: number, keep: boolean): Promise<Row> {
-  const db = await createTestDatabase(`bench${n}`);
+/** A database kept by an earlier --keep run: its URL, the bench tenant and user, and their API key. */
+interface Reuse {
+  url: string;
+  tenantId: string;
+  userId: string;
+  apiKey: string;
+}
+
+/** Inserts n generated memories with hashing vectors, then builds the HNSW index; answers both durations. */
+async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: number): Promise<{ loadS: number; indexS: number }> {
+  // Load first, index afterwards: several times faster than maintaining HNSW row by row.
+  const loadStart = performance.now();
+  await pool.query("DROP INDEX memories_embedding_512_hnsw");
+  const rows = generate(n);
+  for (let at = 0; at < rows.length; at += BATCH) {
+    const batch = rows.slice(at, at + BATCH);
+    const vectors = await embedder.embed(batch.map((r) => `${r.topic}\n${r.content}`));
+    await pool.query(
+      `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, embedding, embedding_model, embedding_dim, recorded_at)
+       SELECT gen_random_uuid(), $1, t, tp, c, md5(c), 'personal', p, v::vector, $2, 512, now() - (i * interval '1 minute')
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS u(t, tp, c, p, v, i)`,
+      [
+        tenantId,
+        embedder.model,
+        batch.map((r) => r.type),
+        batch.map((r) => r.topic),
+        batch.map((r) => r.content),
+        batch.map((r) => r.project),
+        vectors.map((v) => toVectorLiteral(v)),
+        batch.map((_, j) => at + j),
+      ],
+    );
+  }
+  const loadS = (performance.now() - loadStart) / 1000;
+  const indexStart = performance.now();
+  await pool.query("SET maintenance_work_mem = '512MB'");
+  await pool.query(
+    "CREATE INDEX memories_embedding_512_hnsw ON memories USING hnsw ((embedding::vector(512)) vector_cosine_ops) WHERE embedding_dim = 512",
+  );
+  const indexS = (performance.now() - indexStart) / 1000;
+  await pool.query("ANALYZE memories");
+  return { loadS, indexS };
+}
+
+async function benchOne(n: number, queryCount: number, keep: boolean, reuse: Reuse | null): Promise<Row> {
+  const db = reuse ? { url: reuse.url, drop: async () => {} } : await createTestDatabase(`bench${n}`);
   const log = createLogger({ service: "bench", level: "silent" });
   const embedder = new HashingEmbedder({ dimensions: 512 });
   const keys = await createTestKeys();
@@ -113,40 +158,11 @@ async function benchOne(n: number, queryCount: number, keep: boolean): Promise<R
   const memory = await startMemoryService(loadMemoryConfig(env), { embedder, queue: queue.queue, queueCounts: queue.counts, log });
   const search = await startSearchService(loadSearchConfig(env), { embedder, log });
   const gateway = await startGateway(loadConfig(gatewayConfigSchema, { ...env, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }), { log });
+  let tenant: Omit<Reuse, "url"> | null = reuse;
   try {
-    const tenant = await createTenantWithKey(memory.pool, { tenantName: "bench" });
-
-    // Load first, index afterwards: several times faster than maintaining HNSW row by row.
-    const loadStart = performance.now();
-    await memory.pool.query("DROP INDEX memories_embedding_512_hnsw");
-    const rows = generate(n);
-    for (let at = 0; at < rows.length; at += BATCH) {
-      const batch = rows.slice(at, at + BATCH);
-      const vectors = await embedder.embed(batch.map((r) => `${r.topic}\n${r.content}`));
-      await memory.pool.query(
-        `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, embedding, embedding_model, embedding_dim, recorded_at)
-         SELECT gen_random_uuid(), $1, t, tp, c, md5(c), 'personal', p, v::vector, $2, 512, now() - (i * interval '1 minute')
-         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS u(t, tp, c, p, v, i)`,
-        [
-          tenant.tenantId,
-          embedder.model,
-          batch.map((r) => r.type),
-          batch.map((r) => r.topic),
-          batch.map((r) => r.content),
-          batch.map((r) => r.project),
-          vectors.map((v) => toVectorLiteral(v)),
-          batch.map((_, j) => at + j),
-        ],
-      );
-    }
-    const loadS = (performance.now() - loadStart) / 1000;
-    const indexStart = performance.now();
-    await memory.pool.query("SET maintenance_work_mem = '512MB'");
-    await memory.pool.query(
-      "CREATE INDEX memories_embedding_512_hnsw ON memories USING hnsw ((embedding::vector(512)) vector_cosine_ops) WHERE embedding_dim = 512",
-    );
-    const indexS = (performance.now() - indexStart) / 1000;
-    await memory.pool.query("ANALYZE memories");
+    tenant ??= await createTenantWithKey(memory.pool, { tenantName: "bench" });
+    const { loadS, indexS } = reuse ? { loadS: 0, indexS: 0 } : await load(memory.pool, embedder, tenant.tenantId, n);
+    if (reuse) n = Number((await memory.pool.query<{ n: string }>("SELECT count(*) AS n FROM memories WHERE tenant_id = $1", [tenant.tenantId])).rows[0]!.n);
 
     const signer = await keys.signer("bench");
     const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer });
@@ -167,12 +183,12 @@ async function benchOne(n: number, queryCount: number, keep: boolean): Promise<R
     await search.close();
     await memory.close();
     await queue.close();
-    if (keep) process.stderr.write(`kept database ${db.url}\n`);
+    if (keep && !reuse) process.stderr.write(`kept database; measure it again with --reuse ${[db.url, tenant?.tenantId, tenant?.userId, tenant?.apiKey].join(",")}\n`);
     else await db.drop();
   }
 }
 
-function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number; keep: boolean } {
+function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number; keep: boolean; reuse: Reuse | null } {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -180,15 +196,22 @@ function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number;
   const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
   const count = Number(value("--queries") ?? 200);
   if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(count) || count < 10) throw new Error("usage: --sizes 10000,100000 --queries 200");
-  return { sizes, queries: count, keep: argv.includes("--keep") };
+  const reuseArg = value("--reuse");
+  let reuse: Reuse | null = null;
+  if (reuseArg !== undefined) {
+    const [url, tenantId, userId, apiKey] = reuseArg.split(",");
+    if (!url || !tenantId || !userId || !apiKey) throw new Error("usage: --reuse <database url>,<tenant id>,<user id>,<api key> (printed by --keep)");
+    reuse = { url, tenantId, userId, apiKey };
+  }
+  return { sizes: reuse ? [0] : sizes, queries: count, keep: argv.includes("--keep"), reuse };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, queries: queryCount, keep } = parseArgs(argv);
+  const { sizes, queries: queryCount, keep, reuse } = parseArgs(argv);
   const results: Row[] = [];
   for (const n of sizes) {
-    process.stderr.write(`loading ${n} memories…\n`);
-    results.push(await benchOne(n, queryCount, keep));
+    if (!reuse) process.stderr.write(`loading ${n} memories…\n`);
+    results.push(await benchOne(n, queryCount, keep, reuse));
   }
   const ms = (x: number) => x.toFixed(1).padStart(7);
   console.log(`\nsearch benchmark (${queryCount} queries per row, sequential, limit 5; chronological: limit 25, type + project filter)`);

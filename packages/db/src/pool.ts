@@ -48,6 +48,8 @@ export interface TenantScope {
   readOnly?: boolean;
   /** REPEATABLE READ: every statement of the transaction sees one snapshot (multi-query reads that must agree). */
   snapshot?: boolean;
+  /** Extra transaction-local settings (e.g. pgvector's `hnsw.iterative_scan`), applied with the others. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -57,27 +59,45 @@ export interface TenantScope {
  * pooled connection never carries one tenant's context into another's request.
  */
 export function withTenant<T>(pool: Pool, scope: TenantScope, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return inRoleTransaction(pool, scope.role, scope.readOnly ?? false, scope.tenantId, fn, scope.snapshot ?? false);
+  return inRoleTransaction(pool, { ...scope, readOnly: scope.readOnly ?? false }, fn);
 }
 
 /** Pre-tenant work (API-key lookup) as the runtime role, with no tenant bound: RLS shows it nothing. */
 export function withRole<T>(pool: Pool, role: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return inRoleTransaction(pool, role, true, undefined, fn);
+  return inRoleTransaction(pool, { role, readOnly: true }, fn);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SETTING_NAME = /^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/;
+
+/**
+ * Opens the transaction, switches role, binds the tenant and applies any extra settings in ONE
+ * round trip (a simple-protocol batch), because every request pays for it: three to four
+ * sequential statements cost more than the small queries that follow them. The batch holds no
+ * bind parameters, so each interpolated value is checked first: the tenant must be a UUID,
+ * setting names are qualified identifiers and values are quoted as literals.
+ */
 async function inRoleTransaction<T>(
   pool: Pool,
-  role: string,
-  readOnly: boolean,
-  tenantId: string | undefined,
+  scope: { role: string; readOnly: boolean; tenantId?: string; snapshot?: boolean; settings?: Readonly<Record<string, string>> },
   fn: (client: PoolClient) => Promise<T>,
-  snapshot = false,
 ): Promise<T> {
+  const statements = [
+    ["BEGIN", scope.snapshot ? "ISOLATION LEVEL REPEATABLE READ" : "", scope.readOnly ? "READ ONLY" : ""].filter(Boolean).join(" "),
+    `SET LOCAL ROLE ${quoteIdentifier(scope.role)}`,
+  ];
+  const settings: [string, string][] = Object.entries(scope.settings ?? {});
+  if (scope.tenantId !== undefined) {
+    if (!UUID.test(scope.tenantId)) throw new Error("tenant id is not a UUID");
+    settings.unshift(["app.tenant_id", scope.tenantId]);
+  }
+  for (const [name, value] of settings) {
+    if (!SETTING_NAME.test(name)) throw new Error(`unsafe setting name: ${name}`);
+    statements.push(`SELECT set_config('${name}', ${quoteLiteral(value)}, true)`);
+  }
   const client = await pool.connect();
   try {
-    await client.query(["BEGIN", snapshot ? "ISOLATION LEVEL REPEATABLE READ" : "", readOnly ? "READ ONLY" : ""].filter(Boolean).join(" "));
-    await client.query(`SET LOCAL ROLE ${quoteIdentifier(role)}`);
-    if (tenantId !== undefined) await client.query("SELECT set_config('app.tenant_id', $1, true)", [tenantId]);
+    await client.query(statements.join("; "));
     const result = await fn(client);
     await client.query("COMMIT");
     return result;
@@ -87,6 +107,12 @@ async function inRoleTransaction<T>(
   } finally {
     client.release();
   }
+}
+
+/** A string as a SQL literal (standard_conforming_strings is on in every supported version). */
+function quoteLiteral(value: string): string {
+  if (value.includes("\0")) throw new Error("NUL in SQL literal");
+  return `'${value.replace(/'/g, "''")}'`;
 }
 
 export function quoteIdentifier(name: string): string {
