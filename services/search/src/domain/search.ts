@@ -2,7 +2,7 @@ import { AppError } from "@3ngram/errors";
 import { withTenant, type Pool, type PoolClient } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
 import { MAX_FROZEN_CURSOR_IDS, excerpt, type MemoryStatus, type MemoryType, type SearchInput, type SearchLeg, type SearchOrder, type SearchProjection } from "@3ngram/schema";
-import { NEAREST_SETTINGS, planLexical, selectCandidates, selectNearest } from "../db/candidates.js";
+import { selectCandidates } from "../db/candidates.js";
 import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
 import { selectRetrievalScope, selectScopeNames } from "../db/retrieval-scope.js";
@@ -103,9 +103,9 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
   // relevance page needs it.
   const embedding = input.order === "relevance" && cursor === null && query !== null ? await deps.queryEmbedder.embed(query) : null;
 
-  const firstRelevancePage = input.order === "relevance" && cursor === null;
-  const read = <T>(fn: (db: PoolClient) => Promise<T>) => withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings: NEAREST_SETTINGS }, fn);
-  return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings: firstRelevancePage ? NEAREST_SETTINGS : {} }, async (db) => {
+  // pgvector keeps scanning the HNSW graph until a filtered vector leg fills its pool.
+  const settings: Record<string, string> = input.order === "relevance" && cursor === null ? { "hnsw.iterative_scan": "relaxed_order" } : {};
+  return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (db) => {
     const scope = await selectRetrievalScope(db, tenantId, input.scope ?? null);
     if (scope.scope === null && scope.mode === "require") throw await scopeRequired(db, tenantId);
     const appliedScope = input.scope === undefined ? scope.scope : null;
@@ -133,11 +133,7 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
       if (cursor.kind !== "frozen") throw foreignCursor();
       page = await frozenPage(db, { eligibility, limit: input.limit, cursor });
     } else {
-      // The vector leg overlaps the lexical planning on a second connection when the pool has one
-      // to spare; under load it queues on this one instead, so a busy pool is never asked for more.
-      const spare = deps.pool.idleCount > 0 || deps.pool.totalCount < (deps.pool.options.max ?? 10);
-      const alongside: Alongside = spare ? read : (fn) => fn(db);
-      page = await rankedPage(db, alongside, { eligibility, query: query!, vector: embedding, available: deps.queryEmbedder.available && embedding !== null, limit: input.limit, fp, policy });
+      page = await rankedPage(db, { eligibility, query: query!, vector: embedding, available: deps.queryEmbedder.available && embedding !== null, limit: input.limit, fp, policy });
     }
 
     deps.log.debug(
@@ -164,13 +160,9 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
   });
 }
 
-/** Runs a read for the same tenant, possibly on another connection (its own transaction). */
-type Alongside = <T>(fn: (db: PoolClient) => Promise<T>) => Promise<T>;
-
 /** First relevance page: gather, rank, freeze. */
 async function rankedPage(
   db: PoolClient,
-  alongside: Alongside,
   args: {
     eligibility: Eligibility;
     query: string;
@@ -181,25 +173,16 @@ async function rankedPage(
     policy: SearchPolicy;
   },
 ): Promise<Page> {
-  const pool = candidatePoolSize(args.limit, args.policy);
-  const vector = args.vector;
-  // Started first and awaited together, so a failure in either leg is never left unobserved.
-  const [nearestIds, lexical] = await Promise.all([
-    vector ? alongside((other) => selectNearest(other, { eligibility: args.eligibility, vector, pool })) : Promise.resolve(null),
-    planLexical(db, {
-      eligibility: args.eligibility,
-      query: args.query,
-      ftsQuery: lexicalQueryText(args.query, args.policy),
-      anyTerm: matchesAnyTerm(args.query, args.policy) ? { maxMatches: args.policy.lexicalTermMaxMatches } : undefined,
-    }),
-  ]);
   const candidates = await selectCandidates(db, {
     eligibility: args.eligibility,
     query: args.query,
-    lexical,
+    ftsQuery: lexicalQueryText(args.query, args.policy),
+    anyTerm: matchesAnyTerm(args.query, args.policy)
+      ? { maxMatches: args.policy.lexicalTermMaxMatches }
+      : undefined,
     rankWindow: args.policy.lexicalRankWindow,
-    vector: vector && nearestIds ? { query: vector, nearestIds } : null,
-    pool,
+    vector: args.vector,
+    pool: candidatePoolSize(args.limit, args.policy),
   });
   const ranked = rank(candidates, args.query, args.policy).slice(0, MAX_FROZEN_CURSOR_IDS);
   const evidence = abstentionEvidence(ranked);
