@@ -8,6 +8,9 @@
  *   npm run bench:search -- --sizes 100000 --keep   # leave the database for EXPLAIN
  *   npm run bench:search -- --reuse <line printed by --keep>   # measure a kept database again
  *
+ * SEARCH_TERM_CACHE_SIZE=0 in the environment measures with every query word counted afresh
+ * (the queries reuse a small vocabulary, so by default most word counts come from the cache).
+ *
  * Content is generated deterministically; vectors come from the hashing embedder (bulk load
  * speed), so the figures exclude model time by construction. Each query string is unique, so the
  * query-embedding cache never answers for the model.
@@ -156,6 +159,7 @@ async function benchOne(n: number, queryCount: number, keep: boolean, reuse: Reu
     METRICS_PORT: "0",
     EMBEDDINGS_PROVIDER: "hashing",
     LOG_LEVEL: "silent",
+    ...(process.env.SEARCH_TERM_CACHE_SIZE !== undefined ? { SEARCH_TERM_CACHE_SIZE: process.env.SEARCH_TERM_CACHE_SIZE } : {}),
   };
   const queue = createMemoryQueueBackend();
   const memory = await startMemoryService(loadMemoryConfig(env), { embedder, queue: queue.queue, queueCounts: queue.counts, log });

@@ -15,6 +15,10 @@ export const searchConfigSchema = z.object({
   QUERY_EMBED_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   /** Distinct recent query vectors kept in memory (LRU); 0 turns the cache off. */
   QUERY_EMBED_CACHE_SIZE: z.coerce.number().int().min(0).max(100_000).default(1_000),
+  /** Query-word counts kept for the full-text probe (LRU); 0 turns the cache off. */
+  SEARCH_TERM_CACHE_SIZE: z.coerce.number().int().min(0).max(1_000_000).default(50_000),
+  /** How long a cached word count is trusted (ms). */
+  SEARCH_TERM_CACHE_TTL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
   METRICS_PORT: envPort(9102),
   LOG_LEVEL: envLogLevel,
 });

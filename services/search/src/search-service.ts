@@ -6,6 +6,7 @@ import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "
 import type { Registry } from "prom-client";
 import type { SearchConfig } from "./config.js";
 import type { SearchPolicy } from "./domain/policy.js";
+import { TermCountCache } from "./domain/term-counts.js";
 import { QueryEmbedder } from "./domain/query-embedder.js";
 import { searchHandlers, searchPolicies } from "./grpc/search-service.js";
 import { similarPairsHandlers, similarPairsPolicies } from "./grpc/similar-pairs-handlers.js";
@@ -46,6 +47,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
           pool,
           role: config.SEARCH_DB_ROLE,
           queryEmbedder: new QueryEmbedder({ embedder, budgetMs: config.QUERY_EMBED_BUDGET_MS, cacheSize: config.QUERY_EMBED_CACHE_SIZE, log, registry }),
+          termCounts: new TermCountCache({ maxEntries: config.SEARCH_TERM_CACHE_SIZE, ttlMs: config.SEARCH_TERM_CACHE_TTL_MS, registry }),
           ...(deps.policy ? { policy: deps.policy } : {}),
           log,
         }),

@@ -1,4 +1,5 @@
 import type { Queryable } from "@3ngram/db";
+import type { TermCountCache } from "../domain/term-counts.js";
 import { HIT_COLUMNS, SqlParams, eligibleWhere, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
 
 export interface QueryVector {
@@ -32,20 +33,26 @@ async function queryLexemes(db: Queryable, query: string): Promise<string[]> {
 
 /**
  * For each lexeme, how many eligible memories contain it, counted up to `cap` (enough to tell
- * absent, present and too common apart). Each term is a constant one-lexeme tsquery, so the
- * planner picks a GIN probe per term and the count stops at the cap.
+ * absent, present and too common apart). Counts the cache knows are taken from it; the rest are
+ * counted in one statement where each term is a constant one-lexeme tsquery, so the planner picks
+ * per term between a GIN probe (rare words) and a scan that stops at the cap (common ones).
  */
-async function termFrequencies(db: Queryable, eligibility: Eligibility, lexemes: readonly string[], cap: number): Promise<number[]> {
-  if (lexemes.length === 0) return [];
+async function termFrequencies(db: Queryable, eligibility: Eligibility, lexemes: readonly string[], cap: number, cache: TermCountCache | undefined): Promise<number[]> {
+  const counts = cache ? cache.lookup(eligibility, cap, lexemes) : lexemes.map(() => undefined);
+  const unknown = lexemes.filter((_, i) => counts[i] === undefined);
+  if (unknown.length === 0) return counts as number[];
   const p = new SqlParams();
   const eligible = eligibleWhere(eligibility, p);
   const limit = p.add(Math.max(1, cap));
-  const counts = lexemes.map(
+  const probes = unknown.map(
     (lexeme, i) =>
       `(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE ${eligible} AND m.search_tsv @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery LIMIT ${limit}) s${i})::int AS t${i}`,
   );
-  const { rows } = await db.query<Record<string, number>>(`SELECT ${counts.join(", ")}`, p.values);
-  return lexemes.map((_, i) => Number(rows[0]?.[`t${i}`] ?? 0));
+  const { rows } = await db.query<Record<string, number>>(`SELECT ${probes.join(", ")}`, p.values);
+  const counted = unknown.map((_, i) => Number(rows[0]?.[`t${i}`] ?? 0));
+  cache?.remember(eligibility, cap, unknown, counted);
+  let next = 0;
+  return counts.map((known) => known ?? counted[next++]!);
 }
 
 /** One lexeme as tsquery input: quoted, with quotes and backslashes doubled. */
@@ -80,6 +87,8 @@ export async function selectCandidates(
     rankWindow: number;
     vector: QueryVector | null;
     pool: number;
+    /** Recently counted words, so a common word is not counted again on every search. */
+    termCounts?: TermCountCache | undefined;
   },
 ): Promise<CandidateRow[]> {
   const { eligibility, query, vector, pool } = params;
@@ -89,7 +98,7 @@ export async function selectCandidates(
   // How many eligible memories hold each word (counted up to the cap): the term-coverage evidence,
   // and the document frequency that decides which words are too common to search on.
   const maxMatches = params.anyTerm?.maxMatches ?? 0;
-  const frequencies = await termFrequencies(db, eligibility, lexemes, maxMatches + 1);
+  const frequencies = await termFrequencies(db, eligibility, lexemes, maxMatches + 1, params.termCounts);
   const stored = frequencies.filter((n) => n > 0).length;
   let tsquery: string;
   if (params.anyTerm && lexemes.length > 0) {
@@ -129,8 +138,7 @@ export async function selectCandidates(
     cand AS (
       SELECT id, bool_or(leg = 'v') AS from_vector, bool_or(leg = 'f') AS from_fts, bool_or(leg = 'r') AS from_recency
       FROM (SELECT id, 'v' AS leg FROM vec UNION ALL SELECT id, 'f' FROM fts UNION ALL SELECT id, 'r' FROM rec) legs
-      GROUP BY id),
-    terms AS (SELECT ${lexemes.length}::int AS total, ${stored}::int AS stored)
+      GROUP BY id)
     SELECT ${HIT_COLUMNS()},
       ${cosine} AS cosine,
       ts_rank(m.search_tsv, q.tsq) AS "ftsRaw",
@@ -138,13 +146,13 @@ export async function selectCandidates(
       extract(epoch FROM (now() - m.recorded_at)) / 86400.0 AS "ageDays",
       (lower(m.topic) LIKE '%' || ${likePattern} || '%' ESCAPE '\\') AS "topicMatch",
       ${superseded} AS superseded,
-      terms.total AS "termsTotal", terms.stored AS "termsStored",
       c.from_vector AS "fromVector", c.from_fts AS "fromFts", c.from_recency AS "fromRecency"
-    FROM cand c JOIN memories m ON m.id = c.id AND m.tenant_id = ${p.add(eligibility.tenantId)}, q, terms`;
-  const { rows } = await db.query<Omit<CandidateRow, "queryTerms"> & { termsTotal: number; termsStored: number }>(sql, p.values);
-  return rows.map(({ termsTotal, termsStored, ...r }) => ({
+    FROM cand c JOIN memories m ON m.id = c.id AND m.tenant_id = ${p.add(eligibility.tenantId)}, q`;
+  const { rows } = await db.query<Omit<CandidateRow, "queryTerms">>(sql, p.values);
+  const queryTerms = { total: lexemes.length, stored };
+  return rows.map((r) => ({
     ...r,
-    queryTerms: { total: Number(termsTotal), stored: Number(termsStored) },
+    queryTerms,
     cosine: r.cosine === null ? null : Number(r.cosine),
     ftsRaw: Number(r.ftsRaw),
     ageDays: Number(r.ageDays),

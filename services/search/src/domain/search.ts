@@ -9,6 +9,7 @@ import { selectRetrievalScope, selectScopeNames } from "../db/retrieval-scope.js
 import { decodeCursor, encodeCursor, fingerprint, foreignCursor, type Cursor, type FrozenCursor, type KeysetCursor, type PageSnapshot } from "./cursor.js";
 import { type AbstentionEvidence, abstentionEvidence, candidatePoolSize, lexicalQueryText, matchesAnyTerm, rank, SEARCH_POLICY, type SearchPolicy, shouldAbstain } from "./policy.js";
 import { normaliseQuery, type QueryEmbedder } from "./query-embedder.js";
+import type { TermCountCache } from "./term-counts.js";
 
 export interface SearchDeps {
   pool: Pool;
@@ -17,6 +18,8 @@ export interface SearchDeps {
   queryEmbedder: QueryEmbedder;
   /** Ranking numbers; SEARCH_POLICY unless a calibration run supplies candidates. */
   policy?: SearchPolicy;
+  /** Recently counted query words (see TermCountCache); absent: every word is counted each time. */
+  termCounts?: TermCountCache;
   log: Logger;
 }
 
@@ -133,7 +136,16 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
       if (cursor.kind !== "frozen") throw foreignCursor();
       page = await frozenPage(db, { eligibility, limit: input.limit, cursor });
     } else {
-      page = await rankedPage(db, { eligibility, query: query!, vector: embedding, available: deps.queryEmbedder.available && embedding !== null, limit: input.limit, fp, policy });
+      page = await rankedPage(db, {
+        eligibility,
+        query: query!,
+        vector: embedding,
+        available: deps.queryEmbedder.available && embedding !== null,
+        limit: input.limit,
+        fp,
+        policy,
+        termCounts: deps.termCounts,
+      });
     }
 
     deps.log.debug(
@@ -171,6 +183,7 @@ async function rankedPage(
     limit: number;
     fp: string;
     policy: SearchPolicy;
+    termCounts: TermCountCache | undefined;
   },
 ): Promise<Page> {
   const candidates = await selectCandidates(db, {
@@ -183,6 +196,7 @@ async function rankedPage(
     rankWindow: args.policy.lexicalRankWindow,
     vector: args.vector,
     pool: candidatePoolSize(args.limit, args.policy),
+    termCounts: args.termCounts,
   });
   const ranked = rank(candidates, args.query, args.policy).slice(0, MAX_FROZEN_CURSOR_IDS);
   const evidence = abstentionEvidence(ranked);

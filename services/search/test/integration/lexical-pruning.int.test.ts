@@ -52,6 +52,16 @@ describe("full-text leg on common words", () => {
     expect(ftsCandidates(response)).toBe(6);
   });
 
+  it("finds a word written after a search counted it absent (absent words are never cached)", async () => {
+    const before = await search.search({ query: "kestrel osprey" }, reader(tenant));
+    expect(before.coverage?.evidence?.termCoverage).toBe(0.5);
+    const memory = await stack.memoryClient();
+    await memory.remember({ memoryType: "note", topic: "new bird", content: "An osprey dived into the lake." }, writer(tenant));
+    const after = await search.search({ query: "kestrel osprey" }, reader(tenant));
+    expect(after.coverage?.evidence?.termCoverage).toBe(1);
+    expect(after.hits[0]?.topic).toBe("new bird");
+  });
+
   it("keeps counting common words as present for the abstention evidence", async () => {
     const response = await search.search({ query: "kestrel zephyr" }, reader(tenant));
     expect(response.coverage?.evidence?.termCoverage).toBe(1);
