@@ -32,6 +32,7 @@ import type { MemoryClient } from "../clients/memory.js";
 import type { SearchClient } from "../clients/search.js";
 import type { GatewayMetrics } from "../http/metrics.js";
 import { CACHE_HINTS } from "./cache.js";
+import { cachedJsonSchema } from "./cached-json-schema.js";
 import { isCallerFault, toolError, toolErrorText } from "./errors.js";
 import { SERVER_INSTRUCTIONS } from "./jobs.js";
 import { registerPrompts } from "./prompts.js";
@@ -183,17 +184,18 @@ function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServe
       return result;
     }
   };
+  const inputSchema = cachedJsonSchema(tool.inputSchema);
   server.registerTool(
     tool.name,
     {
       title: tool.title,
       description: tool.description,
-      inputSchema: tool.inputSchema,
-      outputSchema: tool.outputSchema,
+      inputSchema,
+      outputSchema: cachedJsonSchema(tool.outputSchema),
       annotations: tool.annotations,
     },
     // The SDK types the arguments from the schema; with a generic schema it cannot resolve that type itself.
-    handle as unknown as ToolCallback<I>,
+    handle as unknown as ToolCallback<typeof inputSchema>,
   );
   return handle as ToolHandler;
 }
