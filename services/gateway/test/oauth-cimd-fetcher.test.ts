@@ -5,7 +5,9 @@
  * lets 127.0.0.1 through, and every refusal of a non-public address is proven to happen before a
  * connection by the server's connection count.
  */
+import { Writable } from "node:stream";
 import { AppError } from "@3ngram/errors";
+import { createLogger } from "@3ngram/runtime";
 import type { ClientMetadataDocument } from "@3ngram/schema";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createClientMetadataFetcher, type ClientMetadataFetcherOptions } from "../src/oauth/cimd/index.js";
@@ -468,6 +470,24 @@ describe("document validation", () => {
     const err = await refusal(localFetcher().fetch(clientId));
     expect(err.message).toMatch(/not valid JSON/);
     expect(err.message).not.toContain("SECRET-LOOKING-TEXT");
+  });
+
+  it("logs a refusal with the host and the reason, never the document", async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString("utf8"));
+        done();
+      },
+    });
+    const logger = createLogger({ service: "test", level: "warn", destination });
+    const path = freshPath("logged");
+    const clientId = `${server.origin("client.example")}${path}`;
+    server.route(path, json(documentFor(clientId, { client_name: "DOCUMENT-TEXT", redirect_uris: ["ftp://DOCUMENT-URI"] })));
+    await expectInvalid(localFetcher({ logger }).fetch(clientId), /redirect_uris\.0/);
+    const entry = JSON.parse(lines.at(-1) ?? "{}") as Record<string, unknown>;
+    expect(entry).toMatchObject({ level: 40, host: "client.example", reason: "invalid_input", msg: "client metadata document refused" });
+    expect(lines.join("")).not.toContain("DOCUMENT-");
   });
 
   it("refuses a JSON value that is not an object", async () => {

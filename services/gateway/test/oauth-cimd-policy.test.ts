@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { connectableAddress, isPublicAddress } from "../src/oauth/cimd/address-policy.js";
 import { cacheLifetimeMs } from "../src/oauth/cimd/cache-lifetime.js";
 import { parseClientIdUrl, parseHopUrl, type UrlPolicy } from "../src/oauth/cimd/client-id-url.js";
-import { isClientMetadataUrl } from "../src/oauth/cimd/index.js";
+import { createClientMetadataFetcher, isClientMetadataUrl } from "../src/oauth/cimd/index.js";
 import { pinnedLookup } from "../src/oauth/cimd/resolve-host.js";
 
 describe("isPublicAddress", () => {
@@ -154,6 +154,18 @@ describe("pinnedLookup", () => {
   it("keeps the family of each address", () => {
     expect(connectableAddress("::ffff:5db8:d822")).toEqual({ address: "93.184.216.34", family: 4 });
     expect(connectableAddress("2606:4700::1")).toEqual({ address: "2606:4700::1", family: 6 });
+  });
+});
+
+describe("fetcher options", () => {
+  it("refuses settings outside their bounds at construction", () => {
+    expect(() => createClientMetadataFetcher({ maxRedirects: 4 })).toThrow(RangeError);
+    expect(() => createClientMetadataFetcher({ maxRedirects: -1 })).toThrow(RangeError);
+    expect(() => createClientMetadataFetcher({ timeoutMs: 0 })).toThrow(RangeError);
+    expect(() => createClientMetadataFetcher({ cacheEntries: 0 })).toThrow(RangeError);
+    expect(() => createClientMetadataFetcher({ maxInFlight: 1.5 })).toThrow(RangeError);
+    expect(() => createClientMetadataFetcher({ cacheTtl: { minMs: 600_000 } })).toThrow(RangeError);
+    expect(() => createClientMetadataFetcher({ maxRedirects: 3, cacheTtl: { maxMs: 86_400_000 } })).not.toThrow();
   });
 });
 

@@ -85,6 +85,9 @@ export function createClientMetadataFetcher(options: ClientMetadataFetcherOption
     defaultMs: options.cacheTtl?.defaultMs ?? CIMD_DEFAULTS.cacheDefaultTtlMs,
     maxMs: options.cacheTtl?.maxMs ?? CIMD_DEFAULTS.cacheMaxTtlMs,
   };
+  if (!(bounds.minMs >= 0 && bounds.minMs <= bounds.defaultMs && bounds.defaultMs <= bounds.maxMs)) {
+    throw new RangeError("cacheTtl must satisfy 0 <= minMs <= defaultMs <= maxMs");
+  }
   const widen = options.allowAddress;
   const policy: UrlPolicy = {
     allowedPorts: new Set(options.allowedPorts ?? []),
