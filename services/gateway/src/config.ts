@@ -2,6 +2,7 @@ import { signingKeyEnv } from "@3ngram/rpc";
 import { envLogLevel, envPort } from "@3ngram/runtime";
 import { z } from "zod";
 import { normalizeOrigin } from "./http/origin.js";
+import { CIMD_DEFAULTS, MAX_CIMD_REDIRECTS } from "./oauth/cimd/create-fetcher.js";
 
 /** The environment the gateway reads, parsed once at boot by main.ts and passed down as a value. */
 export const gatewayConfigSchema = z
@@ -32,6 +33,12 @@ export const gatewayConfigSchema = z
     PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
     /** completion/complete requests each user may make per minute (per gateway instance for now). */
     MCP_COMPLETIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(120),
+    /** Deadline for fetching one Client ID Metadata Document, redirects and body included. */
+    OAUTH_CIMD_TIMEOUT_MS: z.coerce.number().int().min(500).max(30_000).default(CIMD_DEFAULTS.timeoutMs),
+    /** Redirects followed when fetching a metadata document; 0 (the draft's rule) refuses any redirect. */
+    OAUTH_CIMD_MAX_REDIRECTS: z.coerce.number().int().min(0).max(MAX_CIMD_REDIRECTS).default(CIMD_DEFAULTS.maxRedirects),
+    /** Metadata documents kept in the in-process cache (least recently used evicted). */
+    OAUTH_CIMD_CACHE_ENTRIES: z.coerce.number().int().min(1).max(100_000).default(CIMD_DEFAULTS.cacheEntries),
     LOG_LEVEL: envLogLevel,
   })
   .transform((env) => {
@@ -48,6 +55,8 @@ export const gatewayConfigSchema = z
       publicUrl: env.PUBLIC_URL,
       logLevel: env.LOG_LEVEL,
       completionsPerMinute: env.MCP_COMPLETIONS_PER_MINUTE,
+      /** Options for createClientMetadataFetcher (oauth/cimd). */
+      cimd: { timeoutMs: env.OAUTH_CIMD_TIMEOUT_MS, maxRedirects: env.OAUTH_CIMD_MAX_REDIRECTS, cacheEntries: env.OAUTH_CIMD_CACHE_ENTRIES },
     };
   });
 

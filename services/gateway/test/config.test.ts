@@ -33,6 +33,7 @@ describe("gateway config", () => {
       publicUrl: undefined,
       logLevel: "info",
       completionsPerMinute: 120,
+      cimd: { timeoutMs: 5000, maxRedirects: 0, cacheEntries: 512 },
     });
     expect(config.serviceSigningJwk.d).toBeTypeOf("string");
   });
@@ -48,6 +49,9 @@ describe("gateway config", () => {
       PUBLIC_URL: "https://memory.example.com/",
       LOG_LEVEL: "debug",
       MCP_COMPLETIONS_PER_MINUTE: "7",
+      OAUTH_CIMD_TIMEOUT_MS: "2500",
+      OAUTH_CIMD_MAX_REDIRECTS: "2",
+      OAUTH_CIMD_CACHE_ENTRIES: "64",
     });
     expect(config.port).toBe(0);
     expect(config.host).toBe("127.0.0.1");
@@ -58,6 +62,7 @@ describe("gateway config", () => {
     expect(config.publicUrl).toBe("https://memory.example.com/");
     expect(config.logLevel).toBe("debug");
     expect(config.completionsPerMinute).toBe(7);
+    expect(config.cimd).toEqual({ timeoutMs: 2500, maxRedirects: 2, cacheEntries: 64 });
   });
 
   it("requires a private signing key and never echoes it", () => {
@@ -71,6 +76,11 @@ describe("gateway config", () => {
   it("rejects malformed values with the variable named", () => {
     const found = problems({ SERVICE_SIGNING_JWK: privateJwk, PORT: "http", MCP_ALLOWED_ORIGINS: "ftp://x", PUBLIC_URL: "nope", LOG_LEVEL: "loud" });
     expect(found.map((p) => p.split(":")[0]).sort()).toEqual(["LOG_LEVEL", "MCP_ALLOWED_ORIGINS", "PORT", "PUBLIC_URL"]);
+  });
+
+  it("bounds the metadata-document fetch settings", () => {
+    const found = problems({ SERVICE_SIGNING_JWK: privateJwk, OAUTH_CIMD_TIMEOUT_MS: "60000", OAUTH_CIMD_MAX_REDIRECTS: "4", OAUTH_CIMD_CACHE_ENTRIES: "0" });
+    expect(found.map((p) => p.split(":")[0]).sort()).toEqual(["OAUTH_CIMD_CACHE_ENTRIES", "OAUTH_CIMD_MAX_REDIRECTS", "OAUTH_CIMD_TIMEOUT_MS"]);
   });
 
   it("treats empty variables as unset", () => {

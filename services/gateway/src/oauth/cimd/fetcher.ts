@@ -6,6 +6,8 @@ import type { ClientMetadataDocument } from "@3ngram/schema";
  * comes from whoever starts an authorization), so implementations must validate the URL and every
  * redirect hop, refuse non-public addresses, connect to the validated address while verifying TLS
  * for the original host, and bound redirects, bytes, time, concurrency and cache size.
+ * createClientMetadataFetcher (create-fetcher.ts) is the implementation; docs/oauth-cimd.md and
+ * ADR-0014 describe its rules (redirects, for one, are refused unless configured, as the draft says).
  *
  * fetch() answers the validated document (its client_id equal to the URL asked for), or rejects
  * with AppError: `invalid_input` (details.field "client_id") when the URL, an address, the response
