@@ -60,9 +60,12 @@ export function withTenant<T>(pool: Pool, scope: TenantScope, fn: (client: PoolC
   return inRoleTransaction(pool, scope.role, scope.readOnly ?? false, scope.tenantId, fn, scope.snapshot ?? false);
 }
 
-/** Pre-tenant work (API-key lookup) as the runtime role, with no tenant bound: RLS shows it nothing. */
-export function withRole<T>(pool: Pool, role: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return inRoleTransaction(pool, role, true, undefined, fn);
+/**
+ * Pre-tenant work (API-key lookup, OAuth client and code bookkeeping) as the runtime role, with no
+ * tenant bound: RLS shows it no tenant rows. Read-only unless asked otherwise.
+ */
+export function withRole<T>(pool: Pool, role: string, fn: (client: PoolClient) => Promise<T>, options: { readOnly?: boolean } = {}): Promise<T> {
+  return inRoleTransaction(pool, role, options.readOnly ?? true, undefined, fn);
 }
 
 async function inRoleTransaction<T>(
