@@ -40,7 +40,7 @@ import {
   registerPublicClient,
   submitConsent,
   tokenRequest,
-} from "../support/oauth.js";
+} from "../../../../test/support/oauth.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
