@@ -97,9 +97,13 @@ export interface BearerOptions {
   resourceMetadataUrl?: () => string;
 }
 
-/** API keys have a fixed prefix; anything else with a JWT's three segments is an access token. */
-function isApiKeyFormat(token: string): boolean {
-  return token.startsWith("3ng_");
+/**
+ * Access tokens are JWTs: three base64url segments separated by dots. API keys (`3ng_…`) never
+ * contain a dot, so the format alone tells the two apart; anything that is not a JWT goes to the
+ * API-key resolver, which refuses what it does not know.
+ */
+function isJwtFormat(token: string): boolean {
+  return !token.startsWith("3ng_") && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
 }
 
 /**
@@ -124,8 +128,8 @@ export function requireApiKey(resolve: ApiKeyResolver, log: Logger, options: Bea
     }
     let principal: Principal;
     try {
-      if (isApiKeyFormat(token) || options.verifyAccessToken === undefined) principal = await resolve(token);
-      else principal = await options.verifyAccessToken(token);
+      if (options.verifyAccessToken !== undefined && isJwtFormat(token)) principal = await options.verifyAccessToken(token);
+      else principal = await resolve(token);
     } catch (err) {
       if (isAppError(err) && err.reason === "unauthenticated") res.set("WWW-Authenticate", `${challenge()}, error="invalid_token"`);
       sendError(res, err, log);
