@@ -62,9 +62,12 @@ export function withTenant<T>(pool: Pool, scope: TenantScope, fn: (client: PoolC
   return inRoleTransaction(pool, { ...scope, readOnly: scope.readOnly ?? false }, fn);
 }
 
-/** Pre-tenant work (API-key lookup) as the runtime role, with no tenant bound: RLS shows it nothing. */
-export function withRole<T>(pool: Pool, role: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return inRoleTransaction(pool, { role, readOnly: true }, fn);
+/**
+ * Pre-tenant work (API-key lookup, OAuth client and code bookkeeping) as the runtime role, with no
+ * tenant bound: RLS shows it no tenant rows. Read-only unless asked otherwise.
+ */
+export function withRole<T>(pool: Pool, role: string, fn: (client: PoolClient) => Promise<T>, options: { readOnly?: boolean } = {}): Promise<T> {
+  return inRoleTransaction(pool, { role, readOnly: options.readOnly ?? true }, fn);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -33,6 +33,8 @@ export const consolidatorConfigSchema = z
      * between. 0 expires it at the first sweep after its due time.
      */
     COMMITMENT_EXPIRY_GRACE_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
+    /** The daily OAuth GC removes registered clients unused for this many days. */
+    OAUTH_CLIENT_IDLE_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** 0 turns the /metrics and /healthz listener off. */
     METRICS_PORT: envPort(9103),
     LOG_LEVEL: envLogLevel,
@@ -67,6 +69,7 @@ export const consolidatorConfigSchema = z
             }
           : { kind: "rules" as const },
       commitmentGraceMs: Math.round(env.COMMITMENT_EXPIRY_GRACE_HOURS * 3_600_000),
+      oauthClientIdleDays: env.OAUTH_CLIENT_IDLE_DAYS,
       metricsPort: env.METRICS_PORT,
       logLevel: env.LOG_LEVEL,
       embeddings: embeddings.data as EmbeddingsConfig,

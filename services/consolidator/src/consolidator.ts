@@ -10,8 +10,12 @@ import { MAINTENANCE_QUEUE } from "@3ngram/schema";
 import type { ConsolidatorConfig } from "./config.js";
 import { createExtractor, type FactExtractor } from "./extraction/index.js";
 import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
-import { SCHEDULES } from "./jobs/tenant-scans.js";
+import { OAUTH_GC_SCHEDULE } from "./jobs/oauth-gc.js";
+import { SCHEDULES as TENANT_SCAN_SCHEDULES } from "./jobs/tenant-scans.js";
 import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
+
+/** Every scheduled job this service registers at start-up. */
+export const SCHEDULES = [...TENANT_SCAN_SCHEDULES, OAUTH_GC_SCHEDULE];
 
 /**
  * Anything passed here is used as is and left open on close (its owner closes it). Standalone
@@ -102,7 +106,7 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
 
     const workers = startWorkers({
       backend,
-      deps: { memory, search, embedder, extractor, queue: backend.queue, commitmentGraceMs: config.commitmentGraceMs, log },
+      deps: { memory, search, embedder, extractor, queue: backend.queue, commitmentGraceMs: config.commitmentGraceMs, oauthClientIdleDays: config.oauthClientIdleDays, log },
       concurrency: config.workerConcurrency,
       onOutcome: (job, outcome) => jobs.inc({ job, outcome }),
     });

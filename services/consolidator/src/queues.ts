@@ -13,6 +13,7 @@ import { CONSOLIDATE_TENANT_JOB, consolidateTenant } from "./jobs/consolidate-te
 import { embedMemory, type EmbedMemoryDeps } from "./jobs/embed-memory.js";
 import { EXTRACT_FACTS_JOB, extractFactsFromMemory } from "./jobs/extract-facts.js";
 import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
+import { OAUTH_GC_JOB, collectOAuthGarbage } from "./jobs/oauth-gc.js";
 import { SWEEP_TENANT_JOB, sweepTenant } from "./jobs/sweep-tenant.js";
 import { COMMITMENT_SWEEP_JOB, CONSOLIDATION_SCAN_JOB, EMBEDDING_BACKFILL_JOB, fanOutToTenants } from "./jobs/tenant-scans.js";
 
@@ -26,6 +27,7 @@ export const KNOWN_JOBS = [
   CONSOLIDATE_TENANT_JOB,
   BACKFILL_TENANT_JOB,
   SWEEP_TENANT_JOB,
+  OAUTH_GC_JOB,
 ] as const;
 
 /** Everything the job runners need. */
@@ -37,6 +39,8 @@ export interface JobDeps extends EmbedMemoryDeps {
   queue: JobQueue;
   /** How long after its due time a live commitment expires. */
   commitmentGraceMs: number;
+  /** OAuth clients unused for this many days are garbage-collected. */
+  oauthClientIdleDays: number;
 }
 
 /** How a job attempt ended, as counted in metrics: a runner's own outcome, or a failure kind. */
@@ -61,6 +65,8 @@ export async function runJob(job: Job, deps: JobDeps): Promise<JobOutcome> {
       return backfillTenant(job.data, deps);
     case SWEEP_TENANT_JOB:
       return sweepTenant(job.data, deps);
+    case OAUTH_GC_JOB:
+      return collectOAuthGarbage(job.data, deps);
     default:
       throw new PermanentJobError(`unknown job name "${job.name.slice(0, 64)}"`);
   }

@@ -44,7 +44,7 @@ export async function consolidatorSearchClient(stack: CoreServices, address: str
  */
 export async function otherJobDeps(
   stack: CoreServices,
-): Promise<{ search: SearchRpc; extractor: FactExtractor; queue: JobQueue; commitmentGraceMs: number; close(): Promise<void> }> {
+): Promise<{ search: SearchRpc; extractor: FactExtractor; queue: JobQueue; commitmentGraceMs: number; oauthClientIdleDays: number; close(): Promise<void> }> {
   const search = await consolidatorSearchClient(stack);
   const backend = createMemoryQueueBackend();
   return {
@@ -52,6 +52,7 @@ export async function otherJobDeps(
     extractor: new RulesFactExtractor(),
     queue: backend.queue,
     commitmentGraceMs: 0,
+    oauthClientIdleDays: 30,
     async close() {
       search.close();
       await backend.close();

@@ -3,8 +3,9 @@
  * so tests can mount it on port 0 against the real services.
  *
  *   /health, /ready, /metrics       no auth
- *   /mcp                            Origin check → API key → MCP (stateless, both protocol eras)
- *   /api/v1/memories, /api/v1/search   API key → JSON body → same schemas and calls as the tools
+ *   /.well-known/*, /oauth/*        the OAuth 2.1 authorization server (docs/oauth.md)
+ *   /mcp                            Origin check → API key or access token → MCP (stateless, both protocol eras)
+ *   /api/v1/memories, /api/v1/search   API key or access token → JSON body → same schemas and calls as the tools
  */
 import type { Logger } from "@3ngram/runtime";
 import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
@@ -22,6 +23,11 @@ import { observeRequests } from "./http/observe.js";
 import { countMcpRequests } from "./http/mcp-headers.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import { createMcpEndpoint } from "./mcp/server.js";
+import { createAccessTokenVerifier } from "./oauth/access-token.js";
+import type { ClientMetadataFetcher } from "./oauth/cimd/fetcher.js";
+import type { OAuthLocation } from "./oauth/issuer.js";
+import { authorizationServer } from "./oauth/router.js";
+import { createSigningKeyRing, type SigningKeyRing } from "./oauth/signing-keys.js";
 import { archiveRouter } from "./rest/archive.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
 import { factsRouter } from "./rest/facts.js";
@@ -46,12 +52,31 @@ export interface GatewayAppDeps {
   resolveApiKey?: ApiKeyResolver;
   /** Defaults to a new handler; pass one to be able to close() it on shutdown. */
   mcp?: McpHttpHandler;
+  /** The OAuth authorization and resource server; absent, only API keys authenticate. */
+  oauth?: GatewayOAuthDeps;
+}
+
+export interface GatewayOAuthDeps {
+  location: OAuthLocation;
+  /** Defaults to the keys the memory service holds. */
+  keys?: SigningKeyRing;
+  /** Resolves https client_ids (Client ID Metadata Documents); absent, such clients are refused. */
+  clientMetadataFetcher?: ClientMetadataFetcher;
 }
 
 export function createGatewayApp(deps: GatewayAppDeps): Express {
   const { log } = deps;
   const metrics = deps.metrics ?? createGatewayMetrics();
-  const auth = requireApiKey(deps.resolveApiKey ?? createApiKeyResolver(deps.memory, { log }), log);
+  const resolveApiKey = deps.resolveApiKey ?? createApiKeyResolver(deps.memory, { log });
+  const oauth = deps.oauth;
+  const keys = oauth === undefined ? undefined : (oauth.keys ?? createSigningKeyRing(deps.memory));
+  const auth = requireApiKey(
+    resolveApiKey,
+    log,
+    oauth === undefined || keys === undefined
+      ? {}
+      : { verifyAccessToken: createAccessTokenVerifier(keys, oauth.location), resourceMetadataUrl: () => oauth.location.resourceMetadataUrl() },
+  );
   const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics });
   const serveMcp = toNodeHandler(mcp, {
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
@@ -68,6 +93,19 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.get("/metrics", routeLabel("GET /metrics"), async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+
+  if (oauth !== undefined && keys !== undefined) {
+    app.use(
+      authorizationServer({
+        memory: deps.memory,
+        keys,
+        location: oauth.location,
+        resolveApiKey,
+        log,
+        ...(oauth.clientMetadataFetcher ? { clientMetadataFetcher: oauth.clientMetadataFetcher } : {}),
+      }),
+    );
+  }
 
   // The SDK reads and bounds the body itself; no parser runs before the Origin and auth checks.
   app.all("/mcp", routeLabel("/mcp"), requireAllowedOrigin(deps.allowedOrigins), auth, countMcpRequests(metrics), (req, res) => serveMcp(req, res, req.body));

@@ -10,6 +10,9 @@ import type { GatewayConfig } from "./config.js";
 import type { PeerChecks } from "./http/health.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { createMcpEndpoint } from "./mcp/server.js";
+import { createClientMetadataFetcher } from "./oauth/cimd/create-fetcher.js";
+import type { ClientMetadataFetcher } from "./oauth/cimd/fetcher.js";
+import { oauthLocation } from "./oauth/issuer.js";
 
 export interface GatewayDeps {
   /** Injected clients are used as-is and not closed by close(). */
@@ -19,6 +22,8 @@ export interface GatewayDeps {
   metrics?: GatewayMetrics;
   peers?: PeerChecks;
   resolveApiKey?: ApiKeyResolver;
+  /** Resolves https OAuth client_ids (Client ID Metadata Documents); defaults to the SSRF-safe fetcher built from config.cimd. */
+  clientMetadataFetcher?: ClientMetadataFetcher;
 }
 
 export interface RunningGateway {
@@ -40,6 +45,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const metrics = deps.metrics ?? createGatewayMetrics();
   const peers = deps.peers ?? { memory: () => checkHealth(config.memoryAddr), search: () => checkHealth(config.searchAddr) };
   const mcp = createMcpEndpoint({ memory, search, log, metrics, completionsPerMinute: config.completionsPerMinute });
+  // The issuer is PUBLIC_URL, or (local and standalone runs) the URL we end up listening on.
+  let listeningUrl = "";
+  const location = oauthLocation(() => config.publicUrl ?? listeningUrl);
   const app = createGatewayApp({
     memory,
     search,
@@ -49,6 +57,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     mcp,
     allowedOrigins: config.allowedOrigins,
     ...(deps.resolveApiKey ? { resolveApiKey: deps.resolveApiKey } : {}),
+    oauth: { location, clientMetadataFetcher: deps.clientMetadataFetcher ?? createClientMetadataFetcher({ ...config.cimd, logger: log }) },
   });
 
   const server = await new Promise<Server>((resolve, reject) => {
@@ -56,7 +65,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   });
   const { port, address } = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address)}:${port}`;
-  log.info({ url, publicUrl: config.publicUrl, memory: config.memoryAddr, search: config.searchAddr }, "gateway listening");
+  listeningUrl = url;
+  log.info({ url, publicUrl: config.publicUrl, issuer: location.issuer(), memory: config.memoryAddr, search: config.searchAddr }, "gateway listening");
 
   let closing: Promise<void> | undefined;
   const close = () => {

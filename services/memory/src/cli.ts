@@ -2,10 +2,13 @@
  * Operator commands for the memory service's database:
  *   migrate                          apply pending migrations (the Kubernetes migration Job runs this)
  *   create-tenant <name> [key-name]  create a tenant, its first user and an API key (printed once)
+ *   rotate-signing-key               retire the OAuth access-token signing key; the next token
+ *                                    request creates its successor, the old key verifies for 24 h
  * Reads DATABASE_URL from the environment.
  */
-import { createPool } from "@3ngram/db";
+import { createPool, withOwnerTransaction } from "@3ngram/db";
 import { migrate } from "./db/migrate.js";
+import { retireActiveSigningKey } from "./db/oauth.js";
 import { createTenantWithKey } from "./domain/tenants.js";
 
 const [command, ...args] = process.argv.slice(2);
@@ -29,8 +32,13 @@ try {
       console.log(JSON.stringify(created, null, 2));
       break;
     }
+    case "rotate-signing-key": {
+      const retired = await withOwnerTransaction(pool, (db) => retireActiveSigningKey(db));
+      console.log(retired > 0 ? "retired the active signing key; gateways pick up its successor within 5 minutes" : "no active signing key");
+      break;
+    }
     default:
-      console.error("usage: cli.js migrate | create-tenant <name> [key-name]");
+      console.error("usage: cli.js migrate | create-tenant <name> [key-name] | rotate-signing-key");
       process.exitCode = 2;
   }
 } catch (err) {

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectMcp } from "../../support/mcp.js";
+import { obtainTokens } from "../../support/oauth.js";
 import { startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-"));
@@ -50,6 +51,16 @@ describe("standalone server", () => {
     const found = await mcp.call<SearchOut>("search", { query: "what does the user like to drink" });
     expect(found.hits[0]?.id).toBe(tea.memory.id);
     await mcp.close();
+
+    // OAuth works with zero configuration: the issuer is the listening URL, keys live in PGlite.
+    const base = new URL(first.mcpUrl).origin;
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+    expect(new URL(metadata.issuer).port).toBe(new URL(base).port);
+    const tokens = await obtainTokens(metadata.issuer, first.apiKey);
+    const viaOAuth = await connectMcp(`${metadata.issuer}/mcp`, tokens.accessToken);
+    const foundViaOAuth = await viaOAuth.call<SearchOut>("search", { query: "what does the user like to drink" });
+    expect(foundViaOAuth.hits[0]?.id).toBe(tea.memory.id);
+    await viaOAuth.close();
 
     // A second server on the same data directory must refuse rather than corrupt it.
     const intruder = startServiceProcess("intruder", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" });

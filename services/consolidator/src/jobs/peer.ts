@@ -20,6 +20,7 @@ export type ConsolidatorMemoryClient = Pick<
   | "listTenants"
   | "listPendingEmbeddings"
   | "expireCommitments"
+  | "collectOAuthGarbage"
 >;
 
 /** The search RPC the consolidation scan uses. */

@@ -18,6 +18,7 @@ import { eventually, freePort } from "../../../../test/support/processes.js";
 import { consolidatorConfigSchema, startConsolidator, type Consolidator } from "../../src/index.js";
 import { BACKFILL_TENANT_JOB } from "../../src/jobs/backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB, proposedEdge } from "../../src/jobs/consolidate-tenant.js";
+import { OAUTH_GC_EVERY_MS, OAUTH_GC_JOB } from "../../src/jobs/oauth-gc.js";
 import { SWEEP_TENANT_JOB } from "../../src/jobs/sweep-tenant.js";
 import { COMMITMENT_SWEEP_JOB, CONSOLIDATION_SCAN_JOB, TENANT_SCANS } from "../../src/jobs/tenant-scans.js";
 import { startMemoryOn } from "../real-memory.js";
@@ -80,14 +81,14 @@ afterAll(async () => {
 });
 
 describe("the consolidator's schedules", () => {
-  it("registers the scan, backfill and sweep in Redis, each at its next interval boundary", async () => {
+  it("registers the scan, backfill, sweep and OAuth GC in Redis, each at its next interval boundary", async () => {
     const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
     try {
       // RESP2 answers a flat [member, score, …] list, RESP3 a list of pairs: flatten either way.
       const entries = ((await redis.call("ZRANGE", `${stack.redisPrefix}:${MAINTENANCE_QUEUE}:repeat`, "0", "-1", "WITHSCORES")) as unknown[]).flat() as string[];
       const next = Object.fromEntries(Array.from({ length: entries.length / 2 }, (_, i) => [entries[2 * i]!, Number(entries[2 * i + 1])]));
-      expect(Object.keys(next).sort()).toEqual(Object.keys(TENANT_SCANS).sort());
-      for (const [name, scan] of Object.entries(TENANT_SCANS)) {
+      expect(Object.keys(next).sort()).toEqual([...Object.keys(TENANT_SCANS), OAUTH_GC_JOB].sort());
+      for (const [name, scan] of [...Object.entries(TENANT_SCANS), [OAUTH_GC_JOB, { everyMs: OAUTH_GC_EVERY_MS }] as const]) {
         expect(next[name]! % scan.everyMs, name).toBe(0);
         expect(next[name]!).toBeGreaterThan(Date.now() - scan.everyMs);
       }

@@ -1,5 +1,6 @@
 /**
- * API-key authentication for /mcp and /api/v1 (until OAuth lands). The memory service owns keys;
+ * Bearer authentication for /mcp and /api/v1: API keys, resolved here, and OAuth access tokens,
+ * verified by ../oauth/access-token.ts. The memory service owns keys;
  * the gateway asks it to resolve each key and caches successful answers briefly, keyed by a
  * SHA-256 of the key so the key itself is never held in memory longer than the request.
  *
@@ -89,24 +90,48 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+export interface BearerOptions {
+  /** Verifies OAuth access tokens (JWTs); without it only API keys are accepted. */
+  verifyAccessToken?: (token: string) => Promise<Principal>;
+  /** RFC 9728 metadata URL advertised in 401 challenges, so MCP clients can discover OAuth. */
+  resourceMetadataUrl?: () => string;
+}
+
 /**
- * Express middleware: resolves the bearer key, stores the principal on res.locals and the MCP
- * AuthInfo on req.auth (which toNodeHandler forwards to tool handlers as ctx.http.authInfo).
- * Failures are answered here with a 401, 503 or 500; they never reach the route.
+ * Access tokens are JWTs: three base64url segments separated by dots. API keys (`3ng_…`) never
+ * contain a dot, so the format alone tells the two apart; anything that is not a JWT goes to the
+ * API-key resolver, which refuses what it does not know.
  */
-export function requireApiKey(resolve: ApiKeyResolver, log: Logger): RequestHandler {
+function isJwtFormat(token: string): boolean {
+  return !token.startsWith("3ng_") && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
+}
+
+/**
+ * Express middleware: resolves the bearer credential — an API key, or an OAuth access token
+ * when a verifier is configured — stores the principal on res.locals and the MCP AuthInfo on
+ * req.auth (which toNodeHandler forwards to tool handlers as ctx.http.authInfo). Both kinds map
+ * to the same Principal, so per-tool scope checks apply unchanged. Failures are answered here
+ * with a 401, 503 or 500; they never reach the route.
+ */
+export function requireApiKey(resolve: ApiKeyResolver, log: Logger, options: BearerOptions = {}): RequestHandler {
+  const challenge = () => {
+    const metadata = options.resourceMetadataUrl?.();
+    return metadata === undefined ? WWW_AUTHENTICATE : `${WWW_AUTHENTICATE}, resource_metadata="${metadata}"`;
+  };
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearerToken(req.headers.authorization);
     const requestId = requestIdOf(res);
     if (token === undefined) {
-      sendError(res, new AppError("unauthenticated", "missing bearer API key"), log);
+      res.set("WWW-Authenticate", challenge());
+      sendError(res, new AppError("unauthenticated", "missing bearer credential"), log);
       return;
     }
     let principal: Principal;
     try {
-      principal = await resolve(token);
+      if (options.verifyAccessToken !== undefined && isJwtFormat(token)) principal = await options.verifyAccessToken(token);
+      else principal = await resolve(token);
     } catch (err) {
-      if (isAppError(err) && err.reason === "unauthenticated") res.set("WWW-Authenticate", `${WWW_AUTHENTICATE}, error="invalid_token"`);
+      if (isAppError(err) && err.reason === "unauthenticated") res.set("WWW-Authenticate", `${challenge()}, error="invalid_token"`);
       sendError(res, err, log);
       return;
     }

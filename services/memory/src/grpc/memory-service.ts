@@ -5,6 +5,7 @@ import { archiveHandlers, archivePolicies } from "./archive-handlers.js";
 import { coreHandlers, corePolicies } from "./core-handlers.js";
 import { factHandlers, factPolicies } from "./fact-handlers.js";
 import { lifecycleHandlers, lifecyclePolicies } from "./lifecycle-handlers.js";
+import { oauthHandlers, oauthPolicies } from "./oauth-handlers.js";
 import { orientationHandlers, orientationPolicies } from "./orientation-handlers.js";
 import { proposalHandlers, proposalPolicies } from "./proposal-handlers.js";
 import { resourceHandlers, resourcePolicies } from "./resource-handlers.js";
@@ -12,7 +13,7 @@ import { scopeHandlers, scopePolicies } from "./scope-handlers.js";
 
 /** Every MemoryService RPC, grouped by area; each area module owns its handlers and scope policy. */
 export function memoryHandlers(deps: MemoryDeps): Handlers<typeof MemoryService> {
-  return { ...coreHandlers(deps), ...lifecycleHandlers(deps), ...factHandlers(deps), ...scopeHandlers(deps), ...archiveHandlers(deps), ...orientationHandlers(deps), ...resourceHandlers(deps), ...proposalHandlers(deps) };
+  return { ...coreHandlers(deps), ...lifecycleHandlers(deps), ...factHandlers(deps), ...scopeHandlers(deps), ...archiveHandlers(deps), ...orientationHandlers(deps), ...resourceHandlers(deps), ...proposalHandlers(deps), ...oauthHandlers(deps) };
 }
 
 export const memoryPolicies: Policies<typeof MemoryService> = {
@@ -24,4 +25,5 @@ export const memoryPolicies: Policies<typeof MemoryService> = {
   ...orientationPolicies,
   ...resourcePolicies,
   ...proposalPolicies,
+  ...oauthPolicies,
 };

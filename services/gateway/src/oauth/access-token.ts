@@ -1,0 +1,90 @@
+/**
+ * Access tokens are JWTs (RFC 9068 profile): typ at+jwt, EdDSA, iss = our issuer, aud = the MCP
+ * resource (RFC 8707), sub = the user, tid = the tenant, scope, client_id, jti, one hour. The
+ * resource server verifies signature, typ, iss, aud, exp and nbf and maps the claims to the same
+ * Principal an API key yields.
+ */
+import { randomUUID } from "node:crypto";
+import { AppError, isAppError } from "@3ngram/errors";
+import { SCOPES } from "@3ngram/rpc";
+import { SignJWT, decodeProtectedHeader, jwtVerify } from "jose";
+import type { Principal } from "../http/locals.js";
+import type { OAuthLocation } from "./issuer.js";
+import { ACCESS_TOKEN_ALG, type SigningKeyRing } from "./signing-keys.js";
+
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+const ACCESS_TOKEN_TYPE = "at+jwt";
+const PUBLIC_SCOPES = new Set<string>([SCOPES.read, SCOPES.write]);
+/** Tolerated clock difference between gateway replicas. */
+const CLOCK_TOLERANCE_SECONDS = 5;
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export interface AccessTokenGrant {
+  tenantId: string;
+  userId: string;
+  clientId: string;
+  scopes: readonly string[];
+}
+
+export async function mintAccessToken(keys: SigningKeyRing, location: OAuthLocation, grant: AccessTokenGrant): Promise<string> {
+  const { kid, signKey } = await keys.active();
+  return new SignJWT({ tid: grant.tenantId, scope: grant.scopes.join(" "), client_id: grant.clientId })
+    .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, typ: ACCESS_TOKEN_TYPE, kid })
+    .setIssuer(location.issuer())
+    .setAudience(location.mcpResource())
+    .setSubject(grant.userId)
+    .setJti(randomUUID())
+    .setIssuedAt()
+    .setNotBefore("0s")
+    .setExpirationTime(`${ACCESS_TOKEN_TTL_SECONDS}s`)
+    .sign(signKey);
+}
+
+export function looksLikeJwt(token: string): boolean {
+  return token.length <= 4096 && JWT_SHAPE.test(token);
+}
+
+export type AccessTokenVerifier = (token: string) => Promise<Principal>;
+
+/**
+ * Rejects with AppError: unauthenticated for anything that is not a valid, current token for
+ * this resource; unavailable when the signing keys cannot be loaded.
+ */
+export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthLocation): AccessTokenVerifier {
+  const invalid = () => new AppError("unauthenticated", "invalid access token");
+  return async (token) => {
+    if (!looksLikeJwt(token)) throw invalid();
+    let kid: string | undefined;
+    try {
+      const header = decodeProtectedHeader(token);
+      kid = header.kid;
+      if (header.alg !== ACCESS_TOKEN_ALG || header.typ !== ACCESS_TOKEN_TYPE) throw invalid();
+    } catch {
+      throw invalid();
+    }
+    if (kid === undefined || kid.length > 128) throw invalid();
+    let key;
+    try {
+      key = await keys.verificationKey(kid);
+    } catch (err) {
+      throw isAppError(err) && err.reason === "unavailable" ? err : new AppError("unavailable", "signing keys unavailable");
+    }
+    if (key === undefined) throw invalid();
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: [ACCESS_TOKEN_ALG],
+        typ: ACCESS_TOKEN_TYPE,
+        issuer: location.issuer(),
+        audience: location.mcpResource(),
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: ["exp", "sub", "jti"],
+      }));
+    } catch {
+      throw invalid();
+    }
+    const { sub, tid, scope, exp } = payload;
+    if (typeof sub !== "string" || typeof tid !== "string" || typeof scope !== "string" || typeof exp !== "number") throw invalid();
+    return { tenantId: tid, userId: sub, scopes: scope.split(" ").filter((s) => PUBLIC_SCOPES.has(s)), expiresAt: exp };
+  };
+}

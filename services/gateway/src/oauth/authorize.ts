@@ -1,0 +1,234 @@
+/**
+ * The authorization endpoint (OAuth 2.1 §4.1.1): authorization code with PKCE S256 only.
+ *
+ * GET validates the request and renders the consent page; POST re-validates the same parameters
+ * (carried in hidden fields, trusted no more than the query string was), checks the CSRF token,
+ * resolves the pasted API key, and redirects back with a single-use code. Until the client and
+ * its exact redirect_uri are established, errors are shown on the page and never redirected, so
+ * this endpoint cannot be used as an open redirector.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { isAppError } from "@3ngram/errors";
+import { SCOPES } from "@3ngram/rpc";
+import type { Logger } from "@3ngram/runtime";
+import express, { Router, type Request, type Response } from "express";
+import type { ApiKeyResolver } from "../auth/api-key.js";
+import type { MemoryClient } from "../clients/memory.js";
+import { requestIdOf, routeLabel, type Principal } from "../http/locals.js";
+import type { ClientDirectory, KnownClient } from "./clients.js";
+import { renderConsentPage, renderErrorPage, setPageHeaders } from "./consent-page.js";
+import { OAuthError } from "./errors.js";
+import type { OAuthLocation } from "./issuer.js";
+import { SUPPORTED_SCOPES } from "./metadata.js";
+
+const CSRF_COOKIE = "oauth_csrf";
+const CSRF_TTL_SECONDS = 600;
+const MAX_STATE_LENGTH = 1024;
+const MAX_FORM_BYTES = 16 * 1024;
+const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** A request that got far enough to have a trusted place to send errors to. */
+interface RedirectTarget {
+  redirectUri: string;
+  state: string | undefined;
+}
+
+interface ValidRequest extends RedirectTarget {
+  client: KnownClient;
+  codeChallenge: string;
+  scopes: string[];
+  resource: string;
+}
+
+/** An error that may travel back to the client's redirect_uri (RFC 6749 §4.1.2.1). */
+class RedirectableError extends Error {
+  constructor(
+    readonly target: RedirectTarget,
+    readonly code: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+export interface AuthorizeDeps {
+  memory: MemoryClient;
+  clients: ClientDirectory;
+  resolveApiKey: ApiKeyResolver;
+  location: OAuthLocation;
+  log: Logger;
+}
+
+function single(params: Record<string, unknown>, name: string): string | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new OAuthError("invalid_request", `${name} must appear once`);
+  return value;
+}
+
+async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): Promise<ValidRequest> {
+  const clientId = single(params, "client_id") ?? "";
+  const client = await deps.clients.resolve(clientId);
+  const registered = client.metadata.redirect_uris;
+  const asked = single(params, "redirect_uri");
+  // Exact string comparison: no normalisation, no prefix or wildcard matching.
+  const redirectUri = asked === undefined ? (registered.length === 1 ? registered[0] : undefined) : registered.find((uri) => uri === asked);
+  if (redirectUri === undefined) throw new OAuthError("invalid_request", "redirect_uri does not match any URI registered for this client");
+
+  const state = single(params, "state");
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new OAuthError("invalid_request", "state is too long");
+  const target = { redirectUri, state };
+  const fail = (code: string, description: string) => new RedirectableError(target, code, description);
+
+  if (single(params, "response_type") !== "code") throw fail("unsupported_response_type", "response_type must be code");
+  if (!client.metadata.grant_types.includes("authorization_code")) throw fail("unauthorized_client", "the client did not register the authorization_code grant");
+  const method = single(params, "code_challenge_method");
+  if (method !== "S256") throw fail("invalid_request", "PKCE is required with code_challenge_method=S256 (plain is not accepted)");
+  const codeChallenge = single(params, "code_challenge") ?? "";
+  if (!CODE_CHALLENGE.test(codeChallenge)) throw fail("invalid_request", "code_challenge must be a base64url SHA-256 digest");
+
+  const scopeParam = single(params, "scope");
+  const scopes = scopeParam === undefined || scopeParam.trim() === "" ? [...SUPPORTED_SCOPES] : [...new Set(scopeParam.trim().split(/ +/))];
+  if (scopes.some((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s))) throw fail("invalid_scope", `supported scopes are ${SUPPORTED_SCOPES.join(" ")}`);
+
+  const resource = single(params, "resource") ?? deps.location.mcpResource();
+  if (resource !== deps.location.mcpResource()) throw fail("invalid_target", `resource must be ${deps.location.mcpResource()}`);
+  return { client, redirectUri, state, codeChallenge, scopes, resource };
+}
+
+function redirectWith(res: Response, target: RedirectTarget, params: Record<string, string>, location: OAuthLocation): void {
+  const url = new URL(target.redirectUri);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  if (target.state !== undefined) url.searchParams.set("state", target.state);
+  // RFC 9207: tells the client which server answered (mix-up defence).
+  url.searchParams.set("iss", location.issuer());
+  res.set({ "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" });
+  res.redirect(302, url.toString());
+}
+
+/** Where a form may be posted after this page: itself, and the client's redirect target. */
+function formTargetOf(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
+}
+
+function cookieValue(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return rest.join("=");
+  }
+  return undefined;
+}
+
+function sameToken(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || a.length === 0 || a.length !== b.length) return false;
+  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+function hiddenFields(request: ValidRequest): Record<string, string> {
+  return {
+    response_type: "code",
+    client_id: request.client.clientId,
+    redirect_uri: request.redirectUri,
+    code_challenge: request.codeChallenge,
+    code_challenge_method: "S256",
+    scope: request.scopes.join(" "),
+    resource: request.resource,
+    ...(request.state !== undefined ? { state: request.state } : {}),
+  };
+}
+
+export function authorizeRouter(deps: AuthorizeDeps): Router {
+  const { log, location } = deps;
+  const router = Router();
+  const secureCookie = () => location.issuer().startsWith("https:");
+
+  const showPage = (res: Response, request: ValidRequest, status: number, error?: string) => {
+    const csrfToken = randomBytes(32).toString("base64url");
+    res.cookie(CSRF_COOKIE, csrfToken, { httpOnly: true, sameSite: "strict", secure: secureCookie(), path: "/oauth", maxAge: CSRF_TTL_SECONDS * 1000 });
+    setPageHeaders(res, [formTargetOf(request.redirectUri)]);
+    res.status(status).type("html").send(
+      renderConsentPage({
+        clientName: request.client.metadata.client_name ?? request.client.clientId,
+        clientId: request.client.clientId,
+        redirectHost: new URL(request.redirectUri).host || request.redirectUri,
+        scopes: request.scopes,
+        hidden: hiddenFields(request),
+        csrfToken,
+        ...(error !== undefined ? { error } : {}),
+      }),
+    );
+  };
+
+  const showError = (res: Response, err: unknown) => {
+    const oauth = err instanceof OAuthError ? err : undefined;
+    const status = oauth?.status ?? 500;
+    if (oauth === undefined) log.error({ request_id: requestIdOf(res), error: { type: (err as Error)?.name } }, "authorization request failed");
+    else log.warn({ request_id: requestIdOf(res), oauth_error: oauth.code }, "authorization request refused");
+    setPageHeaders(res, []);
+    res.status(status).type("html").send(renderErrorPage(oauth?.description ?? "Something went wrong on our side."));
+  };
+
+  const handleFailure = (res: Response, err: unknown) => {
+    if (err instanceof RedirectableError) {
+      log.warn({ request_id: requestIdOf(res), oauth_error: err.code }, "authorization request refused");
+      redirectWith(res, err.target, { error: err.code, error_description: err.description }, location);
+    } else showError(res, err);
+  };
+
+  router.get("/oauth/authorize", routeLabel("GET /oauth/authorize"), async (req, res) => {
+    try {
+      showPage(res, await validate(req.query as Record<string, unknown>, deps), 200);
+    } catch (err) {
+      handleFailure(res, err);
+    }
+  });
+
+  router.post("/oauth/authorize", routeLabel("POST /oauth/authorize"), express.urlencoded({ extended: false, limit: MAX_FORM_BYTES }), async (req, res) => {
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    let request: ValidRequest;
+    try {
+      request = await validate(form, deps);
+    } catch (err) {
+      handleFailure(res, err);
+      return;
+    }
+    try {
+      if (!sameToken(cookieValue(req, CSRF_COOKIE), single(form, "csrf_token"))) {
+        showPage(res, request, 403, "This form expired or was not sent from this page. Please try again.");
+        return;
+      }
+      if (single(form, "decision") !== "allow") {
+        redirectWith(res, request, { error: "access_denied", error_description: "the user denied the request" }, location);
+        return;
+      }
+      let principal: Principal;
+      try {
+        principal = await deps.resolveApiKey(single(form, "api_key") ?? "");
+      } catch (err) {
+        if (isAppError(err) && err.reason === "unauthenticated") {
+          showPage(res, request, 401, "That API key was not accepted.");
+          return;
+        }
+        throw err;
+      }
+      // The client gets what it asked for, but never more than the key itself may do.
+      const granted = request.scopes.filter((s) => principal.scopes.includes(s));
+      if (granted.length === 0) {
+        redirectWith(res, request, { error: "access_denied", error_description: "the API key holds none of the requested scopes" }, location);
+        return;
+      }
+      const { code } = await deps.memory.createAuthorizationCode(
+        { clientId: request.client.clientId, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, scopes: granted, resource: request.resource },
+        { identity: { tenantId: principal.tenantId, userId: principal.userId, scopes: [SCOPES.internalAuth] } },
+      );
+      log.info({ request_id: requestIdOf(res), client_id: request.client.clientId, tenant_id: principal.tenantId, scopes: granted }, "authorization code issued");
+      res.clearCookie(CSRF_COOKIE, { path: "/oauth" });
+      redirectWith(res, request, { code }, location);
+    } catch (err) {
+      log.error({ request_id: requestIdOf(res), error: { type: (err as Error)?.name, reason: isAppError(err) ? err.reason : undefined } }, "authorization failed");
+      redirectWith(res, request, { error: isAppError(err) && err.reason === "unavailable" ? "temporarily_unavailable" : "server_error" }, location);
+    }
+  });
+  return router;
+}

@@ -1,0 +1,82 @@
+/**
+ * The one HTML page of the authorization server: who is asking, for what, and a field for one of
+ * the user's API keys (3ngram has no password accounts; an API key is what proves who you are).
+ * Server-rendered, no script and no inline style, every value HTML-escaped; the CSP forbids
+ * everything but posting this form, and framing is refused (clickjacking).
+ */
+import type { Response } from "express";
+
+export interface ConsentView {
+  clientName: string;
+  clientId: string;
+  redirectHost: string;
+  scopes: readonly string[];
+  /** Hidden fields that carry the authorization request through the POST (re-validated there). */
+  hidden: Record<string, string>;
+  csrfToken: string;
+  error?: string;
+}
+
+const SCOPE_TEXT: Record<string, string> = {
+  "memory:read": "read your memories (search, briefings, facts)",
+  "memory:write": "write memories (remember, revise, resolve, proposals)",
+};
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Security headers for every page the authorization endpoint renders. */
+export function setPageHeaders(res: Response, formTargets: readonly string[]): void {
+  const formAction = ["'self'", ...formTargets].join(" ");
+  res.set({
+    "Content-Security-Policy": `default-src 'none'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    Pragma: "no-cache",
+  });
+}
+
+export function renderConsentPage(view: ConsentView): string {
+  const scopes = view.scopes.map((s) => `<li><code>${escapeHtml(s)}</code> — ${escapeHtml(SCOPE_TEXT[s] ?? s)}</li>`).join("");
+  const hidden = Object.entries(view.hidden)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join("\n      ");
+  const error = view.error === undefined ? "" : `<p role="alert"><strong>${escapeHtml(view.error)}</strong></p>`;
+  return `<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Connect to 3ngram</title></head>
+  <body>
+    <h1>Connect ${escapeHtml(view.clientName)} to your 3ngram memory</h1>
+    <p>Client <code>${escapeHtml(view.clientId)}</code> will be sent back to <strong>${escapeHtml(view.redirectHost)}</strong>.</p>
+    <p>It asks to:</p>
+    <ul>${scopes}</ul>
+    ${error}
+    <form method="post" action="/oauth/authorize">
+      ${hidden}
+      <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+      <p><label for="api_key">Paste one of your 3ngram API keys to sign in</label><br>
+      <input id="api_key" name="api_key" type="password" autocomplete="off" required size="60"></p>
+      <p>The client gets no more than the key's own scopes. The key itself is not shared with it.</p>
+      <button type="submit" name="decision" value="allow">Allow</button>
+      <button type="submit" name="decision" value="deny" formnovalidate>Deny</button>
+    </form>
+  </body>
+</html>
+`;
+}
+
+export function renderErrorPage(message: string): string {
+  return `<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8"><title>Authorization failed</title></head>
+  <body>
+    <h1>This authorization request cannot continue</h1>
+    <p>${escapeHtml(message)}</p>
+    <p>Nothing was shared. Return to the application and try connecting again.</p>
+  </body>
+</html>
+`;
+}
