@@ -10,6 +10,7 @@ import type { GatewayConfig } from "./config.js";
 import type { PeerChecks } from "./http/health.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { createMcpEndpoint } from "./mcp/server.js";
+import { createRateLimits } from "./ratelimit/limits.js";
 
 export interface GatewayDeps {
   /** Injected clients are used as-is and not closed by close(). */
@@ -39,7 +40,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const search = deps.search ?? createSearchClient(config.searchAddr, signer!);
   const metrics = deps.metrics ?? createGatewayMetrics();
   const peers = deps.peers ?? { memory: () => checkHealth(config.memoryAddr), search: () => checkHealth(config.searchAddr) };
-  const mcp = createMcpEndpoint({ memory, search, log, metrics, completionsPerMinute: config.completionsPerMinute });
+  const limits = createRateLimits(config.rateLimits, { log, metrics });
+  const mcp = createMcpEndpoint({ memory, search, log, metrics, completionLimiter: limits.completion });
   const app = createGatewayApp({
     memory,
     search,
@@ -47,16 +49,24 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics,
     peers,
     mcp,
+    limits,
+    trustProxy: config.trustProxy,
     allowedOrigins: config.allowedOrigins,
     ...(deps.resolveApiKey ? { resolveApiKey: deps.resolveApiKey } : {}),
   });
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
-  });
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    });
+  } catch (err) {
+    await limits.close();
+    throw err;
+  }
   const { port, address } = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address)}:${port}`;
-  log.info({ url, publicUrl: config.publicUrl, memory: config.memoryAddr, search: config.searchAddr }, "gateway listening");
+  log.info({ url, publicUrl: config.publicUrl, memory: config.memoryAddr, search: config.searchAddr, rateLimits: limits.backend }, "gateway listening");
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -67,6 +77,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       timer.unref();
       await mcp.close();
       await stopped;
+      await limits.close();
       clearTimeout(timer);
       if (!deps.memory) memory.close();
       if (!deps.search) search.close();

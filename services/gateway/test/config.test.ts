@@ -32,7 +32,15 @@ describe("gateway config", () => {
       allowedOrigins: [],
       publicUrl: undefined,
       logLevel: "info",
-      completionsPerMinute: 120,
+      trustProxy: false,
+      rateLimits: {
+        redisUrl: undefined,
+        keyPrefix: "3ngram:rl",
+        ipPerMinute: 600,
+        userPerMinute: 300,
+        keyPerMinute: 300,
+        completionsPerMinute: 120,
+      },
     });
     expect(config.serviceSigningJwk.d).toBeTypeOf("string");
   });
@@ -48,6 +56,12 @@ describe("gateway config", () => {
       PUBLIC_URL: "https://memory.example.com/",
       LOG_LEVEL: "debug",
       MCP_COMPLETIONS_PER_MINUTE: "7",
+      REDIS_URL: "rediss://:secret@redis.internal:6380/2",
+      RATE_LIMIT_KEY_PREFIX: "prod:rl",
+      RATE_LIMIT_IP_PER_MINUTE: "1000",
+      RATE_LIMIT_USER_PER_MINUTE: "200",
+      RATE_LIMIT_KEY_PER_MINUTE: "100",
+      TRUST_PROXY: "1",
     });
     expect(config.port).toBe(0);
     expect(config.host).toBe("127.0.0.1");
@@ -57,7 +71,15 @@ describe("gateway config", () => {
     expect(config.allowedOrigins).toEqual(["https://claude.ai", "http://localhost:3000", "https://memory.example.com"]);
     expect(config.publicUrl).toBe("https://memory.example.com/");
     expect(config.logLevel).toBe("debug");
-    expect(config.completionsPerMinute).toBe(7);
+    expect(config.rateLimits).toEqual({
+      redisUrl: "rediss://:secret@redis.internal:6380/2",
+      keyPrefix: "prod:rl",
+      ipPerMinute: 1000,
+      userPerMinute: 200,
+      keyPerMinute: 100,
+      completionsPerMinute: 7,
+    });
+    expect(config.trustProxy).toBe(1);
   });
 
   it("requires a private signing key and never echoes it", () => {
@@ -71,6 +93,37 @@ describe("gateway config", () => {
   it("rejects malformed values with the variable named", () => {
     const found = problems({ SERVICE_SIGNING_JWK: privateJwk, PORT: "http", MCP_ALLOWED_ORIGINS: "ftp://x", PUBLIC_URL: "nope", LOG_LEVEL: "loud" });
     expect(found.map((p) => p.split(":")[0]).sort()).toEqual(["LOG_LEVEL", "MCP_ALLOWED_ORIGINS", "PORT", "PUBLIC_URL"]);
+  });
+
+  it("refuses rate-limit settings that would weaken or break the limits", () => {
+    const found = problems({
+      SERVICE_SIGNING_JWK: privateJwk,
+      REDIS_URL: "http://redis:6379",
+      RATE_LIMIT_IP_PER_MINUTE: "0",
+      RATE_LIMIT_USER_PER_MINUTE: "lots",
+      RATE_LIMIT_KEY_PER_MINUTE: "1.5",
+      RATE_LIMIT_KEY_PREFIX: "has space",
+      TRUST_PROXY: "true",
+    });
+    expect(found.map((p) => p.split(":")[0]).sort()).toEqual([
+      "RATE_LIMIT_IP_PER_MINUTE",
+      "RATE_LIMIT_KEY_PER_MINUTE",
+      "RATE_LIMIT_KEY_PREFIX",
+      "RATE_LIMIT_USER_PER_MINUTE",
+      "REDIS_URL",
+      "TRUST_PROXY",
+    ]);
+    expect(found.find((p) => p.startsWith("TRUST_PROXY"))).toMatch(/hop count/);
+  });
+
+  it("reads TRUST_PROXY as off, a hop count, or proxy addresses", () => {
+    const trust = (value: string) => loadConfig(gatewayConfigSchema, { SERVICE_SIGNING_JWK: privateJwk, TRUST_PROXY: value }).trustProxy;
+    expect(trust("false")).toBe(false);
+    expect(trust("0")).toBe(false);
+    expect(trust("2")).toBe(2);
+    expect(trust("loopback, 10.0.0.0/8, fd00::/8")).toEqual(["loopback", "10.0.0.0/8", "fd00::/8"]);
+    expect(problems({ SERVICE_SIGNING_JWK: privateJwk, TRUST_PROXY: "10.0.0.0/33" })).toEqual([expect.stringMatching(/^TRUST_PROXY: not an address/)]);
+    expect(problems({ SERVICE_SIGNING_JWK: privateJwk, TRUST_PROXY: "proxy.internal" })).toEqual([expect.stringMatching(/^TRUST_PROXY:/)]);
   });
 
   it("treats empty variables as unset", () => {

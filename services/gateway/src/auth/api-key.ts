@@ -13,6 +13,7 @@ import type { AuthInfo } from "@modelcontextprotocol/server";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, type Principal } from "../http/locals.js";
+import { apiKeyCredential } from "../ratelimit/keys.js";
 import { WWW_AUTHENTICATE, sendError } from "../rest/errors.js";
 
 export const API_KEY_CACHE_TTL_MS = 30_000;
@@ -21,7 +22,10 @@ export const API_KEY_CACHE_MAX_ENTRIES = 1_000;
 const MAX_API_KEY_LENGTH = 512;
 const PUBLIC_SCOPES = new Set<string>([SCOPES.read, SCOPES.write]);
 
-export type ApiKeyResolver = (apiKey: string) => Promise<Principal>;
+/** Who the key acts for, and the key's own id (what the per-credential rate limit counts). */
+export type ResolvedApiKey = Principal & { keyId?: string };
+
+export type ApiKeyResolver = (apiKey: string) => Promise<ResolvedApiKey>;
 
 export interface ApiKeyResolverOptions {
   ttlMs?: number;
@@ -40,7 +44,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
   const maxEntries = options.maxEntries ?? API_KEY_CACHE_MAX_ENTRIES;
   const now = options.now ?? Date.now;
   // Insertion-ordered, so the first key is the oldest entry when the map is full.
-  const cache = new Map<string, Principal>();
+  const cache = new Map<string, ResolvedApiKey>();
 
   return async (apiKey) => {
     if (apiKey.length === 0 || apiKey.length > MAX_API_KEY_LENGTH) throw invalidKey();
@@ -63,11 +67,12 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
       throw invalidKey();
     }
     if (!response.tenantId || !response.userId) throw invalidKey();
-    const principal: Principal = {
+    const principal: ResolvedApiKey = {
       tenantId: response.tenantId,
       userId: response.userId,
       scopes: response.scopes.filter((s) => PUBLIC_SCOPES.has(s)),
       expiresAt: Math.floor((now() + ttlMs) / 1000),
+      keyId: response.keyId,
     };
     while (cache.size >= maxEntries) {
       const oldest = cache.keys().next().value;
@@ -90,8 +95,8 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /**
- * Express middleware: resolves the bearer key, stores the principal on res.locals and the MCP
- * AuthInfo on req.auth (which toNodeHandler forwards to tool handlers as ctx.http.authInfo).
+ * Express middleware: resolves the bearer key, stores the principal and the credential on
+ * res.locals and the MCP AuthInfo on req.auth (which toNodeHandler forwards to tool handlers as ctx.http.authInfo).
  * Failures are answered here with a 401, 503 or 500; they never reach the route.
  */
 export function requireApiKey(resolve: ApiKeyResolver, log: Logger): RequestHandler {
@@ -102,15 +107,17 @@ export function requireApiKey(resolve: ApiKeyResolver, log: Logger): RequestHand
       sendError(res, new AppError("unauthenticated", "missing bearer API key"), log);
       return;
     }
-    let principal: Principal;
+    let resolved: ResolvedApiKey;
     try {
-      principal = await resolve(token);
+      resolved = await resolve(token);
     } catch (err) {
       if (isAppError(err) && err.reason === "unauthenticated") res.set("WWW-Authenticate", `${WWW_AUTHENTICATE}, error="invalid_token"`);
       sendError(res, err, log);
       return;
     }
+    const { keyId, ...principal } = resolved;
     res.locals.principal = principal;
+    res.locals.credential = apiKeyCredential(token, keyId);
     (req as Request & { auth?: AuthInfo }).auth = toAuthInfo(principal, requestId);
     next();
   };

@@ -1,0 +1,43 @@
+/**
+ * The gateway's one Redis connection, used only for rate-limit counters. Like the queue's producer
+ * connection (packages/queue) it is not lazy, so it reconnects by itself after an outage; unlike
+ * it, every command is bounded tightly, because a limit check sits in front of every request.
+ *
+ * Outages are logged once when they start and once when they end, by error class and code only:
+ * ioredis messages can name the host, and the URL itself may carry a password.
+ */
+import type { Logger } from "@3ngram/runtime";
+import { Redis } from "ioredis";
+import type { GatewayMetrics } from "../http/metrics.js";
+
+/** A limit check that gets no answer within this long falls back to the in-memory insurance limiter. */
+const COMMAND_TIMEOUT_MS = 250;
+
+export function connectLimitStore(redisUrl: string, log: Logger, metrics: GatewayMetrics): Redis {
+  const redis = new Redis(redisUrl, {
+    maxRetriesPerRequest: 1,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    // Nothing is queued while disconnected: the limiter answers from its insurance instead.
+    enableOfflineQueue: false,
+    // Reconnect quickly at first, then every 2 s at most, forever.
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+  });
+  let degraded = false;
+  metrics.rateLimitStoreDegraded.set(0);
+  redis.on("error", (err: Error & { code?: unknown }) => {
+    if (degraded) return;
+    degraded = true;
+    metrics.rateLimitStoreDegraded.set(1);
+    log.warn(
+      { error: { type: err.name, code: typeof err.code === "string" ? err.code : undefined } },
+      "rate-limit store unreachable: limits are counted per instance until it is back",
+    );
+  });
+  redis.on("ready", () => {
+    if (!degraded) return;
+    degraded = false;
+    metrics.rateLimitStoreDegraded.set(0);
+    log.info("rate-limit store reachable again: limits are shared across instances");
+  });
+  return redis;
+}
