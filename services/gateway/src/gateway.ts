@@ -40,7 +40,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const search = deps.search ?? createSearchClient(config.searchAddr, signer!);
   const metrics = deps.metrics ?? createGatewayMetrics();
   const peers = deps.peers ?? { memory: () => checkHealth(config.memoryAddr), search: () => checkHealth(config.searchAddr) };
-  const limits = createRateLimits(config.rateLimits, { log, metrics });
+  const limits = await createRateLimits(config.rateLimits, { log, metrics });
   const mcp = createMcpEndpoint({ memory, search, log, metrics, completionLimiter: limits.completion });
   const app = createGatewayApp({
     memory,

@@ -7,7 +7,7 @@ import type { Logger } from "@3ngram/runtime";
 import type { Redis } from "ioredis";
 import type { GatewayMetrics } from "../http/metrics.js";
 import { createLayerLimiter, type LayerLimiter, type LimiterStore } from "./limiter.js";
-import { connectLimitStore } from "./redis.js";
+import { connectLimitStore, firstConnection } from "./redis.js";
 
 export interface RateLimitSettings {
   /** Unset: in-process counting (standalone). */
@@ -33,8 +33,9 @@ export interface RateLimits {
   close(): Promise<void>;
 }
 
-export function createRateLimits(settings: RateLimitSettings, deps: { log: Logger; metrics: GatewayMetrics }): RateLimits {
+export async function createRateLimits(settings: RateLimitSettings, deps: { log: Logger; metrics: GatewayMetrics }): Promise<RateLimits> {
   const redis: Redis | undefined = settings.redisUrl === undefined ? undefined : connectLimitStore(settings.redisUrl, deps.log, deps.metrics);
+  if (redis) await firstConnection(redis);
   const store: LimiterStore = { keyPrefix: settings.keyPrefix, ...(redis ? { redis } : {}) };
   return {
     ip: createLayerLimiter("ip", settings.ipPerMinute, store),

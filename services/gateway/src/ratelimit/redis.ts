@@ -12,6 +12,8 @@ import type { GatewayMetrics } from "../http/metrics.js";
 
 /** A limit check that gets no answer within this long falls back to the in-memory insurance limiter. */
 const COMMAND_TIMEOUT_MS = 250;
+/** How long startup waits for the first connection before serving on the insurance limiter. */
+const FIRST_CONNECT_WAIT_MS = 3_000;
 
 export function connectLimitStore(redisUrl: string, log: Logger, metrics: GatewayMetrics): Redis {
   const redis = new Redis(redisUrl, {
@@ -40,4 +42,25 @@ export function connectLimitStore(redisUrl: string, log: Logger, metrics: Gatewa
     log.info("rate-limit store reachable again: limits are shared across instances");
   });
   return redis;
+}
+
+/**
+ * Resolves once the first connection attempt has settled either way (or the wait ran out), so a
+ * freshly started gateway counts its first requests in Redis rather than in its insurance limiter.
+ * A Redis that is down at boot does not stop the gateway from starting.
+ */
+export function firstConnection(redis: Redis): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off("ready", done);
+      redis.off("error", done);
+      resolve();
+    };
+    const timer = setTimeout(done, FIRST_CONNECT_WAIT_MS);
+    timer.unref();
+    redis.once("ready", done);
+    redis.once("error", done);
+  });
 }
