@@ -26,15 +26,17 @@ export function connectLimitStore(redisUrl: string, log: Logger, metrics: Gatewa
   });
   let degraded = false;
   metrics.rateLimitStoreDegraded.set(0);
-  redis.on("error", (err: Error & { code?: unknown }) => {
+  const markDegraded = (err?: Error & { code?: unknown }) => {
     if (degraded) return;
     degraded = true;
     metrics.rateLimitStoreDegraded.set(1);
-    log.warn(
-      { error: { type: err.name, code: typeof err.code === "string" ? err.code : undefined } },
-      "rate-limit store unreachable: limits are counted per instance until it is back",
-    );
-  });
+    const cause = err === undefined ? { type: "ConnectionClosed" } : { type: err.name, code: typeof err.code === "string" ? err.code : undefined };
+    log.warn({ error: cause }, "rate-limit store unreachable: limits are counted per instance until it is back");
+  };
+  redis.on("error", (err: Error) => markDegraded(err));
+  // A dropped connection may not raise "error" until a reconnect attempt fails; ioredis announces
+  // the reconnect itself straight away (and never after our own quit/disconnect).
+  redis.on("reconnecting", () => markDegraded());
   redis.on("ready", () => {
     if (!degraded) return;
     degraded = false;

@@ -5,6 +5,7 @@
  * are tiny and the window is a minute, so nothing here waits on a clock.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { createServer, connect as connectTcp, type Server, type Socket } from "node:net";
 import { PassThrough } from "node:stream";
 import { createTenantWithKey, type CreatedTenant } from "@3ngram/memory";
 import { createLogger } from "@3ngram/runtime";
@@ -276,6 +277,73 @@ describe("rate limits shared through Redis", () => {
     expect(outage.length).toBeGreaterThan(0);
     expect(outage.join("\n")).toContain("ECONNREFUSED");
     expect(logLines.join("\n")).not.toContain("hunter2-secret");
+  });
+});
+
+/** A TCP relay to the test Redis that can be cut and restored, to stage an outage of a Redis in use. */
+async function startRelay(port = 0): Promise<{ port: number; cut(): Promise<void> }> {
+  const target = new URL(TEST_REDIS_URL);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connectTcp(Number(target.port || 6379), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => s.destroy());
+      s.on("close", () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
+
+/** Polls a condition that depends on reconnect backoff; the assertions themselves never depend on time. */
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+describe("a Redis outage while serving", () => {
+  it("falls back to the insurance limiter when Redis goes away, and returns to the shared count when it is back", async () => {
+    const relay = await startRelay();
+    const prefix = `${core.redisPrefix}:outage`;
+    const gateway = await start("redis", { REDIS_URL: `redis://127.0.0.1:${relay.port}`, RATE_LIMIT_USER_PER_MINUTE: "3" }, prefix);
+    const redis = new Redis(TEST_REDIS_URL);
+    const userKey = `${prefix}:user:${tenantA.tenantId}:${tenantA.userId}`;
+    try {
+      expect(await statuses(1, () => getScopes(gateway, tenantA.apiKey))).toEqual([200]);
+      expect(await redis.get(userKey)).toBe("1");
+
+      await relay.cut();
+      // Counted in this instance's memory now, with a full budget of its own; Redis never hears of it.
+      expect(await statuses(4, () => getScopes(gateway, tenantA.apiKey))).toEqual([200, 200, 200, 429]);
+      expect(await redis.get(userKey)).toBe("1");
+      expect(await metric(gateway, /threengram_gateway_rate_limit_store_degraded\{[^}]*\}/)).toBe(1);
+
+      const restored = await startRelay(relay.port);
+      try {
+        await eventually("the limiter to reconnect", async () => (await metric(gateway, /threengram_gateway_rate_limit_store_degraded\{[^}]*\}/)) === 0);
+        // Back on the shared count, which still holds the one request Redis saw.
+        expect(await statuses(3, () => getScopes(gateway, tenantA.apiKey))).toEqual([200, 200, 429]);
+        expect(await redis.get(userKey)).toBe("4");
+      } finally {
+        await gateway.close();
+        await restored.cut();
+      }
+      expect(logLines.some((line) => line.includes("rate-limit store reachable again"))).toBe(true);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
 
