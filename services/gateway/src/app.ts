@@ -13,7 +13,7 @@ import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
 import { AppError } from "@3ngram/errors";
 import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import { toNodeHandler } from "@modelcontextprotocol/node";
-import express, { Router, type Express, type RequestHandler } from "express";
+import express, { Router, type Express } from "express";
 import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth/api-key.js";
 import type { MemoryClient } from "./clients/memory.js";
 import type { SearchClient } from "./clients/search.js";
@@ -89,7 +89,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
       authenticate,
       limitRequests(limits.key, byCredential, responder, { metrics, log }),
       limitRequests(limits.user, byUser, responder, { metrics, log }),
-    ) as RequestHandler,
+    ),
   });
   const mcpLimits = limited(mcpLimited(log));
   const restLimits = limited(restLimited(log));
