@@ -11,7 +11,7 @@ import { Redis } from "ioredis";
 import type { GatewayMetrics } from "../http/metrics.js";
 
 /** A limit check that gets no answer within this long falls back to the in-memory insurance limiter. */
-const COMMAND_TIMEOUT_MS = 250;
+const COMMAND_TIMEOUT_MS = 500;
 /** How long startup waits for the first connection before serving on the insurance limiter. */
 const FIRST_CONNECT_WAIT_MS = 3_000;
 
