@@ -197,8 +197,7 @@ function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServe
 
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
 export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
-  const full: McpDeps = { memory: deps.memory, search: deps.search, log: deps.log, metrics: deps.metrics, completionLimiter: deps.completionLimiter };
-  return createMcpHandler((request) => buildMcpServer(full, request), {
+  return createMcpHandler((request) => buildMcpServer(deps, request), {
     // Messages can quote the request body (e.g. JSON parse errors), so only the error's class and code are logged.
     onerror: (error) => deps.log.warn({ error: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
