@@ -90,6 +90,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       HOST: options.host,
       MEMORY_ADDR: memory.address,
       SEARCH_ADDR: search.address,
+      // Standalone counts rate limits in this process, like its queue, even if the shell has a REDIS_URL.
+      REDIS_URL: undefined,
     });
     const gateway = await startGateway(gatewayConfig, { log: log.child({ component: "gateway" }) });
     closers.push(() => gateway.close());

@@ -2,32 +2,38 @@
  * The gateway's HTTP surface, assembled from its parts. No listen() here (gateway.ts does that),
  * so tests can mount it on port 0 against the real services.
  *
- *   /health, /ready, /metrics       no auth
- *   /.well-known/*, /oauth/*        the OAuth 2.1 authorization server (docs/oauth.md)
- *   /mcp                            Origin check → API key or access token → MCP (stateless, both protocol eras)
- *   /api/v1/memories, /api/v1/search   API key or access token → JSON body → same schemas and calls as the tools
+ *   /health, /ready, /metrics       no auth, never rate limited
+ *   /.well-known/*, /oauth/*        the OAuth 2.1 authorization server (docs/oauth.md); /oauth/* per-IP limited
+ *   /mcp                            Origin check → per-IP limit → API key or access token → per-credential
+ *                                   and per-user limits → MCP (stateless, both protocol eras)
+ *   /api/v1/...                     per-IP limit → API key or access token → per-credential and per-user
+ *                                   limits → JSON body → same schemas and calls as the tools
  */
 import type { Logger } from "@3ngram/runtime";
 import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
 import { AppError } from "@3ngram/errors";
 import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import { toNodeHandler } from "@modelcontextprotocol/node";
-import express, { type Express } from "express";
+import express, { Router, type Express } from "express";
 import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth/api-key.js";
 import type { MemoryClient } from "./clients/memory.js";
 import type { SearchClient } from "./clients/search.js";
 import { healthRouter, type PeerChecks } from "./http/health.js";
-import { routeLabel } from "./http/locals.js";
+import { credentialOf, principalOf, routeLabel } from "./http/locals.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
 import { countMcpRequests } from "./http/mcp-headers.js";
 import { requireAllowedOrigin } from "./http/origin.js";
+import type { TrustProxy } from "./http/trust-proxy.js";
 import { createMcpEndpoint } from "./mcp/server.js";
 import { createAccessTokenVerifier } from "./oauth/access-token.js";
 import type { ClientMetadataFetcher } from "./oauth/cimd/fetcher.js";
 import type { OAuthLocation } from "./oauth/issuer.js";
 import { authorizationServer } from "./oauth/router.js";
 import { createSigningKeyRing, type SigningKeyRing } from "./oauth/signing-keys.js";
+import { clientIpLimitKey, credentialLimitKey, userLimitKey } from "./ratelimit/keys.js";
+import type { RateLimits } from "./ratelimit/limits.js";
+import { limitRequests, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
 import { archiveRouter } from "./rest/archive.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
 import { factsRouter } from "./rest/facts.js";
@@ -48,6 +54,10 @@ export interface GatewayAppDeps {
   /** Health checks behind /ready, one per gRPC peer. */
   peers: PeerChecks;
   metrics?: GatewayMetrics;
+  /** The request budgets (Redis-backed or in-process); the completion budget feeds the default MCP handler. */
+  limits: RateLimits;
+  /** Express `trust proxy`: which proxies' X-Forwarded-For decides req.ip (default: none). */
+  trustProxy?: TrustProxy;
   /** Defaults to resolving through `memory` with a 30 s cache. */
   resolveApiKey?: ApiKeyResolver;
   /** Defaults to a new handler; pass one to be able to close() it on shutdown. */
@@ -67,17 +77,18 @@ export interface GatewayOAuthDeps {
 export function createGatewayApp(deps: GatewayAppDeps): Express {
   const { log } = deps;
   const metrics = deps.metrics ?? createGatewayMetrics();
+  const { limits } = deps;
   const resolveApiKey = deps.resolveApiKey ?? createApiKeyResolver(deps.memory, { log });
   const oauth = deps.oauth;
   const keys = oauth === undefined ? undefined : (oauth.keys ?? createSigningKeyRing(deps.memory));
-  const auth = requireApiKey(
+  const authenticate = requireApiKey(
     resolveApiKey,
     log,
     oauth === undefined || keys === undefined
       ? {}
       : { verifyAccessToken: createAccessTokenVerifier(keys, oauth.location), resourceMetadataUrl: () => oauth.location.resourceMetadataUrl() },
   );
-  const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics });
+  const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics, completionLimiter: limits.completion });
   const serveMcp = toNodeHandler(mcp, {
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     onerror: (error) => log.error({ error: { type: error.name } }, "mcp adapter failed"),
@@ -87,6 +98,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   // a pod is reached under, and Host is deliberately not validated (only Origin, below).
   const app = express();
   app.disable("x-powered-by");
+  app.set("trust proxy", deps.trustProxy ?? false);
   app.use(observeRequests(log, metrics));
 
   app.use(healthRouter(deps.peers));
@@ -94,7 +106,22 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  // Each layer answers a refusal in its endpoint's own error shape.
+  const limited = (responder: LimitedResponder) => ({
+    byIp: limitRequests(limits.ip, clientIp, responder, { metrics, log }),
+    // Authentication, then the narrower per-credential budget, then the user's budget across credentials.
+    authenticated: Router().use(
+      authenticate,
+      limitRequests(limits.key, byCredential, responder, { metrics, log }),
+      limitRequests(limits.user, byUser, responder, { metrics, log }),
+    ),
+  });
+  const mcpLimits = limited(mcpLimited(log));
+  const restLimits = limited(restLimited(log));
+
   if (oauth !== undefined && keys !== undefined) {
+    // Registration, consent and token requests are unauthenticated by nature: the edge budget bounds them.
+    app.use("/oauth", restLimits.byIp);
     app.use(
       authorizationServer({
         memory: deps.memory,
@@ -107,8 +134,22 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     );
   }
 
-  // The SDK reads and bounds the body itself; no parser runs before the Origin and auth checks.
-  app.all("/mcp", routeLabel("/mcp"), requireAllowedOrigin(deps.allowedOrigins), auth, countMcpRequests(metrics), (req, res) => serveMcp(req, res, req.body));
+  // The SDK reads and bounds the body itself; no parser runs before the Origin, limit and auth checks.
+  // Origin first (a bad Origin is refused before anything is counted), then the per-IP edge limit
+  // so an unauthenticated flood is cut before it costs a key resolution.
+  app.all(
+    "/mcp",
+    routeLabel("/mcp"),
+    requireAllowedOrigin(deps.allowedOrigins),
+    mcpLimits.byIp,
+    mcpLimits.authenticated,
+    countMcpRequests(metrics),
+    (req, res) => serveMcp(req, res, req.body),
+  );
+
+  // Every /api/v1 request, routed or not, is counted at the edge before its route authenticates.
+  app.use("/api/v1", routeLabel("/api/v1"), restLimits.byIp);
+  const auth = restLimits.authenticated;
 
   // Before the memories router, so GET /memories/facets is never read as a memory id.
   app.use("/api/v1", memoryListingRouter(deps.memory, auth), scopesRouter(deps.memory, auth));
@@ -123,3 +164,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(restErrorHandler(log));
   return app;
 }
+
+const clientIp: LimitKeyOf = (req) => clientIpLimitKey(req.ip);
+
+const byCredential: LimitKeyOf = (_req, res) => {
+  const credential = credentialOf(res);
+  return credential === undefined ? undefined : credentialLimitKey(credential);
+};
+
+const byUser: LimitKeyOf = (_req, res) => {
+  const principal = principalOf(res);
+  return principal === undefined ? undefined : userLimitKey(principal);
+};

@@ -3,6 +3,10 @@ import { envLogLevel, envPort } from "@3ngram/runtime";
 import { z } from "zod";
 import { normalizeOrigin } from "./http/origin.js";
 import { CIMD_DEFAULTS, MAX_CIMD_REDIRECTS } from "./oauth/cimd/create-fetcher.js";
+import { parseTrustProxy } from "./http/trust-proxy.js";
+
+/** A budget in requests per minute. */
+const perMinute = (fallback: number) => z.coerce.number().int().min(1).max(1_000_000).default(fallback);
 
 /** The environment the gateway reads, parsed once at boot by main.ts and passed down as a value. */
 export const gatewayConfigSchema = z
@@ -31,7 +35,7 @@ export const gatewayConfigSchema = z
       }),
     /** Where clients reach this gateway from outside (its origin is allowed on /mcp too). */
     PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-    /** completion/complete requests each user may make per minute (per gateway instance for now). */
+    /** completion/complete requests each user may make per minute. */
     MCP_COMPLETIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(120),
     /** Deadline for fetching one Client ID Metadata Document, redirects and body included. */
     OAUTH_CIMD_TIMEOUT_MS: z.coerce.number().int().min(500).max(30_000).default(CIMD_DEFAULTS.timeoutMs),
@@ -39,6 +43,28 @@ export const gatewayConfigSchema = z
     OAUTH_CIMD_MAX_REDIRECTS: z.coerce.number().int().min(0).max(MAX_CIMD_REDIRECTS).default(CIMD_DEFAULTS.maxRedirects),
     /** Metadata documents kept in the in-process cache (least recently used evicted). */
     OAUTH_CIMD_CACHE_ENTRIES: z.coerce.number().int().min(1).max(100_000).default(CIMD_DEFAULTS.cacheEntries),
+    /** Set: rate limits are counted in this Redis and shared by every gateway instance. Unset: per process (standalone). */
+    REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL" }).optional(),
+    /** Namespace of the rate-limit keys in Redis. */
+    RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,100}$/, "letters, digits and : _ . - only").default("3ngram:rl"),
+    /** Edge budget per client address on /mcp and /api/v1, counted before authentication. */
+    RATE_LIMIT_IP_PER_MINUTE: perMinute(600),
+    /** Budget per user (tenant + user), across all of the user's credentials. */
+    RATE_LIMIT_USER_PER_MINUTE: perMinute(300),
+    /** Budget per credential (an API key, or one OAuth client's grant for one user). */
+    RATE_LIMIT_KEY_PER_MINUTE: perMinute(300),
+    /** Which proxies in front of the gateway to believe about the client address: "false" (default), a hop count, or addresses/CIDRs. */
+    TRUST_PROXY: z
+      .string()
+      .default("false")
+      .transform((raw, ctx) => {
+        const parsed = parseTrustProxy(raw);
+        if (typeof parsed === "string") {
+          ctx.addIssue({ code: "custom", message: parsed });
+          return z.NEVER;
+        }
+        return parsed.value;
+      }),
     LOG_LEVEL: envLogLevel,
   })
   .transform((env) => {
@@ -54,9 +80,17 @@ export const gatewayConfigSchema = z
       allowedOrigins,
       publicUrl: env.PUBLIC_URL,
       logLevel: env.LOG_LEVEL,
-      completionsPerMinute: env.MCP_COMPLETIONS_PER_MINUTE,
       /** Options for createClientMetadataFetcher (oauth/cimd). */
       cimd: { timeoutMs: env.OAUTH_CIMD_TIMEOUT_MS, maxRedirects: env.OAUTH_CIMD_MAX_REDIRECTS, cacheEntries: env.OAUTH_CIMD_CACHE_ENTRIES },
+      trustProxy: env.TRUST_PROXY,
+      rateLimits: {
+        redisUrl: env.REDIS_URL,
+        keyPrefix: env.RATE_LIMIT_KEY_PREFIX,
+        ipPerMinute: env.RATE_LIMIT_IP_PER_MINUTE,
+        userPerMinute: env.RATE_LIMIT_USER_PER_MINUTE,
+        keyPerMinute: env.RATE_LIMIT_KEY_PER_MINUTE,
+        completionsPerMinute: env.MCP_COMPLETIONS_PER_MINUTE,
+      },
     };
   });
 

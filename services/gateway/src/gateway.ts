@@ -13,6 +13,7 @@ import { createMcpEndpoint } from "./mcp/server.js";
 import { createClientMetadataFetcher } from "./oauth/cimd/create-fetcher.js";
 import type { ClientMetadataFetcher } from "./oauth/cimd/fetcher.js";
 import { oauthLocation } from "./oauth/issuer.js";
+import { createRateLimits } from "./ratelimit/limits.js";
 
 export interface GatewayDeps {
   /** Injected clients are used as-is and not closed by close(). */
@@ -44,7 +45,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const search = deps.search ?? createSearchClient(config.searchAddr, signer!);
   const metrics = deps.metrics ?? createGatewayMetrics();
   const peers = deps.peers ?? { memory: () => checkHealth(config.memoryAddr), search: () => checkHealth(config.searchAddr) };
-  const mcp = createMcpEndpoint({ memory, search, log, metrics, completionsPerMinute: config.completionsPerMinute });
+  const limits = await createRateLimits(config.rateLimits, { log, metrics });
+  const mcp = createMcpEndpoint({ memory, search, log, metrics, completionLimiter: limits.completion });
   // The issuer is PUBLIC_URL, or (local and standalone runs) the URL we end up listening on.
   let listeningUrl = "";
   const location = oauthLocation(() => config.publicUrl ?? listeningUrl);
@@ -55,18 +57,26 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics,
     peers,
     mcp,
+    limits,
+    trustProxy: config.trustProxy,
     allowedOrigins: config.allowedOrigins,
     ...(deps.resolveApiKey ? { resolveApiKey: deps.resolveApiKey } : {}),
     oauth: { location, clientMetadataFetcher: deps.clientMetadataFetcher ?? createClientMetadataFetcher({ ...config.cimd, logger: log }) },
   });
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
-  });
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    });
+  } catch (err) {
+    await limits.close();
+    throw err;
+  }
   const { port, address } = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address)}:${port}`;
   listeningUrl = url;
-  log.info({ url, publicUrl: config.publicUrl, issuer: location.issuer(), memory: config.memoryAddr, search: config.searchAddr }, "gateway listening");
+  log.info({ url, publicUrl: config.publicUrl, issuer: location.issuer(), memory: config.memoryAddr, search: config.searchAddr, rateLimits: limits.backend }, "gateway listening");
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -77,6 +87,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       timer.unref();
       await mcp.close();
       await stopped;
+      await limits.close();
       clearTimeout(timer);
       if (!deps.memory) memory.close();
       if (!deps.search) search.close();

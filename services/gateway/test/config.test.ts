@@ -32,8 +32,16 @@ describe("gateway config", () => {
       allowedOrigins: [],
       publicUrl: undefined,
       logLevel: "info",
-      completionsPerMinute: 120,
       cimd: { timeoutMs: 5000, maxRedirects: 0, cacheEntries: 512 },
+      trustProxy: false,
+      rateLimits: {
+        redisUrl: undefined,
+        keyPrefix: "3ngram:rl",
+        ipPerMinute: 600,
+        userPerMinute: 300,
+        keyPerMinute: 300,
+        completionsPerMinute: 120,
+      },
     });
     expect(config.serviceSigningJwk.d).toBeTypeOf("string");
   });
@@ -52,6 +60,12 @@ describe("gateway config", () => {
       OAUTH_CIMD_TIMEOUT_MS: "2500",
       OAUTH_CIMD_MAX_REDIRECTS: "2",
       OAUTH_CIMD_CACHE_ENTRIES: "64",
+      REDIS_URL: "rediss://:secret@redis.internal:6380/2",
+      RATE_LIMIT_KEY_PREFIX: "prod:rl",
+      RATE_LIMIT_IP_PER_MINUTE: "1000",
+      RATE_LIMIT_USER_PER_MINUTE: "200",
+      RATE_LIMIT_KEY_PER_MINUTE: "100",
+      TRUST_PROXY: "1",
     });
     expect(config.port).toBe(0);
     expect(config.host).toBe("127.0.0.1");
@@ -61,8 +75,16 @@ describe("gateway config", () => {
     expect(config.allowedOrigins).toEqual(["https://claude.ai", "http://localhost:3000", "https://memory.example.com"]);
     expect(config.publicUrl).toBe("https://memory.example.com/");
     expect(config.logLevel).toBe("debug");
-    expect(config.completionsPerMinute).toBe(7);
     expect(config.cimd).toEqual({ timeoutMs: 2500, maxRedirects: 2, cacheEntries: 64 });
+    expect(config.rateLimits).toEqual({
+      redisUrl: "rediss://:secret@redis.internal:6380/2",
+      keyPrefix: "prod:rl",
+      ipPerMinute: 1000,
+      userPerMinute: 200,
+      keyPerMinute: 100,
+      completionsPerMinute: 7,
+    });
+    expect(config.trustProxy).toBe(1);
   });
 
   it("requires a private signing key and never echoes it", () => {
@@ -81,6 +103,37 @@ describe("gateway config", () => {
   it("bounds the metadata-document fetch settings", () => {
     const found = problems({ SERVICE_SIGNING_JWK: privateJwk, OAUTH_CIMD_TIMEOUT_MS: "60000", OAUTH_CIMD_MAX_REDIRECTS: "4", OAUTH_CIMD_CACHE_ENTRIES: "0" });
     expect(found.map((p) => p.split(":")[0]).sort()).toEqual(["OAUTH_CIMD_CACHE_ENTRIES", "OAUTH_CIMD_MAX_REDIRECTS", "OAUTH_CIMD_TIMEOUT_MS"]);
+  });
+
+  it("refuses rate-limit settings that would weaken or break the limits", () => {
+    const found = problems({
+      SERVICE_SIGNING_JWK: privateJwk,
+      REDIS_URL: "http://redis:6379",
+      RATE_LIMIT_IP_PER_MINUTE: "0",
+      RATE_LIMIT_USER_PER_MINUTE: "lots",
+      RATE_LIMIT_KEY_PER_MINUTE: "1.5",
+      RATE_LIMIT_KEY_PREFIX: "has space",
+      TRUST_PROXY: "true",
+    });
+    expect(found.map((p) => p.split(":")[0]).sort()).toEqual([
+      "RATE_LIMIT_IP_PER_MINUTE",
+      "RATE_LIMIT_KEY_PER_MINUTE",
+      "RATE_LIMIT_KEY_PREFIX",
+      "RATE_LIMIT_USER_PER_MINUTE",
+      "REDIS_URL",
+      "TRUST_PROXY",
+    ]);
+    expect(found.find((p) => p.startsWith("TRUST_PROXY"))).toMatch(/hop count/);
+  });
+
+  it("reads TRUST_PROXY as off, a hop count, or proxy addresses", () => {
+    const trust = (value: string) => loadConfig(gatewayConfigSchema, { SERVICE_SIGNING_JWK: privateJwk, TRUST_PROXY: value }).trustProxy;
+    expect(trust("false")).toBe(false);
+    expect(trust("0")).toBe(false);
+    expect(trust("2")).toBe(2);
+    expect(trust("loopback, 10.0.0.0/8, fd00::/8")).toEqual(["loopback", "10.0.0.0/8", "fd00::/8"]);
+    expect(problems({ SERVICE_SIGNING_JWK: privateJwk, TRUST_PROXY: "10.0.0.0/33" })).toEqual([expect.stringMatching(/^TRUST_PROXY: not an address/)]);
+    expect(problems({ SERVICE_SIGNING_JWK: privateJwk, TRUST_PROXY: "proxy.internal" })).toEqual([expect.stringMatching(/^TRUST_PROXY:/)]);
   });
 
   it("treats empty variables as unset", () => {

@@ -71,7 +71,12 @@ beforeAll(async () => {
   await waitFor("memory health", async () => (await checkHealth(common.MEMORY_ADDR)) === "SERVING", 60_000, memory);
   const search = startServiceProcess("search", "services/search/dist/main.js", { ...common, GRPC_PORT: String(searchPort) });
   const consolidator = startServiceProcess("consolidator", "services/consolidator/dist/main.js", common);
-  const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", { ...common, PORT: String(gatewayPort), HOST: "127.0.0.1" });
+  const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", {
+    ...common,
+    PORT: String(gatewayPort),
+    HOST: "127.0.0.1",
+    RATE_LIMIT_KEY_PREFIX: `${common.REDIS_KEY_PREFIX}:rl`,
+  });
   processes = { memory, search, consolidator, gateway };
   baseUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitFor("search health", async () => (await checkHealth(common.SEARCH_ADDR)) === "SERVING", 60_000, search);

@@ -14,6 +14,8 @@ import type { AuthInfo } from "@modelcontextprotocol/server";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, type Principal } from "../http/locals.js";
+import type { AccessTokenVerifier } from "../oauth/access-token.js";
+import { accessTokenCredential, apiKeyCredential, type Credential } from "../ratelimit/keys.js";
 import { WWW_AUTHENTICATE, sendError } from "../rest/errors.js";
 
 export const API_KEY_CACHE_TTL_MS = 30_000;
@@ -22,7 +24,10 @@ export const API_KEY_CACHE_MAX_ENTRIES = 1_000;
 const MAX_API_KEY_LENGTH = 512;
 const PUBLIC_SCOPES = new Set<string>([SCOPES.read, SCOPES.write]);
 
-export type ApiKeyResolver = (apiKey: string) => Promise<Principal>;
+/** Who the key acts for, and the key's own id (what the per-credential rate limit counts). */
+export type ResolvedApiKey = Principal & { keyId?: string };
+
+export type ApiKeyResolver = (apiKey: string) => Promise<ResolvedApiKey>;
 
 export interface ApiKeyResolverOptions {
   ttlMs?: number;
@@ -41,7 +46,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
   const maxEntries = options.maxEntries ?? API_KEY_CACHE_MAX_ENTRIES;
   const now = options.now ?? Date.now;
   // Insertion-ordered, so the first key is the oldest entry when the map is full.
-  const cache = new Map<string, Principal>();
+  const cache = new Map<string, ResolvedApiKey>();
 
   return async (apiKey) => {
     if (apiKey.length === 0 || apiKey.length > MAX_API_KEY_LENGTH) throw invalidKey();
@@ -64,11 +69,12 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
       throw invalidKey();
     }
     if (!response.tenantId || !response.userId) throw invalidKey();
-    const principal: Principal = {
+    const principal: ResolvedApiKey = {
       tenantId: response.tenantId,
       userId: response.userId,
       scopes: response.scopes.filter((s) => PUBLIC_SCOPES.has(s)),
       expiresAt: Math.floor((now() + ttlMs) / 1000),
+      keyId: response.keyId,
     };
     while (cache.size >= maxEntries) {
       const oldest = cache.keys().next().value;
@@ -92,7 +98,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 export interface BearerOptions {
   /** Verifies OAuth access tokens (JWTs); without it only API keys are accepted. */
-  verifyAccessToken?: (token: string) => Promise<Principal>;
+  verifyAccessToken?: AccessTokenVerifier;
   /** RFC 9728 metadata URL advertised in 401 challenges, so MCP clients can discover OAuth. */
   resourceMetadataUrl?: () => string;
 }
@@ -108,7 +114,8 @@ function isJwtFormat(token: string): boolean {
 
 /**
  * Express middleware: resolves the bearer credential — an API key, or an OAuth access token
- * when a verifier is configured — stores the principal on res.locals and the MCP AuthInfo on
+ * when a verifier is configured — stores the principal and the credential (what the
+ * per-credential rate limit counts) on res.locals and the MCP AuthInfo on
  * req.auth (which toNodeHandler forwards to tool handlers as ctx.http.authInfo). Both kinds map
  * to the same Principal, so per-tool scope checks apply unchanged. Failures are answered here
  * with a 401, 503 or 500; they never reach the route.
@@ -127,15 +134,24 @@ export function requireApiKey(resolve: ApiKeyResolver, log: Logger, options: Bea
       return;
     }
     let principal: Principal;
+    let credential: Credential;
     try {
-      if (options.verifyAccessToken !== undefined && isJwtFormat(token)) principal = await options.verifyAccessToken(token);
-      else principal = await resolve(token);
+      if (options.verifyAccessToken !== undefined && isJwtFormat(token)) {
+        const { clientId, ...verified } = await options.verifyAccessToken(token);
+        principal = verified;
+        credential = accessTokenCredential(clientId, verified);
+      } else {
+        const { keyId, ...resolved } = await resolve(token);
+        principal = resolved;
+        credential = apiKeyCredential(token, keyId);
+      }
     } catch (err) {
       if (isAppError(err) && err.reason === "unauthenticated") res.set("WWW-Authenticate", `${challenge()}, error="invalid_token"`);
       sendError(res, err, log);
       return;
     }
     res.locals.principal = principal;
+    res.locals.credential = credential;
     (req as Request & { auth?: AuthInfo }).auth = toAuthInfo(principal, requestId);
     next();
   };

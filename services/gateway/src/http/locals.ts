@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from "express";
+import type { Credential } from "../ratelimit/keys.js";
 
 /** Who an authenticated request acts for, as resolved from its credential. */
 export interface Principal {
@@ -20,6 +21,11 @@ export function requestIdOf(res: Response): string {
 
 export function principalOf(res: Response): Principal | undefined {
   return res.locals.principal as Principal | undefined;
+}
+
+/** The credential the principal was resolved from (set together with the principal). */
+export function credentialOf(res: Response): Credential | undefined {
+  return res.locals.credential as Credential | undefined;
 }
 
 /** Labels the request for logs and metrics with its route template (never the raw URL, which may hold ids). */

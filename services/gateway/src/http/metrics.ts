@@ -1,5 +1,5 @@
 import { createMetricsRegistry } from "@3ngram/runtime";
-import { Counter, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
 
 export interface GatewayMetrics {
   registry: Registry;
@@ -11,6 +11,10 @@ export interface GatewayMetrics {
   mcpRequests: Counter<"method" | "name">;
   /** completion/complete answers: ok, denied (no read scope), rate_limited or failed. */
   mcpCompletions: Counter<"outcome">;
+  /** Requests refused with 429, by the layer whose budget ran out (ip, user, key, completion). */
+  rateLimited: Counter<"layer">;
+  /** 1 while the Redis behind the limits is unreachable and each instance counts on its own. */
+  rateLimitStoreDegraded: Gauge;
 }
 
 export function createGatewayMetrics(registry: Registry = createMetricsRegistry("gateway")): GatewayMetrics {
@@ -38,6 +42,17 @@ export function createGatewayMetrics(registry: Registry = createMetricsRegistry(
       name: "threengram_gateway_mcp_completions_total",
       help: "completion/complete answers by outcome (ok, denied, rate_limited, failed); every outcome but ok answers an empty list.",
       labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: "threengram_gateway_rate_limited_total",
+      help: "Requests refused by a rate limit, by layer (ip, user, key, completion).",
+      labelNames: ["layer"],
+      registers: [registry],
+    }),
+    rateLimitStoreDegraded: new Gauge({
+      name: "threengram_gateway_rate_limit_store_degraded",
+      help: "1 while the rate-limit Redis is unreachable and limits are counted per instance (insurance limiter), else 0.",
       registers: [registry],
     }),
   };

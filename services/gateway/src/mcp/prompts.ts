@@ -15,19 +15,20 @@ import {
   type DebriefPromptArgs,
 } from "@3ngram/schema";
 import { completable, type GetPromptResult, type McpServer } from "@modelcontextprotocol/server";
-import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { z } from "zod";
 import type { MemoryClient } from "../clients/memory.js";
 import { completeScopes } from "../clients/surface.js";
 import type { Principal } from "../http/locals.js";
 import type { GatewayMetrics } from "../http/metrics.js";
+import type { LayerLimiter } from "../ratelimit/limiter.js";
+import { userLimitKey } from "../ratelimit/keys.js";
 
 export interface PromptDeps {
   memory: MemoryClient;
   log: Logger;
   metrics: GatewayMetrics;
   /** Per-user limiter for completion/complete, shared by every request this endpoint serves. */
-  completionLimiter: RateLimiterAbstract;
+  completionLimiter: LayerLimiter;
   /** The verified caller of this request (from the bearer middleware), never anything the request body says. */
   principal: Principal | undefined;
 }
@@ -81,11 +82,10 @@ async function completeDebriefScope(deps: PromptDeps, typed: string): Promise<st
     metrics.mcpCompletions.inc({ outcome: "denied" });
     return [];
   }
-  try {
-    await deps.completionLimiter.consume(principal.userId);
-  } catch (err) {
-    if (!(err instanceof RateLimiterRes)) throw err;
+  const quota = await deps.completionLimiter.consume(userLimitKey(principal));
+  if (!quota.allowed) {
     metrics.mcpCompletions.inc({ outcome: "rate_limited" });
+    metrics.rateLimited.inc({ layer: "completion" });
     return [];
   }
   try {

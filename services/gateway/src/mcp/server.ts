@@ -25,12 +25,12 @@ import {
   type ServerContext,
   type ToolCallback,
 } from "@modelcontextprotocol/server";
-import { RateLimiterMemory, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { z } from "zod";
 import { fromAuthInfo } from "../auth/api-key.js";
 import type { MemoryClient } from "../clients/memory.js";
 import type { SearchClient } from "../clients/search.js";
 import type { GatewayMetrics } from "../http/metrics.js";
+import type { LayerLimiter } from "../ratelimit/limiter.js";
 import { CACHE_HINTS } from "./cache.js";
 import { cachedJsonSchema } from "./cached-json-schema.js";
 import { isCallerFault, toolError, toolErrorText } from "./errors.js";
@@ -55,9 +55,6 @@ import { SERVER_NAME, SERVER_VERSION } from "./catalog.js";
 /** Advertised as discover/initialize `instructions`; built from the jobs table in jobs.ts. */
 export { SERVER_INSTRUCTIONS };
 
-/** completion/complete requests per user per minute when the caller does not configure it. */
-export const DEFAULT_COMPLETIONS_PER_MINUTE = 120;
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tools
 export const TOOLS: readonly ToolDefinition<any, any>[] = [rememberTool, searchTool, getFactsTool, getMemoriesTool, reviseTool, resolveTool, configureScopeTool, briefingTool, handoffTool, describeEnvironmentTool, reviewProposalsTool];
 
@@ -66,8 +63,8 @@ export interface McpDeps {
   search: SearchClient;
   log: Logger;
   metrics: GatewayMetrics;
-  /** Per-user completion limiter shared across requests; createMcpEndpoint builds one. */
-  completionLimiter: RateLimiterAbstract;
+  /** Per-user completion budget, shared by every request (and, with Redis, every instance). */
+  completionLimiter: LayerLimiter;
 }
 
 /** A tool's handler for arguments that already parsed, as registered with the SDK. */
@@ -201,14 +198,8 @@ function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServe
 }
 
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
-export function createMcpEndpoint(
-  deps: Omit<McpDeps, "completionLimiter"> & { completionLimiter?: RateLimiterAbstract; completionsPerMinute?: number },
-): McpHttpHandler {
-  // In-process for now: each gateway instance counts on its own (the security work moves limits to Redis).
-  const completionLimiter =
-    deps.completionLimiter ?? new RateLimiterMemory({ keyPrefix: "mcp-completion", points: deps.completionsPerMinute ?? DEFAULT_COMPLETIONS_PER_MINUTE, duration: 60 });
-  const full: McpDeps = { memory: deps.memory, search: deps.search, log: deps.log, metrics: deps.metrics, completionLimiter };
-  return createMcpHandler((request) => buildMcpServer(full, request), {
+export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
+  return createMcpHandler((request) => buildMcpServer(deps, request), {
     // Messages can quote the request body (e.g. JSON parse errors), so only the error's class and code are logged.
     onerror: (error) => deps.log.warn({ error: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,

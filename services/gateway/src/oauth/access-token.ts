@@ -44,7 +44,8 @@ export function looksLikeJwt(token: string): boolean {
   return token.length <= 4096 && JWT_SHAPE.test(token);
 }
 
-export type AccessTokenVerifier = (token: string) => Promise<Principal>;
+/** The principal a token acts for, and the client it was issued to (what the per-credential rate limit counts). */
+export type AccessTokenVerifier = (token: string) => Promise<Principal & { clientId: string }>;
 
 /**
  * Rejects with AppError: unauthenticated for anything that is not a valid, current token for
@@ -83,8 +84,8 @@ export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthL
     } catch {
       throw invalid();
     }
-    const { sub, tid, scope, exp } = payload;
-    if (typeof sub !== "string" || typeof tid !== "string" || typeof scope !== "string" || typeof exp !== "number") throw invalid();
-    return { tenantId: tid, userId: sub, scopes: scope.split(" ").filter((s) => PUBLIC_SCOPES.has(s)), expiresAt: exp };
+    const { sub, tid, scope, exp, client_id: clientId } = payload;
+    if (typeof sub !== "string" || typeof tid !== "string" || typeof scope !== "string" || typeof exp !== "number" || typeof clientId !== "string") throw invalid();
+    return { tenantId: tid, userId: sub, scopes: scope.split(" ").filter((s) => PUBLIC_SCOPES.has(s)), expiresAt: exp, clientId };
   };
 }

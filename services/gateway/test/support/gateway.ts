@@ -19,6 +19,12 @@ export function testConfig(peers: GatewayPeers, extra: Record<string, string> = 
     SERVICE_SIGNING_JWK: peers.signingJwk,
     MCP_ALLOWED_ORIGINS: "https://app.example.com",
     LOG_LEVEL: "silent",
+    // A contract file can make hundreds of requests a minute as one user from one address; with the
+    // production budgets it would pass or fail by how fast the machine is. Rate-limit tests set
+    // their own small budgets through `extra`.
+    RATE_LIMIT_IP_PER_MINUTE: "1000000",
+    RATE_LIMIT_USER_PER_MINUTE: "1000000",
+    RATE_LIMIT_KEY_PER_MINUTE: "1000000",
     ...extra,
   });
 }

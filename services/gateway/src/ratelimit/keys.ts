@@ -1,0 +1,62 @@
+/**
+ * What each layer counts against. The keys end up in Redis, so none of them holds a secret: an
+ * API key is counted by its id (or a SHA-256 of it when no id is known), never by the key itself.
+ */
+import { createHash } from "node:crypto";
+import { isIPv4, isIPv6 } from "node:net";
+import type { Principal } from "../http/locals.js";
+
+/**
+ * The credential a request authenticated with: an API key, or an OAuth client's grant for one user
+ * (every access token a client is issued for that user shares one budget, so refreshing a token
+ * does not reset it).
+ */
+export type Credential = { kind: "api_key"; keyId: string } | { kind: "oauth_grant"; grant: string };
+
+/** The per-credential budget's key. One function, so every credential kind is counted the same way. */
+export function credentialLimitKey(credential: Credential): string {
+  switch (credential.kind) {
+    case "api_key":
+      return `api_key:${credential.keyId}`;
+    case "oauth_grant":
+      return `oauth:${credential.grant}`;
+  }
+}
+
+/** An access token's credential: its client's grant for this user (client ids can be long URLs, so digested). */
+export function accessTokenCredential(clientId: string, principal: Pick<Principal, "tenantId" | "userId">): Credential {
+  const client = createHash("sha256").update(clientId).digest("hex").slice(0, 32);
+  return { kind: "oauth_grant", grant: `${principal.tenantId}:${principal.userId}:${client}` };
+}
+
+/** An API key's credential: its id from the memory service, or a digest of the presented key when no id came back. */
+export function apiKeyCredential(presentedKey: string, keyId: string | undefined): Credential {
+  return { kind: "api_key", keyId: keyId || `sha256-${createHash("sha256").update(presentedKey).digest("hex")}` };
+}
+
+/** Users are only unique within a tenant. */
+export function userLimitKey(principal: Pick<Principal, "tenantId" | "userId">): string {
+  return `${principal.tenantId}:${principal.userId}`;
+}
+
+/**
+ * The per-IP key. An IPv4-mapped address counts as its IPv4 address; any other IPv6 address counts
+ * by its /64, since one host is usually handed a whole /64 and could otherwise rotate through it.
+ */
+export function clientIpLimitKey(ip: string | undefined): string {
+  if (ip === undefined || ip === "") return "unknown";
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (isIPv4(ip)) return ip;
+  if (!isIPv6(ip)) return "unknown";
+  return `${ipv6Groups(ip).slice(0, 4).join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address, "::" expanded (zone and embedded IPv4 tail ignored past /64). */
+function ipv6Groups(ip: string): string[] {
+  const [head = "", tail] = ip.split("%")[0]!.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
+  return [...left, ...Array<string>(Math.max(0, missing)).fill("0"), ...right].map((g) => (g.includes(".") ? g : g.toLowerCase().replace(/^0+(?=.)/, "")));
+}

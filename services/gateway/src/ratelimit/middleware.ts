@@ -1,0 +1,102 @@
+/**
+ * Express side of the limits: spend a point, advertise the remaining budget, and answer 429 with
+ * Retry-After when a layer is exhausted. The refusal's body depends on the endpoint (a REST error
+ * body or a JSON-RPC error), so each mount passes its own responder.
+ */
+import { AppError } from "@3ngram/errors";
+import { errorSummary, type Logger } from "@3ngram/runtime";
+import type { Request, RequestHandler, Response } from "express";
+import { requestIdOf } from "../http/locals.js";
+import type { GatewayMetrics } from "../http/metrics.js";
+import { sendError } from "../rest/errors.js";
+import { LIMIT_WINDOW_SECONDS, type LayerLimiter, type LimitLayer, type Quota } from "./limiter.js";
+
+export type LimitedResponder = (res: Response, quota: Quota, layer: LimitLayer) => void;
+
+/** The key a request is counted under for one layer; undefined skips the layer for this request. */
+export type LimitKeyOf = (req: Request, res: Response) => string | undefined;
+
+export interface LimitDeps {
+  metrics: GatewayMetrics;
+  log: Logger;
+}
+
+const LAYER_NAMES: Record<LimitLayer, string> = {
+  ip: "per client address",
+  user: "per user",
+  key: "per credential",
+  completion: "completions per user",
+};
+
+export function limitRequests(limiter: LayerLimiter, keyOf: LimitKeyOf, onLimited: LimitedResponder, deps: LimitDeps): RequestHandler {
+  return async (req, res, next) => {
+    const key = keyOf(req, res);
+    if (key === undefined) {
+      next();
+      return;
+    }
+    let quota: Quota;
+    try {
+      quota = await limiter.consume(key);
+    } catch (err) {
+      // Store failures are absorbed by the insurance limiter; reaching here is a bug. A bug in the
+      // limiter must not take the API down with it, so this request goes through (fail open).
+      deps.log.error({ request_id: requestIdOf(res), layer: limiter.layer, error: errorSummary(err) }, "rate limit check failed");
+      next();
+      return;
+    }
+    advertise(res, quota);
+    if (quota.allowed) {
+      next();
+      return;
+    }
+    deps.metrics.rateLimited.inc({ layer: limiter.layer });
+    onLimited(res, quota, limiter.layer);
+  };
+}
+
+/**
+ * RateLimit-* headers (draft-ietf-httpapi-ratelimit-headers, the separate-field form) for the
+ * tightest layer this request was counted in. A refusal always shows the layer that refused.
+ */
+function advertise(res: Response, quota: Quota): void {
+  const shown = res.locals.rateLimitQuota as Quota | undefined;
+  if (quota.allowed && shown !== undefined && shown.remaining <= quota.remaining) return;
+  res.locals.rateLimitQuota = quota;
+  res.set({
+    "RateLimit-Policy": `${quota.limit};w=${LIMIT_WINDOW_SECONDS}`,
+    "RateLimit-Limit": String(quota.limit),
+    "RateLimit-Remaining": String(quota.remaining),
+    "RateLimit-Reset": String(quota.resetSeconds),
+  });
+}
+
+function limitedMessage(quota: Quota, layer: LimitLayer): string {
+  return `rate limit exceeded (${LAYER_NAMES[layer]}, ${quota.limit} requests per minute); retry after ${quota.resetSeconds} s`;
+}
+
+/** /api/v1: the REST error body with reason rate_limited. */
+export function restLimited(log: Logger): LimitedResponder {
+  return (res, quota, layer) => {
+    res.set("Retry-After", String(quota.resetSeconds));
+    sendError(res, new AppError("rate_limited", limitedMessage(quota, layer)), log);
+  };
+}
+
+/** JSON-RPC's implementation-defined server-error range; the HTTP status and data.reason say which. */
+export const RATE_LIMITED_JSONRPC_CODE = -32000;
+
+/** /mcp: a JSON-RPC error body, as the Origin check answers, so MCP clients can parse it. */
+export function mcpLimited(log: Logger): LimitedResponder {
+  return (res, quota, layer) => {
+    log.warn({ request_id: requestIdOf(res), reason: "rate_limited", layer }, "request refused");
+    res
+      .status(429)
+      .set("Retry-After", String(quota.resetSeconds))
+      .json({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: RATE_LIMITED_JSONRPC_CODE, message: limitedMessage(quota, layer), data: { reason: "rate_limited", retryAfterSeconds: quota.resetSeconds } },
+      });
+  };
+}
