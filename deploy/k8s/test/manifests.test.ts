@@ -133,6 +133,18 @@ describe("workloads", () => {
     for (const workload of [...deployments, ...jobs]) expect(workload.spec!.template.spec!.securityContext?.runAsUser).toBe(RUN_AS_USER);
   });
 
+  it("run commands the Dockerfile's image contains: each service built, the migrations copied", () => {
+    const dockerfile = readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8");
+    const built = /^RUN npx tsc -b (.+)$/m.exec(dockerfile)?.[1]?.split(/\s+/) ?? [];
+    for (const workload of [...deployments, ...jobs]) {
+      const script = onlyContainer(workload).command![1]!;
+      const workspace = /^(services\/[a-z]+)\/dist\//.exec(script)?.[1];
+      expect(built, `${workload.metadata.name}: ${script}`).toContain(workspace);
+    }
+    expect(dockerfile).toContain("cp -a services/memory/migrations /out/services/memory/");
+    expect(dockerfile).toMatch(/^FROM node:24-slim|^ARG NODE_IMAGE=node:24-slim$/m);
+  });
+
   it("give every Deployment liveness and readiness probes on ports the container declares", () => {
     for (const deployment of deployments) {
       const container = onlyContainer(deployment);
