@@ -15,11 +15,11 @@ VITEST_ARGS ?=
 # node_modules the stamp goes with it and the next build reinstalls.
 INSTALL_STAMP := node_modules/.install-stamp
 
-.PHONY: help install gen gen-check build services test run clean
+.PHONY: help install gen gen-check build k8s k8s-check services test run clean
 
 help: ## Show this list
 	@echo "Targets:"
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) \
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) \
 	  | awk -F':.*## ' '{ printf "  %-10s %s\n", $$1, $$2 }'
 
 install: $(INSTALL_STAMP) ## Install npm dependencies (npm ci, only when package-lock.json changed)
@@ -37,6 +37,13 @@ gen-check: $(INSTALL_STAMP) ## Fail if the generated protobuf code is stale
 build: $(INSTALL_STAMP) ## Compile all workspaces (tsc -b)
 	$(NPM) run build
 
+k8s: $(INSTALL_STAMP) ## Re-render deploy/k8s YAML from its TypeScript sources
+	$(NPM) run k8s:render
+
+# Needs the build (deploy/k8s/dist); renders in memory and compares, about a second.
+k8s-check: build ## Fail if the committed Kubernetes YAML is stale
+	$(NPM) run --silent k8s:check
+
 services: ## Make sure local PostgreSQL (with pgvector) and Redis are running
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-redis.sh
@@ -45,7 +52,7 @@ services: ## Make sure local PostgreSQL (with pgvector) and Redis are running
 # rather than as a confusing type error.
 # The retrieval golden-set gate (eval/retrieval, ~30 s) runs after vitest on a full run; a run
 # narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
-test: $(INSTALL_STAMP) gen-check build services ## Check, build, type-check tests, start services, run vitest and the retrieval gate
+test: $(INSTALL_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, start services, run vitest and the retrieval gate
 	$(NPM) run typecheck:tests
 	npx vitest run $(VITEST_ARGS)
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
@@ -55,4 +62,4 @@ run: $(INSTALL_STAMP) build ## Start the standalone server (no PostgreSQL/Redis 
 
 clean: ## Remove build output (tsc -b --clean plus dist folders)
 	-$(NPM) run clean
-	rm -rf proto/dist packages/*/dist services/*/dist standalone/dist test/*/dist
+	rm -rf proto/dist packages/*/dist services/*/dist standalone/dist test/*/dist deploy/k8s/dist
