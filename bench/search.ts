@@ -7,6 +7,7 @@
  *   npm run bench:search -- --sizes 2000 --queries 50
  *   npm run bench:search -- --sizes 100000 --keep   # leave the database for EXPLAIN
  *   npm run bench:search -- --reuse <line printed by --keep>   # measure a kept database again
+ *   npm run bench:search -- --warmup 1000       # steady state: warm buffers before measuring (default 200)
  *
  * SEARCH_TERM_CACHE_SIZE=0 in the environment measures with every query word counted afresh
  * (the queries reuse a small vocabulary, so by default most word counts come from the cache).
@@ -35,6 +36,8 @@ const VERBS = ["chose", "moved", "replaced", "blocked", "measured", "agreed", "d
 const OBJECTS = ["the retry policy", "the cache layer", "PostgreSQL", "the queue", "the API gateway", "the nightly job", "feature flags", "the SDK", "rate limits", "the schema", "TLS certificates", "the dashboard"];
 const DETAILS = ["because latency doubled", "after the incident review", "for the Q3 launch", "to cut cloud cost", "per the security audit", "since customers asked", "until the vendor replies", "with a two week rollback window"];
 const BATCH = 1000;
+/** Distinct queries run before measuring (see --warmup): enough to settle the buffer cache after a bulk load. */
+const DEFAULT_WARMUP = 200;
 
 /** A small seeded PRNG so every run generates the same corpus. */
 function prng(seed: number): () => number {
@@ -144,7 +147,7 @@ async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: 
   return { loadS, indexS };
 }
 
-async function benchOne(n: number, queryCount: number, keep: boolean, reuse: Reuse | null): Promise<Row> {
+async function benchOne(n: number, queryCount: number, warmup: number, keep: boolean, reuse: Reuse | null): Promise<Row> {
   const db = reuse ? { url: reuse.url, drop: async () => {} } : await createTestDatabase(`bench${n}`);
   const log = createLogger({ service: "bench", level: "silent" });
   const embedder = new HashingEmbedder({ dimensions: 512 });
@@ -174,11 +177,13 @@ async function benchOne(n: number, queryCount: number, keep: boolean, reuse: Reu
     const signer = await keys.signer("bench");
     const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer });
     const as = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read] } };
-    const texts = queries(queryCount * 2 + 20);
-    await timed(20, (i) => client.search({ query: texts[i]!, limit: 5 }, as)); // warm-up
-    const grpc = await timed(queryCount, (i) => client.search({ query: texts[20 + i]!, limit: 5 }, as));
+    // Warm-up queries are distinct from the measured ones (their own query numbers), so they warm the
+    // process and the database's buffers without answering a measured query from any cache.
+    const texts = queries(warmup + queryCount * 2);
+    await timed(warmup, (i) => client.search({ query: texts[queryCount * 2 + i]!, limit: 5 }, as));
+    const grpc = await timed(queryCount, (i) => client.search({ query: texts[i]!, limit: 5 }, as));
     const mcp = await connectMcp(`${gateway.url}/mcp`, tenant.apiKey, { modern: true });
-    const viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[20 + queryCount + i]!, limit: 5 }));
+    const viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[queryCount + i]!, limit: 5 }));
     await mcp.close();
     const chrono = await timed(queryCount, (i) =>
       client.search({ order: "chronological", memoryTypes: [TYPES[i % TYPES.length]!], projects: [`project-${i % 20}`], limit: 25 }, as),
@@ -195,13 +200,15 @@ async function benchOne(n: number, queryCount: number, keep: boolean, reuse: Reu
   }
 }
 
-function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number; keep: boolean; reuse: Reuse | null } {
+function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number; warmup: number; keep: boolean; reuse: Reuse | null } {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
   const count = Number(value("--queries") ?? 200);
+  const warmup = Number(value("--warmup") ?? DEFAULT_WARMUP);
+  if (!Number.isInteger(warmup) || warmup < 0) throw new Error("usage: --warmup <queries before measuring>");
   if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(count) || count < 10) throw new Error("usage: --sizes 10000,100000 --queries 200");
   const reuseArg = value("--reuse");
   let reuse: Reuse | null = null;
@@ -210,18 +217,18 @@ function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number;
     if (!url || !tenantId || !userId || !apiKey) throw new Error("usage: --reuse <database url>,<tenant id>,<user id>,<api key> (printed by --keep)");
     reuse = { url, tenantId, userId, apiKey };
   }
-  return { sizes: reuse ? [0] : sizes, queries: count, keep: argv.includes("--keep"), reuse };
+  return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, queries: queryCount, keep, reuse } = parseArgs(argv);
+  const { sizes, queries: queryCount, warmup, keep, reuse } = parseArgs(argv);
   const results: Row[] = [];
   for (const n of sizes) {
     if (!reuse) process.stderr.write(`loading ${n} memories…\n`);
-    results.push(await benchOne(n, queryCount, keep, reuse));
+    results.push(await benchOne(n, queryCount, warmup, keep, reuse));
   }
   const ms = (x: number) => x.toFixed(1).padStart(7);
-  console.log(`\nsearch benchmark (${queryCount} queries per row, sequential, limit 5; chronological: limit 25, type + project filter)`);
+  console.log(`\nsearch benchmark (${warmup} warm-up queries, then ${queryCount} per column, sequential, limit 5; chronological: limit 25, type + project filter)`);
   console.log("memories  load s  index s | gRPC p50   p95     p99   | MCP p50    p95     p99   | chrono p50 p95     p99   (ms)");
   for (const r of results) {
     console.log(
