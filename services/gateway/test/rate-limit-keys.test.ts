@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { apiKeyCredential, clientIpLimitKey, credentialLimitKey, userLimitKey } from "../src/ratelimit/keys.js";
+import { accessTokenCredential, apiKeyCredential, clientIpLimitKey, credentialLimitKey, userLimitKey } from "../src/ratelimit/keys.js";
 
 describe("rate-limit keys", () => {
   it("counts an API key by its id, or by a digest of the key when no id is known, never by the key", () => {
@@ -9,6 +9,17 @@ describe("rate-limit keys", () => {
     expect(digested).toMatch(/^api_key:sha256-[0-9a-f]{64}$/);
     expect(digested).not.toContain(key);
     expect(credentialLimitKey(apiKeyCredential(key, undefined))).toBe(digested);
+  });
+
+  it("counts OAuth access tokens by their client's grant for the user, so a refreshed token shares the budget", () => {
+    const alice = { tenantId: "t1", userId: "u1" };
+    const client = "https://client.example/oauth/metadata.json";
+    const key = credentialLimitKey(accessTokenCredential(client, alice));
+    expect(key).toMatch(/^oauth:t1:u1:[0-9a-f]{32}$/);
+    expect(key).not.toContain("client.example");
+    expect(credentialLimitKey(accessTokenCredential(client, { ...alice }))).toBe(key);
+    expect(credentialLimitKey(accessTokenCredential("0190f0c2-0000-7000-8000-000000000009", alice))).not.toBe(key);
+    expect(credentialLimitKey(accessTokenCredential(client, { tenantId: "t1", userId: "u2" }))).not.toBe(key);
   });
 
   it("keys users by tenant and user, since user ids are only unique within a tenant", () => {

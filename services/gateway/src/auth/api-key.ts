@@ -15,6 +15,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, type Principal } from "../http/locals.js";
 import type { AccessTokenVerifier } from "../oauth/access-token.js";
+import { publicScopes } from "./public-scopes.js";
 import { accessTokenCredential, apiKeyCredential, type Credential } from "../ratelimit/keys.js";
 import { WWW_AUTHENTICATE, sendError } from "../rest/errors.js";
 
@@ -22,7 +23,6 @@ export const API_KEY_CACHE_TTL_MS = 30_000;
 export const API_KEY_CACHE_MAX_ENTRIES = 1_000;
 /** Longer than any key we issue; anything bigger is refused without a round trip. */
 const MAX_API_KEY_LENGTH = 512;
-const PUBLIC_SCOPES = new Set<string>([SCOPES.read, SCOPES.write]);
 
 /** Who the key acts for, and the key's own id (what the per-credential rate limit counts). */
 export type ResolvedApiKey = Principal & { keyId?: string };
@@ -72,7 +72,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
     const principal: ResolvedApiKey = {
       tenantId: response.tenantId,
       userId: response.userId,
-      scopes: response.scopes.filter((s) => PUBLIC_SCOPES.has(s)),
+      scopes: publicScopes(response.scopes),
       expiresAt: Math.floor((now() + ttlMs) / 1000),
       keyId: response.keyId,
     };

@@ -6,15 +6,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { AppError, isAppError } from "@3ngram/errors";
-import { SCOPES } from "@3ngram/rpc";
 import { SignJWT, decodeProtectedHeader, jwtVerify } from "jose";
+import { publicScopes } from "../auth/public-scopes.js";
 import type { Principal } from "../http/locals.js";
 import type { OAuthLocation } from "./issuer.js";
 import { ACCESS_TOKEN_ALG, type SigningKeyRing } from "./signing-keys.js";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 const ACCESS_TOKEN_TYPE = "at+jwt";
-const PUBLIC_SCOPES = new Set<string>([SCOPES.read, SCOPES.write]);
 /** Tolerated clock difference between gateway replicas. */
 const CLOCK_TOLERANCE_SECONDS = 5;
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -86,6 +85,6 @@ export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthL
     }
     const { sub, tid, scope, exp, client_id: clientId } = payload;
     if (typeof sub !== "string" || typeof tid !== "string" || typeof scope !== "string" || typeof exp !== "number" || typeof clientId !== "string") throw invalid();
-    return { tenantId: tid, userId: sub, scopes: scope.split(" ").filter((s) => PUBLIC_SCOPES.has(s)), expiresAt: exp, clientId };
+    return { tenantId: tid, userId: sub, scopes: publicScopes(scope.split(" ")), expiresAt: exp, clientId };
   };
 }

@@ -17,7 +17,7 @@ import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, routeLabel, type Principal } from "../http/locals.js";
 import type { ClientDirectory, KnownClient } from "./clients.js";
 import { renderConsentPage, renderErrorPage, setPageHeaders } from "./consent-page.js";
-import { OAuthError } from "./errors.js";
+import { OAuthError, singleParam } from "./errors.js";
 import type { OAuthLocation } from "./issuer.js";
 import { SUPPORTED_SCOPES } from "./metadata.js";
 
@@ -59,39 +59,32 @@ export interface AuthorizeDeps {
   log: Logger;
 }
 
-function single(params: Record<string, unknown>, name: string): string | undefined {
-  const value = params[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new OAuthError("invalid_request", `${name} must appear once`);
-  return value;
-}
-
 async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): Promise<ValidRequest> {
-  const clientId = single(params, "client_id") ?? "";
+  const clientId = singleParam(params, "client_id") ?? "";
   const client = await deps.clients.resolve(clientId);
   const registered = client.metadata.redirect_uris;
-  const asked = single(params, "redirect_uri");
+  const asked = singleParam(params, "redirect_uri");
   // Exact string comparison: no normalisation, no prefix or wildcard matching.
   const redirectUri = asked === undefined ? (registered.length === 1 ? registered[0] : undefined) : registered.find((uri) => uri === asked);
   if (redirectUri === undefined) throw new OAuthError("invalid_request", "redirect_uri does not match any URI registered for this client");
 
-  const state = single(params, "state");
+  const state = singleParam(params, "state");
   if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new OAuthError("invalid_request", "state is too long");
   const target = { redirectUri, state };
   const fail = (code: string, description: string) => new RedirectableError(target, code, description);
 
-  if (single(params, "response_type") !== "code") throw fail("unsupported_response_type", "response_type must be code");
+  if (singleParam(params, "response_type") !== "code") throw fail("unsupported_response_type", "response_type must be code");
   if (!client.metadata.grant_types.includes("authorization_code")) throw fail("unauthorized_client", "the client did not register the authorization_code grant");
-  const method = single(params, "code_challenge_method");
+  const method = singleParam(params, "code_challenge_method");
   if (method !== "S256") throw fail("invalid_request", "PKCE is required with code_challenge_method=S256 (plain is not accepted)");
-  const codeChallenge = single(params, "code_challenge") ?? "";
+  const codeChallenge = singleParam(params, "code_challenge") ?? "";
   if (!CODE_CHALLENGE.test(codeChallenge)) throw fail("invalid_request", "code_challenge must be a base64url SHA-256 digest");
 
-  const scopeParam = single(params, "scope");
+  const scopeParam = singleParam(params, "scope");
   const scopes = scopeParam === undefined || scopeParam.trim() === "" ? [...SUPPORTED_SCOPES] : [...new Set(scopeParam.trim().split(/ +/))];
   if (scopes.some((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s))) throw fail("invalid_scope", `supported scopes are ${SUPPORTED_SCOPES.join(" ")}`);
 
-  const resource = single(params, "resource") ?? deps.location.mcpResource();
+  const resource = singleParam(params, "resource") ?? deps.location.mcpResource();
   if (resource !== deps.location.mcpResource()) throw fail("invalid_target", `resource must be ${deps.location.mcpResource()}`);
   return { client, redirectUri, state, codeChallenge, scopes, resource };
 }
@@ -194,17 +187,17 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
       return;
     }
     try {
-      if (!sameToken(cookieValue(req, CSRF_COOKIE), single(form, "csrf_token"))) {
+      if (!sameToken(cookieValue(req, CSRF_COOKIE), singleParam(form, "csrf_token"))) {
         showPage(res, request, 403, "This form expired or was not sent from this page. Please try again.");
         return;
       }
-      if (single(form, "decision") !== "allow") {
+      if (singleParam(form, "decision") !== "allow") {
         redirectWith(res, request, { error: "access_denied", error_description: "the user denied the request" }, location);
         return;
       }
       let principal: Principal;
       try {
-        principal = await deps.resolveApiKey(single(form, "api_key") ?? "");
+        principal = await deps.resolveApiKey(singleParam(form, "api_key") ?? "");
       } catch (err) {
         if (isAppError(err) && err.reason === "unauthenticated") {
           showPage(res, request, 401, "That API key was not accepted.");

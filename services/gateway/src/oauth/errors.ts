@@ -33,6 +33,17 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * A parameter that may appear at most once (RFC 6749 §3.1): express parses a repeated one into an
+ * array, which is refused here rather than read as one of its values.
+ */
+export function singleParam(params: Record<string, unknown>, name: string): string | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new OAuthError("invalid_request", `${name} must appear once`);
+  return value;
+}
+
 /** The OAuth error a memory-service failure stands for. */
 export function oauthErrorFrom(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;

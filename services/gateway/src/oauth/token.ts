@@ -10,7 +10,7 @@ import express, { Router, type ErrorRequestHandler, type Request } from "express
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
 import { ACCESS_TOKEN_TTL_SECONDS, mintAccessToken } from "./access-token.js";
-import { OAuthError, sendOAuthError } from "./errors.js";
+import { OAuthError, sendOAuthError, singleParam } from "./errors.js";
 import type { OAuthLocation } from "./issuer.js";
 import type { SigningKeyRing } from "./signing-keys.js";
 
@@ -23,15 +23,8 @@ interface ClientCredentials {
   basic: boolean;
 }
 
-function param(body: Record<string, unknown>, name: string): string | undefined {
-  const value = body[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new OAuthError("invalid_request", `${name} must appear once`);
-  return value;
-}
-
 function required(body: Record<string, unknown>, name: string): string {
-  const value = param(body, name);
+  const value = singleParam(body, name);
   if (value === undefined || value === "") throw new OAuthError("invalid_request", `${name} is required`);
   return value;
 }
@@ -39,8 +32,8 @@ function required(body: Record<string, unknown>, name: string): string {
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
 function clientCredentials(req: Request, body: Record<string, unknown>): ClientCredentials {
   const header = req.headers.authorization;
-  const bodyId = param(body, "client_id");
-  const bodySecret = param(body, "client_secret");
+  const bodyId = singleParam(body, "client_id");
+  const bodySecret = singleParam(body, "client_secret");
   if (header !== undefined) {
     const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
     if (match === null) throw new OAuthError("invalid_client", "unsupported Authorization scheme", 401);
@@ -85,14 +78,14 @@ export function tokenRouter(deps: TokenDeps): Router {
       const secret = client.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {};
       let grant;
       if (grantType === "authorization_code") {
-        const resource = param(body, "resource");
+        const resource = singleParam(body, "resource");
         if (resource !== undefined && resource !== location.mcpResource()) throw new OAuthError("invalid_target", `resource must be ${location.mcpResource()}`);
         grant = await memory.redeemAuthorizationCode(
           { code: required(body, "code"), clientId: client.clientId, redirectUri: required(body, "redirect_uri"), codeVerifier: required(body, "code_verifier"), ...secret },
           { identity },
         );
       } else if (grantType === "refresh_token") {
-        const scope = param(body, "scope");
+        const scope = singleParam(body, "scope");
         grant = await memory.refreshOAuthGrant(
           { refreshToken: required(body, "refresh_token"), clientId: client.clientId, scopes: scope === undefined ? [] : scope.trim().split(/ +/).filter(Boolean), ...secret },
           { identity },

@@ -1,7 +1,8 @@
 import { toVectorLiteral } from "@3ngram/db";
 import type { Embedder } from "@3ngram/embeddings";
 import type { Logger } from "@3ngram/runtime";
-import { Counter, type Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
+import { cacheLookupCounter } from "./cache-lookups.js";
 import type { QueryVector } from "../db/candidates.js";
 
 /** The text a query is embedded (and cached) as: trimmed, runs of whitespace folded to one space. */
@@ -31,14 +32,7 @@ export class QueryEmbedder {
   private readonly lookups: Counter<"outcome"> | undefined;
 
   constructor(private readonly options: QueryEmbedderOptions) {
-    this.lookups = options.registry
-      ? new Counter({
-          name: "threengram_search_query_embedding_cache_total",
-          help: "Query-embedding cache lookups, by outcome (hit or miss)",
-          labelNames: ["outcome"],
-          registers: [options.registry],
-        })
-      : undefined;
+    this.lookups = cacheLookupCounter(options.registry, "threengram_search_query_embedding_cache_total", "Query-embedding cache lookups, by outcome (hit or miss)");
   }
 
   get available(): boolean {

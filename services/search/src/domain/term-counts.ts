@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
-import { Counter, type Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
+import { cacheLookupCounter } from "./cache-lookups.js";
 import type { Eligibility } from "../db/eligibility.js";
 
 export interface TermCountCacheOptions {
@@ -29,14 +30,7 @@ export class TermCountCache {
 
   constructor(options: TermCountCacheOptions) {
     this.cache = options.maxEntries > 0 ? new LRUCache<string, number>({ max: options.maxEntries, ttl: options.ttlMs, ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}) }) : null;
-    this.lookups = options.registry
-      ? new Counter({
-          name: "threengram_search_term_count_cache_total",
-          help: "Term-count cache lookups in the full-text probe, by outcome (hit or miss)",
-          labelNames: ["outcome"],
-          registers: [options.registry],
-        })
-      : undefined;
+    this.lookups = cacheLookupCounter(options.registry, "threengram_search_term_count_cache_total", "Term-count cache lookups in the full-text probe, by outcome (hit or miss)");
   }
 
   /** The cached counts (made with this cap) for these words, undefined where unknown, in order. */
