@@ -37,6 +37,20 @@ export function isAcceptableRedirectUri(value: string): boolean {
 }
 
 const boundedUrl = z.string().max(MAX_CLIENT_METADATA_URL_LENGTH);
+
+/**
+ * A list a client may fill with values we do not support (Claude's metadata document lists the
+ * JWT-bearer grant, for one). RFC 7591 lets the server replace requested values, so the list is
+ * narrowed to the supported ones, order kept and duplicates dropped; only a list left empty, or
+ * one that is not a bounded list of strings, is refused.
+ */
+function narrowedList<T extends string>(supported: readonly [T, ...T[]], noneMessage: string) {
+  return z
+    .array(z.string().max(256))
+    .max(16)
+    .transform((list) => [...new Set(list.filter((v): v is T => (supported as readonly string[]).includes(v)))])
+    .pipe(z.array(z.enum(supported)).min(1, noneMessage));
+}
 const httpsUrl = boundedUrl.refine((v) => URL.canParse(v) && new URL(v).protocol === "https:", "must be an https URL");
 
 export const oauthClientMetadataSchema = z.object({
@@ -45,8 +59,11 @@ export const oauthClientMetadataSchema = z.object({
     .min(1)
     .max(MAX_REDIRECT_URIS),
   token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("none"),
-  grant_types: z.array(z.enum(OAUTH_GRANT_TYPES)).min(1).max(OAUTH_GRANT_TYPES.length).default(["authorization_code", "refresh_token"]),
-  response_types: z.array(z.literal("code")).min(1).max(1).default(["code"]),
+  grant_types: narrowedList(OAUTH_GRANT_TYPES, `none of the grant types is supported (${OAUTH_GRANT_TYPES.join(", ")})`).default([
+    "authorization_code",
+    "refresh_token",
+  ]),
+  response_types: narrowedList(["code"], "only the code response type is supported").default(["code"]),
   client_name: z.string().trim().min(1).max(MAX_CLIENT_NAME_LENGTH).optional(),
   client_uri: httpsUrl.optional(),
   logo_uri: httpsUrl.optional(),

@@ -32,6 +32,20 @@ describe("client metadata", () => {
     });
   });
 
+  it("narrows grant and response types to the supported ones and refuses a list left empty", () => {
+    const parsed = oauthClientMetadataSchema.parse({
+      redirect_uris: ["http://127.0.0.1:9/cb"],
+      grant_types: ["urn:ietf:params:oauth:grant-type:jwt-bearer", "refresh_token", "authorization_code", "refresh_token"],
+      response_types: ["code", "token"],
+    });
+    expect(parsed.grant_types).toEqual(["refresh_token", "authorization_code"]);
+    expect(parsed.response_types).toEqual(["code"]);
+    const none = oauthClientMetadataSchema.safeParse({ redirect_uris: ["http://127.0.0.1:9/cb"], grant_types: ["client_credentials"] });
+    expect(none.success).toBe(false);
+    expect(none.error?.issues[0]?.path).toEqual(["grant_types"]);
+    expect(oauthClientMetadataSchema.safeParse({ redirect_uris: ["http://127.0.0.1:9/cb"], grant_types: "authorization_code" }).success).toBe(false);
+  });
+
   it("names the offending field", () => {
     const result = oauthClientMetadataSchema.safeParse({ redirect_uris: ["http://evil.example/cb"] });
     expect(result.success).toBe(false);

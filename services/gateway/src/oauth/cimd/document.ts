@@ -1,14 +1,10 @@
 import { issuePath } from "@3ngram/errors";
-import { clientMetadataDocumentSchema, OAUTH_GRANT_TYPES, type ClientMetadataDocument } from "@3ngram/schema";
+import { clientMetadataDocumentSchema, type ClientMetadataDocument } from "@3ngram/schema";
 import { refused } from "./errors.js";
 
 // Members a metadata document must not carry (draft §4.1): there is no way to agree a shared
 // secret with a client that registers by publishing a document.
 const FORBIDDEN_MEMBERS = ["client_secret", "client_secret_expires_at"] as const;
-// Bounds on the raw grant_types / response_types lists before they are narrowed.
-const MAX_RAW_LIST_LENGTH = 16;
-const MAX_RAW_LIST_ITEM_LENGTH = 256;
-const SUPPORTED_RESPONSE_TYPES = ["code"] as const;
 
 /**
  * Turns the bytes of a fetched Client ID Metadata Document into a validated document whose
@@ -38,27 +34,12 @@ export function parseClientMetadataDocument(body: Uint8Array, clientId: string):
   if (typeof members.client_id !== "string") throw refused("metadata document has no client_id string");
   if (members.client_id !== clientId) throw refused("metadata document's client_id does not match the URL it was fetched from");
 
-  const parsed = clientMetadataDocumentSchema.safeParse({
-    ...members,
-    grant_types: narrowList(members.grant_types, OAUTH_GRANT_TYPES),
-    response_types: narrowList(members.response_types, SUPPORTED_RESPONSE_TYPES),
-  });
+  // The shared schema narrows grant and response types to the supported ones.
+  const parsed = clientMetadataDocumentSchema.safeParse(members);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue === undefined ? "document" : issuePath(issue) || "document";
     throw refused(`metadata document member ${field} is invalid: ${issue?.message ?? "invalid"}`);
   }
   return parsed.data;
-}
-
-/**
- * Real clients advertise grant and response types we do not support (Claude's document lists the
- * JWT-bearer grant, for one); refusing them for it would lock those clients out. A list of
- * strings is narrowed to the values we know, order kept and duplicates dropped; anything else is
- * passed through untouched so the schema reports it. An empty result is reported by the schema too.
- */
-function narrowList(value: unknown, supported: readonly string[]): unknown {
-  if (!Array.isArray(value) || value.length > MAX_RAW_LIST_LENGTH) return value;
-  if (!value.every((item) => typeof item === "string" && item.length <= MAX_RAW_LIST_ITEM_LENGTH)) return value;
-  return [...new Set(value.filter((item: string) => supported.includes(item)))];
 }
