@@ -15,7 +15,7 @@ import { reader, writer } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { startGateway, type RunningGateway } from "../../src/gateway.js";
 import { createSessionCodec, SESSION_TTL_SECONDS } from "../../src/ui/session.js";
-import { Browser, csrfOf, lastSetCookie } from "../support/browser.js";
+import { Browser, csrfOf, lastSetCookie } from "../../../../test/support/browser.js";
 import { testConfig } from "../support/gateway.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
