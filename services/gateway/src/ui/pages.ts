@@ -76,16 +76,16 @@ export interface ProposalListView {
 const STATUSES: readonly ProposalStatus[] = ["proposed", "applied", "rejected"];
 const STATUS_TEXT: Record<ProposalStatus, string> = { proposed: "Pending", applied: "Accepted", rejected: "Rejected" };
 
-function detailLink(id: string, status: ProposalStatus, text: string): string {
-  return `<a href="/ui/proposals/${e(id)}?status=${status}">${e(text)}</a>`;
+function detailLink(id: string, text: string): string {
+  return `<a href="/ui/proposals/${e(id)}">${e(text)}</a>`;
 }
 
-function edgeRow(p: EdgeProposalRecord, status: ProposalStatus): string {
-  return `<tr><td>${detailLink(p.id, status, p.fromTopic)}</td><td>${e(p.edgeType)}</td><td>${e(p.toTopic)}</td><td>${p.similarity.toFixed(3)}</td><td>${e(p.createdAt)}</td></tr>`;
+function edgeRow(p: EdgeProposalRecord): string {
+  return `<tr><td>${detailLink(p.id, p.fromTopic)}</td><td>${e(p.edgeType)}</td><td>${e(p.toTopic)}</td><td>${p.similarity.toFixed(3)}</td><td>${e(p.createdAt)}</td></tr>`;
 }
 
-function factRow(p: FactProposalRecord, status: ProposalStatus): string {
-  return `<tr><td>${detailLink(p.id, status, p.subject)}</td><td>${e(p.predicate)}</td><td>${e(p.value)}</td><td>${e(p.extractor)}</td><td>${e(p.createdAt)}</td></tr>`;
+function factRow(p: FactProposalRecord): string {
+  return `<tr><td>${detailLink(p.id, p.subject)}</td><td>${e(p.predicate)}</td><td>${e(p.value)}</td><td>${e(p.extractor)}</td><td>${e(p.createdAt)}</td></tr>`;
 }
 
 export function renderProposalListPage(view: ProposalListView, signedIn: SignedIn): string {
@@ -96,12 +96,12 @@ export function renderProposalListPage(view: ProposalListView, signedIn: SignedI
     view.edges.length === 0
       ? "<p>None.</p>"
       : `<table><thead><tr><th scope="col">Newer memory</th><th scope="col">Link</th><th scope="col">Older memory</th><th scope="col">Similarity</th><th scope="col">Proposed</th></tr></thead>
-        <tbody>${view.edges.map((p) => edgeRow(p, view.status)).join("")}</tbody></table>`;
+        <tbody>${view.edges.map(edgeRow).join("")}</tbody></table>`;
   const facts =
     view.facts.length === 0
       ? "<p>None.</p>"
       : `<table><thead><tr><th scope="col">Subject</th><th scope="col">Predicate</th><th scope="col">Value</th><th scope="col">Extractor</th><th scope="col">Proposed</th></tr></thead>
-        <tbody>${view.facts.map((p) => factRow(p, view.status)).join("")}</tbody></table>`;
+        <tbody>${view.facts.map(factRow).join("")}</tbody></table>`;
   const more = view.moreLimit === undefined ? "" : `<p><a href="/ui/proposals?status=${view.status}&amp;limit=${view.moreLimit}">Show more</a></p>`;
   return layout(
     `${STATUS_TEXT[view.status]} proposals`,

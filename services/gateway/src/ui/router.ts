@@ -9,7 +9,7 @@
  *   GET  /ui/sign-in, POST /ui/sign-in   paste an API key; sets the session cookie
  *   POST /ui/sign-out                 clears it
  *   GET  /ui/proposals?status=&limit=    the list (memory:read), newest first, `limit` of each kind
- *   GET  /ui/proposals/:id            one proposal beside the memories it touches
+ *   GET  /ui/proposals/:id            one proposal (any status) beside the memories it touches
  *   POST /ui/proposals/:id/accept     (memory:write)
  *   POST /ui/proposals/:id/reject     optional rationale (memory:write)
  *   GET  /ui/memories/:id             one memory, read-only
@@ -27,19 +27,15 @@ import {
   listProposalsQuerySchema,
   memoryIdSchema,
   parseInput,
-  proposalStatusSchema,
   rejectProposalBodySchema,
   reviewProposalsInputSchema,
-  type EdgeProposalRecord,
-  type FactProposalRecord,
   type MemoryRecord,
-  type ProposalStatus,
 } from "@3ngram/schema";
 import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { toGetMemoriesOutput, toGetMemoriesRequest } from "../clients/memory.js";
-import { reviewProposals } from "../clients/proposals.js";
+import { reviewProposals, toProposalRecord } from "../clients/proposals.js";
 import { cookieValue, sameToken } from "../http/cookies.js";
 import { setPageHeaders } from "../http/html-page.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
@@ -204,8 +200,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
 
   router.get("/proposals/:id", routeLabel("GET /ui/proposals/:id"), ...signedIn, async (req, res) => {
     const identity = identityOf(res, SCOPES.read);
-    const hint = proposalStatusSchema.safeParse(req.query.status);
-    const view = await proposalView(memory, proposalId(req), hint.success ? hint.data : undefined, identity);
+    const view = await proposalView(memory, proposalId(req), identity);
     page(res, 200, renderProposalPage(view, signedInView(res)));
   });
 
@@ -234,7 +229,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
       if (isAppError(err) && (err.reason === "conflict" || err.reason === "invalid_transition")) {
         logError(log, err, err, requestIdOf(res));
         const flash: Flash = { kind: "problem", text: `This proposal could not be ${action === "accept" ? "accepted" : "rejected"}: ${err.message}` };
-        const view = await proposalView(memory, id, undefined, identityOf(res, SCOPES.read)).catch(() => undefined);
+        const view = await proposalView(memory, id, identityOf(res, SCOPES.read)).catch(() => undefined);
         page(res, 409, view ? renderProposalPage({ ...view, flash }, signedInView(res)) : renderMessagePage("Not changed", flash.text, signedInView(res)));
         return;
       }
@@ -285,28 +280,16 @@ async function readMemories(memory: MemoryClient, ids: string[], identity: Calle
   return toGetMemoriesOutput(await memory.getMemories(toGetMemoriesRequest(input), { identity })).memories;
 }
 
-/**
- * One proposal and the memories it touches. The memory service has no single-proposal read, so
- * this looks through the newest MAX_PROPOSALS_LIMIT of each status (the hinted status first); an
- * older proposal reads as not found (docs/web-ui.md).
- */
-async function proposalView(memory: MemoryClient, id: string, hint: ProposalStatus | undefined, identity: CallerIdentity): Promise<ProposalDetailView> {
-  const order = hint === undefined ? proposalStatusSchema.options : [hint, ...proposalStatusSchema.options.filter((s) => s !== hint)];
-  for (const status of order) {
-    const list = await reviewProposals(memory, { action: "list", status, limit: MAX_PROPOSALS_LIMIT }, { identity });
-    const edge: EdgeProposalRecord | undefined = list.proposals?.find((p) => p.id === id);
-    if (edge !== undefined) {
-      const memories = await readMemories(memory, [edge.fromId, edge.toId], identity);
-      const byId = new Map(memories.map((m) => [m.id, m]));
-      return { kind: "edge", proposal: edge, ...optional("newer", byId.get(edge.fromId)), ...optional("older", byId.get(edge.toId)) };
-    }
-    const fact: FactProposalRecord | undefined = list.factProposals?.find((p) => p.id === id);
-    if (fact !== undefined) {
-      const [source] = await readMemories(memory, [fact.memoryId], identity);
-      return { kind: "fact", proposal: fact, ...optional("memory", source) };
-    }
+/** One proposal (GetProposal, any status) and the memories it touches. */
+async function proposalView(memory: MemoryClient, id: string, identity: CallerIdentity): Promise<ProposalDetailView> {
+  const found = toProposalRecord(await memory.getProposal({ proposalId: id }, { identity }));
+  if (found.kind === "edge") {
+    const edge = found.proposal;
+    const byId = new Map((await readMemories(memory, [edge.fromId, edge.toId], identity)).map((m) => [m.id, m]));
+    return { kind: "edge", proposal: edge, ...optional("newer", byId.get(edge.fromId)), ...optional("older", byId.get(edge.toId)) };
   }
-  throw new AppError("not_found", "proposal not found");
+  const [source] = await readMemories(memory, [found.proposal.memoryId], identity);
+  return { kind: "fact", proposal: found.proposal, ...optional("memory", source) };
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
