@@ -107,6 +107,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
     if (session.keyId !== undefined) res.locals.credential = { kind: "api_key", keyId: session.keyId };
     next();
   };
+  // The session and its budgets come before any form body is read.
   const signedIn = [requireSession, ...deps.signedInLimits];
 
   /** A state-changing form of a signed-in page: the session's CSRF token must come back with it. */
@@ -168,7 +169,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
     res.redirect(303, "/ui/proposals");
   });
 
-  router.post("/sign-out", routeLabel("POST /ui/sign-out"), form, ...signedIn, requireCsrf, (_req, res) => {
+  router.post("/sign-out", routeLabel("POST /ui/sign-out"), ...signedIn, form, requireCsrf, (_req, res) => {
     res.clearCookie(SESSION_COOKIE, { path: COOKIE_PATH });
     toSignIn(res);
   });
@@ -236,8 +237,8 @@ export function reviewUi(deps: ReviewUiDeps): Router {
       throw err;
     }
   };
-  router.post("/proposals/:id/accept", routeLabel("POST /ui/proposals/:id/accept"), form, ...signedIn, requireCsrf, decide("accept"));
-  router.post("/proposals/:id/reject", routeLabel("POST /ui/proposals/:id/reject"), form, ...signedIn, requireCsrf, decide("reject"));
+  router.post("/proposals/:id/accept", routeLabel("POST /ui/proposals/:id/accept"), ...signedIn, form, requireCsrf, decide("accept"));
+  router.post("/proposals/:id/reject", routeLabel("POST /ui/proposals/:id/reject"), ...signedIn, form, requireCsrf, decide("reject"));
 
   router.get("/memories/:id", routeLabel("GET /ui/memories/:id"), ...signedIn, async (req, res) => {
     const identity = identityOf(res, SCOPES.read);

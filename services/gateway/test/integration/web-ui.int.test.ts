@@ -358,6 +358,36 @@ describe("reviewing proposals", () => {
   });
 });
 
+describe("rate limits", () => {
+  it("count /ui per address before sign-in, and per user after it, refusing with an HTML 429", async () => {
+    const limited = await startGateway(
+      testConfig(
+        { memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk },
+        { RATE_LIMIT_IP_PER_MINUTE: "6", RATE_LIMIT_USER_PER_MINUTE: "2" },
+      ),
+      { log: createLogger({ service: "gateway", level: "silent" }) },
+    );
+    try {
+      const browser = new Browser(limited.url);
+      expect((await browser.signIn(tenantA.apiKey)).status).toBe(303); // 2 per-IP points
+      expect((await browser.get("/ui/proposals")).status).toBe(200); // IP 3, user 1
+      expect((await browser.get("/ui/proposals")).status).toBe(200); // IP 4, user 2
+      const byUser = await browser.get("/ui/proposals"); // IP 5, user 3
+      expect(byUser.status).toBe(429);
+      expect(byUser.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(byUser.headers.get("content-type")).toMatch(/^text\/html/);
+      expectPageHeaders(byUser.headers);
+      expect(byUser.html).toContain("Too many requests");
+      expect((await browser.get("/ui/sign-in")).status).toBe(303); // IP 6: still allowed, already signed in
+      const byIp = await new Browser(limited.url).get("/ui/sign-in"); // IP 7
+      expect(byIp.status).toBe(429);
+      expect(byIp.headers.get("ratelimit-limit")).toBe("6");
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe("logs", () => {
   it("never carry keys, session tokens or memory content", async () => {
     const browser = await signedIn(tenantA);
