@@ -24,6 +24,8 @@ export interface StandaloneOptions {
 export interface RunningStandalone {
   url: string;
   mcpUrl: string;
+  /** The review web UI (sign in with the API key). */
+  uiUrl: string;
   identity: StandaloneIdentity;
   close(): Promise<void>;
 }
@@ -96,7 +98,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const gateway = await startGateway(gatewayConfig, { log: log.child({ component: "gateway" }) });
     closers.push(() => gateway.close());
     const url = gateway.url;
-    return { url, mcpUrl: `${url}/mcp`, identity, close };
+    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, close };
   } catch (err) {
     await close();
     throw err;

@@ -27,8 +27,9 @@ export function gatewayObjects(): KubeObject[] {
     script: "services/gateway/dist/main.js",
     ports: [{ name: "http", containerPort: PORTS.gatewayHttp, protocol: "TCP" }],
     configMap: "gateway-config",
-    // REDIS_URL: the rate limits are counted there, shared by every replica.
-    env: [secretEnv(SECRETS.signingKey), secretEnv(SECRETS.redis)],
+    // REDIS_URL: the rate limits are counted there, shared by every replica. UI_SESSION_SECRET: a
+    // review UI session started on one replica must verify on the others.
+    env: [secretEnv(SECRETS.signingKey), secretEnv(SECRETS.redis), secretEnv(SECRETS.uiSession)],
     resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "512Mi" } },
     probes: {
       // /health does no I/O: it fails only when the process is stuck.

@@ -54,6 +54,12 @@ export const SECRETS = {
     placeholder: "rediss://:<password>@<host>:6379",
     purpose: "memory (enqueue), consolidator (BullMQ worker) and gateway (shared rate limits)",
   },
+  uiSession: {
+    name: "ui-session-secret",
+    key: "UI_SESSION_SECRET",
+    placeholder: "<at least 32 random characters, e.g. `openssl rand -base64 48`>",
+    purpose: "gateway: signs review web UI session cookies, so every replica accepts the others' sessions",
+  },
 } as const satisfies Record<string, SecretSpec>;
 
 /** An environment variable taken from a Secret; a missing Secret keeps the pod from starting. */

@@ -37,6 +37,7 @@ beforeAll(async () => {
     "service-trusted-keys/SERVICE_TRUSTED_JWKS": keys.trustedJwks,
     ...Object.fromEntries(Object.entries(DATABASE_URLS).map(([name, url]) => [`${name}/DATABASE_URL`, url])),
     "redis-url/REDIS_URL": REDIS_URL,
+    "ui-session-secret/UI_SESSION_SECRET": "stand-in-ui-session-secret-of-48-characters-000",
   };
 });
 

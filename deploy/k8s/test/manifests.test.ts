@@ -281,8 +281,8 @@ describe("secrets", () => {
   it("reach each pod only as far as it needs them", () => {
     const secretsOf = (name: string) =>
       (onlyContainer(byName(deployments, name)).env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : [])).sort();
-    // The gateway counts its rate limits in Redis, shared by every replica.
-    expect(secretsOf("gateway")).toEqual(["redis-url", "service-signing-key"]);
+    // The gateway counts its rate limits in Redis and signs review UI sessions, both shared by every replica.
+    expect(secretsOf("gateway")).toEqual(["redis-url", "service-signing-key", "ui-session-secret"]);
     expect(secretsOf("memory")).toEqual(["memory-database-url", "redis-url", "service-trusted-keys"]);
     // Search can neither mint credentials nor write: no signing key, the read-only URL only.
     expect(secretsOf("search")).toEqual(["search-database-url", "service-trusted-keys"]);

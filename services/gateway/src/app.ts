@@ -6,6 +6,8 @@
  *   /.well-known/*, /oauth/*        the OAuth 2.1 authorization server (docs/oauth.md); /oauth/* per-IP limited
  *   /mcp                            Origin check → per-IP limit → API key or access token → per-credential
  *                                   and per-user limits → MCP (stateless, both protocol eras)
+ *   /ui/...                         the review web UI (docs/web-ui.md): per-IP limit → session cookie →
+ *                                   per-credential and per-user limits → HTML pages and forms
  *   /api/v1/...                     per-IP limit → API key or access token → per-credential and per-user
  *                                   limits → JSON body → same schemas and calls as the tools
  */
@@ -44,6 +46,9 @@ import { orientationRouter } from "./rest/orientation.js";
 import { proposalsRouter } from "./rest/proposals.js";
 import { scopesRouter } from "./rest/scopes.js";
 import { searchRouter } from "./rest/search.js";
+import { uiLimited } from "./ui/limited.js";
+import { reviewUi } from "./ui/router.js";
+import { createSessionCodec, generateSessionSecret } from "./ui/session.js";
 
 export interface GatewayAppDeps {
   memory: MemoryClient;
@@ -64,6 +69,15 @@ export interface GatewayAppDeps {
   mcp?: McpHttpHandler;
   /** The OAuth authorization and resource server; absent, only API keys authenticate. */
   oauth?: GatewayOAuthDeps;
+  /** The review UI's session settings; absent, sessions are signed with a secret made for this app. */
+  ui?: GatewayUiDeps;
+}
+
+export interface GatewayUiDeps {
+  /** HS256 key for the session cookie; replicas behind one address must share it. */
+  sessionSecret: string;
+  /** Cookies get the Secure attribute (PUBLIC_URL is https). */
+  secureCookies: boolean;
 }
 
 export interface GatewayOAuthDeps {
@@ -145,6 +159,22 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     mcpLimits.authenticated,
     countMcpRequests(metrics),
     (req, res) => serveMcp(req, res, req.body),
+  );
+
+  // The review UI: the edge budget first, then (once the session is known) the same per-credential
+  // and per-user budgets the API key spends on /api/v1.
+  const uiResponder = uiLimited(log);
+  app.use("/ui", limitRequests(limits.ip, clientIp, uiResponder, { metrics, log }));
+  app.use(
+    "/ui",
+    reviewUi({
+      memory: deps.memory,
+      resolveApiKey,
+      sessions: createSessionCodec(deps.ui?.sessionSecret ?? generateSessionSecret()),
+      secureCookies: () => deps.ui?.secureCookies ?? false,
+      signedInLimits: [limitRequests(limits.key, byCredential, uiResponder, { metrics, log }), limitRequests(limits.user, byUser, uiResponder, { metrics, log })],
+      log,
+    }),
   );
 
   // Every /api/v1 request, routed or not, is counted at the edge before its route authenticates.

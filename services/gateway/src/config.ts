@@ -65,6 +65,11 @@ export const gatewayConfigSchema = z
         }
         return parsed.value;
       }),
+    /**
+     * Signs the review UI's session cookies (HS256). Every gateway replica must share it, or a session
+     * started on one is refused by the others; unset, each process generates its own.
+     */
+    UI_SESSION_SECRET: z.string().min(32, "UI_SESSION_SECRET must be at least 32 characters").optional(),
     LOG_LEVEL: envLogLevel,
   })
   .transform((env) => {
@@ -80,6 +85,7 @@ export const gatewayConfigSchema = z
       allowedOrigins,
       publicUrl: env.PUBLIC_URL,
       logLevel: env.LOG_LEVEL,
+      uiSessionSecret: env.UI_SESSION_SECRET,
       /** Options for createClientMetadataFetcher (oauth/cimd). */
       cimd: { timeoutMs: env.OAUTH_CIMD_TIMEOUT_MS, maxRedirects: env.OAUTH_CIMD_MAX_REDIRECTS, cacheEntries: env.OAUTH_CIMD_CACHE_ENTRIES },
       trustProxy: env.TRUST_PROXY,

@@ -14,6 +14,7 @@ import { createClientMetadataFetcher } from "./oauth/cimd/create-fetcher.js";
 import type { ClientMetadataFetcher } from "./oauth/cimd/fetcher.js";
 import { oauthLocation } from "./oauth/issuer.js";
 import { createRateLimits } from "./ratelimit/limits.js";
+import { generateSessionSecret } from "./ui/session.js";
 
 export interface GatewayDeps {
   /** Injected clients are used as-is and not closed by close(). */
@@ -50,6 +51,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   // The issuer is PUBLIC_URL, or (local and standalone runs) the URL we end up listening on.
   let listeningUrl = "";
   const location = oauthLocation(() => config.publicUrl ?? listeningUrl);
+  // A generated secret keeps a single process working; replicas need the shared UI_SESSION_SECRET.
+  if (config.uiSessionSecret === undefined) log.info("review ui sessions signed with a per-process secret (set UI_SESSION_SECRET to share them across replicas)");
   const app = createGatewayApp({
     memory,
     search,
@@ -61,6 +64,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     trustProxy: config.trustProxy,
     allowedOrigins: config.allowedOrigins,
     ...(deps.resolveApiKey ? { resolveApiKey: deps.resolveApiKey } : {}),
+    ui: { sessionSecret: config.uiSessionSecret ?? generateSessionSecret(), secureCookies: config.publicUrl?.startsWith("https:") ?? false },
     oauth: { location, clientMetadataFetcher: deps.clientMetadataFetcher ?? createClientMetadataFetcher({ ...config.cimd, logger: log }) },
   });
 
@@ -76,7 +80,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const { port, address } = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address)}:${port}`;
   listeningUrl = url;
-  log.info({ url, publicUrl: config.publicUrl, issuer: location.issuer(), memory: config.memoryAddr, search: config.searchAddr, rateLimits: limits.backend }, "gateway listening");
+  log.info({ url, ui: `${config.publicUrl?.replace(/\/$/, "") ?? url}/ui`, publicUrl: config.publicUrl, issuer: location.issuer(), memory: config.memoryAddr, search: config.searchAddr, rateLimits: limits.backend }, "gateway listening");
 
   let closing: Promise<void> | undefined;
   const close = () => {

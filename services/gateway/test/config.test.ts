@@ -34,6 +34,7 @@ describe("gateway config", () => {
       logLevel: "info",
       cimd: { timeoutMs: 5000, maxRedirects: 0, cacheEntries: 512 },
       trustProxy: false,
+      uiSessionSecret: undefined,
       rateLimits: {
         redisUrl: undefined,
         keyPrefix: "3ngram:rl",
@@ -44,6 +45,10 @@ describe("gateway config", () => {
       },
     });
     expect(config.serviceSigningJwk.d).toBeTypeOf("string");
+  });
+
+  it("refuses a UI session secret shorter than 32 characters", () => {
+    expect(problems({ SERVICE_SIGNING_JWK: privateJwk, UI_SESSION_SECRET: "s".repeat(31) })).toEqual([expect.stringContaining("UI_SESSION_SECRET must be at least 32 characters")]);
   });
 
   it("reads every variable", () => {
@@ -66,7 +71,9 @@ describe("gateway config", () => {
       RATE_LIMIT_USER_PER_MINUTE: "200",
       RATE_LIMIT_KEY_PER_MINUTE: "100",
       TRUST_PROXY: "1",
+      UI_SESSION_SECRET: "s".repeat(32),
     });
+    expect(config.uiSessionSecret).toBe("s".repeat(32));
     expect(config.port).toBe(0);
     expect(config.host).toBe("127.0.0.1");
     expect(config.memoryAddr).toBe("memory:50051");

@@ -1,12 +1,13 @@
 /**
  * Proposals in standalone mode: the same job code on the in-process queue. A remembered measure is
- * extracted by the consolidator inside the one process, listed by review_proposals, and readable
- * through get_facts once accepted.
+ * extracted by the consolidator inside the one process, listed by review_proposals and on the
+ * review web UI the banner points at, and readable through get_facts once accepted there.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { Browser, csrfOf } from "../../support/browser.js";
 import { connectMcp } from "../../support/mcp.js";
 import { eventually, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
 
@@ -24,7 +25,7 @@ interface ListOut {
 }
 
 describe("standalone server: proposals", () => {
-  it("extracts a fact proposal on the in-process queue, and accepting it makes get_facts return it", async () => {
+  it("extracts a fact proposal on the in-process queue, and accepting it on the web UI makes get_facts return it", async () => {
     // The hashing embedder keeps start-up quick; the queue and job code are what this checks.
     proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", EMBEDDINGS_PROVIDER: "hashing" });
     await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc!.output()), 90_000, proc);
@@ -36,7 +37,13 @@ describe("standalone server: proposals", () => {
       await eventually(async () => expect((await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals).toHaveLength(1), 30_000);
       const [proposal] = (await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals!;
       expect(proposal).toMatchObject({ memoryId: stored.memory.id, subject: "back_squat", predicate: "top_set.weight_kg", value: "98" });
-      expect(await mcp.call("review_proposals", { action: "accept", proposalId: proposal!.id })).toMatchObject({ action: "applied_fact" });
+      const uiUrl = new URL(/Review UI:\s+(\S+)/.exec(proc.output())![1]!);
+      expect(uiUrl.pathname).toBe("/ui");
+      const browser = new Browser(uiUrl.origin);
+      expect((await browser.signIn(apiKey)).status).toBe(303);
+      const list = await browser.get("/ui/proposals");
+      expect(list.html).toContain(`/ui/proposals/${proposal!.id}`);
+      expect(await browser.post(`/ui/proposals/${proposal!.id}/accept`, { csrf_token: csrfOf(list) })).toMatchObject({ status: 303 });
       const facts = await mcp.call<{ facts: Array<{ predicate: string; value: string }> }>("get_facts", { subject: "back_squat" });
       expect(facts.facts.map((f) => `${f.predicate} = ${f.value}`)).toEqual(["top_set.weight_kg = 98"]);
     } finally {

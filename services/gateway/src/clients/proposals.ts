@@ -3,7 +3,7 @@
  * messages and the public shapes, shared by the MCP tool and the REST routes.
  */
 import { AppError } from "@3ngram/errors";
-import type { DecideProposalResponse, EdgeProposal, FactProposal, ListProposalsResponse } from "@3ngram/proto/memory/v1";
+import type { DecideProposalResponse, EdgeProposal, FactProposal, GetProposalResponse, ListProposalsResponse } from "@3ngram/proto/memory/v1";
 import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
 import {
   edgeProposalRecordSchema,
@@ -53,6 +53,15 @@ export function toListOutput(response: ListProposalsResponse): ReviewProposalsOu
 export function toDecisionOutput(response: DecideProposalResponse, decision: "applied" | "rejected"): ReviewProposalsOutput {
   if (response.edge) return reviewProposalsOutputSchema.parse({ action: decision, proposal: toEdgeProposalRecord(response.edge) });
   if (response.fact) return reviewProposalsOutputSchema.parse({ action: `${decision}_fact`, proposal: toFactProposalRecord(response.fact) });
+  throw new AppError("internal_error", "memory service returned no proposal");
+}
+
+/** One proposal read by id (GetProposal), tagged with its kind. */
+export type ProposalRecord = { kind: "edge"; proposal: EdgeProposalRecord } | { kind: "fact"; proposal: FactProposalRecord };
+
+export function toProposalRecord(response: GetProposalResponse): ProposalRecord {
+  if (response.edge) return { kind: "edge", proposal: toEdgeProposalRecord(response.edge) };
+  if (response.fact) return { kind: "fact", proposal: toFactProposalRecord(response.fact) };
   throw new AppError("internal_error", "memory service returned no proposal");
 }
 

@@ -7,16 +7,18 @@
  * its exact redirect_uri are established, errors are shown on the page and never redirected, so
  * this endpoint cannot be used as an open redirector.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { isAppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
-import express, { Router, type Request, type Response } from "express";
+import express, { Router, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
 import type { MemoryClient } from "../clients/memory.js";
+import { cookieValue, sameToken } from "../http/cookies.js";
+import { setPageHeaders } from "../http/html-page.js";
 import { requestIdOf, routeLabel, type Principal } from "../http/locals.js";
 import type { ClientDirectory, KnownClient } from "./clients.js";
-import { renderConsentPage, renderErrorPage, setPageHeaders } from "./consent-page.js";
+import { renderConsentPage, renderErrorPage } from "./consent-page.js";
 import { OAuthError, singleParam } from "./errors.js";
 import type { OAuthLocation } from "./issuer.js";
 import { SUPPORTED_SCOPES } from "./metadata.js";
@@ -105,19 +107,6 @@ function formTargetOf(redirectUri: string): string {
   return url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
 }
 
-function cookieValue(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const [key, ...rest] = part.trim().split("=");
-    if (key === name) return rest.join("=");
-  }
-  return undefined;
-}
-
-function sameToken(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || a.length === 0 || a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
-}
-
 function hiddenFields(request: ValidRequest): Record<string, string> {
   return {
     response_type: "code",
@@ -139,7 +128,7 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
   const showPage = (res: Response, request: ValidRequest, status: number, error?: string) => {
     const csrfToken = randomBytes(32).toString("base64url");
     res.cookie(CSRF_COOKIE, csrfToken, { httpOnly: true, sameSite: "strict", secure: secureCookie(), path: "/oauth", maxAge: CSRF_TTL_SECONDS * 1000 });
-    setPageHeaders(res, [formTargetOf(request.redirectUri)]);
+    setPageHeaders(res, { formTargets: [formTargetOf(request.redirectUri)] });
     res.status(status).type("html").send(
       renderConsentPage({
         clientName: request.client.metadata.client_name ?? request.client.clientId,
@@ -158,7 +147,7 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
     const status = oauth?.status ?? 500;
     if (oauth === undefined) log.error({ request_id: requestIdOf(res), error: { type: (err as Error)?.name } }, "authorization request failed");
     else log.warn({ request_id: requestIdOf(res), oauth_error: oauth.code }, "authorization request refused");
-    setPageHeaders(res, []);
+    setPageHeaders(res);
     res.status(status).type("html").send(renderErrorPage(oauth?.description ?? "Something went wrong on our side."));
   };
 

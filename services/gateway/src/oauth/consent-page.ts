@@ -4,7 +4,7 @@
  * Server-rendered, no script and no inline style, every value HTML-escaped; the CSP forbids
  * everything but posting this form, and framing is refused (clickjacking).
  */
-import type { Response } from "express";
+import { escapeHtml } from "../http/html-page.js";
 
 export interface ConsentView {
   clientName: string;
@@ -21,23 +21,6 @@ const SCOPE_TEXT: Record<string, string> = {
   "memory:read": "read your memories (search, briefings, facts)",
   "memory:write": "write memories (remember, revise, resolve, proposals)",
 };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** Security headers for every page the authorization endpoint renders. */
-export function setPageHeaders(res: Response, formTargets: readonly string[]): void {
-  const formAction = ["'self'", ...formTargets].join(" ");
-  res.set({
-    "Content-Security-Policy": `default-src 'none'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-    Pragma: "no-cache",
-  });
-}
 
 export function renderConsentPage(view: ConsentView): string {
   const scopes = view.scopes.map((s) => `<li><code>${escapeHtml(s)}</code> — ${escapeHtml(SCOPE_TEXT[s] ?? s)}</li>`).join("");

@@ -92,6 +92,16 @@ export async function listProposals(
   }));
 }
 
+/** One proposal of either kind, whatever its status; another tenant's id reads as not_found. */
+export async function getProposal(deps: MemoryDeps, actor: Actor, proposalId: string): Promise<DecidedProposal> {
+  const id = proposalId.toLowerCase();
+  return withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, async (db): Promise<DecidedProposal> => {
+    const kind = await kindOf(db, actor.tenantId, id);
+    if (kind === "edge") return { kind, edge: assertFound(id, await selectEdgeProposal(db, actor.tenantId, id, { lock: false })) };
+    return { kind, fact: assertFound(id, await selectFactProposal(db, actor.tenantId, id, { lock: false })) };
+  });
+}
+
 /**
  * Accepts an open proposal, in one transaction. An edge proposal whose ends are no longer both
  * live is refused with conflict (naming the current head when one was superseded) and stays open;
@@ -148,6 +158,11 @@ async function kindOf(db: PoolClient, tenantId: string, id: string): Promise<"ed
   // Another tenant's id reads exactly like an unknown one: RLS and the tenant predicate hide it.
   if (kind === null) throw new AppError("not_found", `proposal ${id} not found`);
   return kind;
+}
+
+function assertFound<T>(id: string, row: T | null): T {
+  if (row === null) throw new AppError("not_found", `proposal ${id} not found`);
+  return row;
 }
 
 function assertOpen<T extends { status: ProposalStatus }>(id: string, row: T | null): T {

@@ -23,7 +23,7 @@ import {
   listPendingEmbeddings,
   listTenants,
 } from "../domain/maintenance.js";
-import { acceptProposal, createEdgeProposals, createFactProposals, listProposals, rejectProposal, type DecidedProposal } from "../domain/proposals.js";
+import { acceptProposal, createEdgeProposals, createFactProposals, getProposal, listProposals, rejectProposal, type DecidedProposal } from "../domain/proposals.js";
 import { actorOf } from "./mappers.js";
 
 // Proposals (review_proposals and the consolidator's hand-over) and the consolidator's maintenance calls.
@@ -31,6 +31,7 @@ type ProposalMethods =
   | "createConsolidationProposals"
   | "createFactProposals"
   | "listProposals"
+  | "getProposal"
   | "acceptProposal"
   | "rejectProposal"
   | "listTenants"
@@ -83,6 +84,12 @@ export function proposalHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryS
       return { proposals: edges.map(toProtoEdgeProposal), factProposals: facts.map(toProtoFactProposal) };
     },
 
+    async getProposal(request, ctx) {
+      // Same id rule as accept: a malformed id is the caller's mistake, named by its field.
+      const input = parseInput(acceptInputSchema, { action: "accept", proposalId: request.proposalId });
+      return toDecideResponse(await getProposal(deps, actorOf(ctx), input.proposalId));
+    },
+
     async acceptProposal(request, ctx) {
       const input = parseInput(acceptInputSchema, { action: "accept", proposalId: request.proposalId });
       return toDecideResponse(await acceptProposal(deps, actorOf(ctx), input.proposalId));
@@ -130,6 +137,7 @@ export const proposalPolicies: Pick<Policies<typeof MemoryService>, ProposalMeth
   createConsolidationProposals: { anyScope: [SCOPES.internalConsolidate], tenant: true },
   createFactProposals: { anyScope: [SCOPES.internalConsolidate], tenant: true },
   listProposals: { anyScope: [SCOPES.read], tenant: true },
+  getProposal: { anyScope: [SCOPES.read], tenant: true },
   acceptProposal: { anyScope: [SCOPES.write], tenant: true },
   rejectProposal: { anyScope: [SCOPES.write], tenant: true },
   listTenants: { anyScope: [SCOPES.internalConsolidate], tenant: false },

@@ -294,6 +294,35 @@ describe("consolidation proposals", () => {
   });
 });
 
+describe("reading one proposal", () => {
+  it("answers either kind in any status by id, to the read scope, and another tenant's id like an unknown one", async () => {
+    const older = await remember(tenantA, { memoryType: "decision" });
+    const newer = await remember(tenantA, { memoryType: "decision" });
+    const edgeId = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
+    const source = await remember(tenantA, { memoryType: "fact", topic: "swim", content: unique("Swam 2 km") });
+    const factId = (
+      await memory.createFactProposals({ memoryId: source.id, extractor: "rules/1", facts: [{ subject: "swim", predicate: "distance_km", value: "2" }] }, consolidator(tenantA))
+    ).createdIds[0]!;
+
+    const edge = await memory.getProposal({ proposalId: edgeId.toUpperCase() }, reader(tenantA));
+    expect(edge.fact).toBeUndefined();
+    expect(edge.edge).toMatchObject({ id: edgeId, fromId: newer.id, toId: older.id, edgeType: "supersedes", status: "proposed" });
+    const fact = await memory.getProposal({ proposalId: factId }, reader(tenantA));
+    expect(fact.edge).toBeUndefined();
+    expect(fact.fact).toMatchObject({ id: factId, memoryId: source.id, subject: "swim", value: "2", status: "proposed" });
+
+    await memory.rejectProposal({ proposalId: edgeId, rationale: "not the same plan" }, writer(tenantA));
+    expect((await memory.getProposal({ proposalId: edgeId }, reader(tenantA))).edge).toMatchObject({ status: "rejected", decisionRationale: "not the same plan" });
+
+    const foreign = await rejection(memory.getProposal({ proposalId: factId }, reader(tenantB)));
+    const unknown = await rejection(memory.getProposal({ proposalId: UNKNOWN_ID }, reader(tenantB)));
+    expect(foreign.reason).toBe("not_found");
+    expect(observable(foreign, factId)).toEqual(observable(unknown, UNKNOWN_ID));
+    expect((await rejection(memory.getProposal({ proposalId: "nope" }, reader(tenantA)))).details.field).toBe("proposalId");
+    expect((await rejection(memory.getProposal({ proposalId: factId }, embedder(tenantA)))).reason).toBe("insufficient_scope");
+  });
+});
+
 describe("fact proposals", () => {
   it("stores an extractor's claims once; a claim already written as the memory's fact is skipped", async () => {
     const lift = await remember(tenantA, {

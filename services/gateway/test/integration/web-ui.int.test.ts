@@ -1,0 +1,405 @@
+/**
+ * The review web UI end to end: a real gateway over HTTP in front of the real memory and search
+ * services on PostgreSQL, driven like a browser (cookies, forms, CSRF fields read from the pages).
+ * Proposals are handed over the way the consolidator does it (internal gRPC); their outcomes are
+ * checked through the memory service's own reads (GetFacts, GetMemories, ListProposals).
+ */
+import { randomUUID } from "node:crypto";
+import { PassThrough } from "node:stream";
+import { createTenantWithKey, type CreatedTenant } from "@3ngram/memory";
+import { SCOPES, type CallOptions } from "@3ngram/rpc";
+import { createLogger } from "@3ngram/runtime";
+import { decodeJwt } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reader, writer } from "../../../../test/support/calls.js";
+import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startGateway, type RunningGateway } from "../../src/gateway.js";
+import { createSessionCodec, SESSION_TTL_SECONDS } from "../../src/ui/session.js";
+import { Browser, csrfOf, lastSetCookie } from "../../../../test/support/browser.js";
+import { testConfig } from "../support/gateway.js";
+
+type Tenant = { tenantId: string; userId: string; apiKey: string };
+
+const SESSION_SECRET = "web-ui-test-secret-0123456789-abcdefghij";
+const HOSTILE = `<script>alert("x")</script> & 'quoted' "text"`;
+
+let core: CoreServices;
+let gateway: RunningGateway;
+let tenantA: Tenant;
+let tenantB: Tenant;
+let readOnly: CreatedTenant;
+const logLines: string[] = [];
+const sink = new PassThrough();
+sink.on("data", (chunk: Buffer) => logLines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
+
+const asConsolidator = (t: { tenantId: string }): CallOptions => ({ identity: { tenantId: t.tenantId, scopes: [SCOPES.internalConsolidate] } });
+
+beforeAll(async () => {
+  core = await startCoreServices({ label: "gateway-web-ui" });
+  tenantA = await core.createTenant("web ui a");
+  tenantB = await core.createTenant("web ui b");
+  readOnly = await createTenantWithKey(core.ownerPool, { tenantName: "web ui read-only", scopes: [SCOPES.read] });
+  const config = testConfig(
+    { memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk },
+    { PUBLIC_URL: "https://review.example.com", UI_SESSION_SECRET: SESSION_SECRET, LOG_LEVEL: "debug" },
+  );
+  gateway = await startGateway(config, { log: createLogger({ service: "gateway", level: "debug", destination: sink }) });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await core?.close();
+});
+
+async function remember(t: Tenant | CreatedTenant, topic: string, content: string): Promise<string> {
+  const memory = await core.memoryClient();
+  return (await memory.remember({ memoryType: "decision", topic, content }, writer(t))).memory!.id;
+}
+
+/** Two memories and a supersedes proposal from the newer to the older. */
+async function edgeProposal(t: Tenant | CreatedTenant, label = "plain") {
+  const memory = await core.memoryClient();
+  const older = await remember(t, `older ${label}`, `older content ${label} ${randomUUID()}`);
+  const newer = await remember(t, `newer ${label}`, `newer content ${label} ${randomUUID()}`);
+  const created = await memory.createConsolidationProposals(
+    { proposals: [{ fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.95, rationale: "cosine 0.950 >= 0.92" }] },
+    asConsolidator(t),
+  );
+  return { older, newer, id: created.createdIds[0]! };
+}
+
+/** A memory and one fact proposal read from it. */
+async function factProposal(t: Tenant | CreatedTenant, value = "98") {
+  const memory = await core.memoryClient();
+  const subject = `lift_${randomUUID().slice(0, 8)}`;
+  const memoryId = await remember(t, "lift", `Top set ${value} kg ${randomUUID()}`);
+  const created = await memory.createFactProposals(
+    { memoryId, extractor: "rules/1", facts: [{ subject, predicate: "top_set.weight_kg", value, confidence: 0.8, rationale: "rule:measure(kg)" }] },
+    asConsolidator(t),
+  );
+  return { memoryId, subject, id: created.createdIds[0]! };
+}
+
+async function statusOf(t: Tenant | CreatedTenant, id: string): Promise<string | undefined> {
+  const memory = await core.memoryClient();
+  for (const status of ["proposed", "applied", "rejected"]) {
+    const list = await memory.listProposals({ status, limit: 100 }, reader(t));
+    if ([...list.proposals, ...list.factProposals].some((p) => p.id === id)) return status;
+  }
+  return undefined;
+}
+
+async function signedIn(t: { apiKey: string }): Promise<Browser> {
+  const browser = new Browser(gateway.url);
+  const answer = await browser.signIn(t.apiKey);
+  expect(answer.status).toBe(303);
+  return browser;
+}
+
+function expectPageHeaders(headers: Headers): void {
+  const csp = headers.get("content-security-policy") ?? "";
+  expect(csp).toContain("default-src 'none'");
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).not.toMatch(/script-src|unsafe-inline/);
+  expect(headers.get("x-frame-options")).toBe("DENY");
+  expect(headers.get("referrer-policy")).toBe("no-referrer");
+  expect(headers.get("cache-control")).toBe("no-store");
+}
+
+describe("signing in", () => {
+  it("sends a visitor without a session to the sign-in page", async () => {
+    const browser = new Browser(gateway.url);
+    expect(await browser.get("/ui/")).toMatchObject({ status: 302, location: "/ui/proposals" });
+    expect(await browser.get("/ui/proposals")).toMatchObject({ status: 303, location: "/ui/sign-in" });
+    const form = await browser.get("/ui/sign-in");
+    expect(form.status).toBe(200);
+    expectPageHeaders(form.headers);
+    expect(form.html).toContain('<label for="api_key">');
+    expect(lastSetCookie(browser, "ui_csrf")).toMatch(/HttpOnly/);
+  });
+
+  it("turns a valid key into a signed session cookie that holds no key", async () => {
+    const browser = new Browser(gateway.url);
+    const answer = await browser.signIn(tenantA.apiKey);
+    expect(answer).toMatchObject({ status: 303, location: "/ui/proposals" });
+    const line = lastSetCookie(browser, "ui_session")!;
+    expect(line).toBeDefined();
+    const attributes = line.split(";").slice(1).map((a) => a.trim().toLowerCase());
+    expect(attributes).toEqual(expect.arrayContaining(["httponly", "secure", "samesite=strict", "path=/ui", `max-age=${SESSION_TTL_SECONDS}`]));
+    const token = browser.cookies.get("ui_session")!;
+    const secretPart = tenantA.apiKey.split("_").at(-1)!;
+    expect(token).not.toContain(tenantA.apiKey);
+    expect(token).not.toContain(secretPart);
+    const claims = decodeJwt(token);
+    expect(claims).toMatchObject({ sub: tenantA.userId, tid: tenantA.tenantId, scope: `${SCOPES.read} ${SCOPES.write}`, aud: "3ngram-ui" });
+    expect(claims.exp! - claims.iat!).toBe(SESSION_TTL_SECONDS);
+    expect(JSON.stringify(claims)).not.toContain(secretPart);
+    // The sign-in form's CSRF cookie is spent.
+    expect(browser.cookies.has("ui_csrf")).toBe(false);
+    expect((await browser.get("/ui/proposals")).status).toBe(200);
+  });
+
+  it("refuses an unknown key and sets no session", async () => {
+    const browser = new Browser(gateway.url);
+    const answer = await browser.signIn(`3ng_AAAAAAAA_${"x".repeat(43)}`);
+    expect(answer.status).toBe(401);
+    expect(answer.html).toContain("That API key was not accepted.");
+    expect(browser.cookies.has("ui_session")).toBe(false);
+  });
+
+  it("refuses a sign-in form without its CSRF cookie", async () => {
+    const browser = new Browser(gateway.url);
+    const form = await browser.get("/ui/sign-in");
+    browser.cookies.delete("ui_csrf");
+    const answer = await browser.post("/ui/sign-in", { csrf_token: csrfOf(form), api_key: tenantA.apiKey });
+    expect(answer.status).toBe(403);
+    expect(browser.cookies.has("ui_session")).toBe(false);
+  });
+
+  it("sends an expired or foreign session back to sign-in", async () => {
+    const nineHoursAgo = Date.now() - 9 * 60 * 60 * 1000;
+    const principal = { tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: [SCOPES.read, SCOPES.write], expiresAt: 0 };
+    const expired = (await createSessionCodec(SESSION_SECRET, { now: () => nineHoursAgo }).issue(principal)).token;
+    const foreign = (await createSessionCodec("another-secret-that-is-long-enough-000").issue(principal)).token;
+    const fresh = (await createSessionCodec(SESSION_SECRET).issue(principal)).token;
+    for (const [token, expected] of [
+      [expired, 303],
+      [foreign, 303],
+      [fresh, 200],
+    ] as const) {
+      const browser = new Browser(gateway.url);
+      browser.cookies.set("ui_session", token);
+      const answer = await browser.get("/ui/proposals");
+      expect(answer.status).toBe(expected);
+      if (expected === 303) expect(answer.location).toBe("/ui/sign-in");
+    }
+  });
+
+  it("signs out: the cookie is cleared and the next page asks to sign in", async () => {
+    const browser = await signedIn(tenantA);
+    const list = await browser.get("/ui/proposals");
+    expect(list.html).toContain('action="/ui/sign-out"');
+    const refused = await browser.post("/ui/sign-out", { csrf_token: "wrong" });
+    expect(refused.status).toBe(403);
+    expect(browser.cookies.has("ui_session")).toBe(true);
+    const out = await browser.post("/ui/sign-out", { csrf_token: csrfOf(list) });
+    expect(out).toMatchObject({ status: 303, location: "/ui/sign-in" });
+    expect(lastSetCookie(browser, "ui_session")).toMatch(/Path=\/ui/);
+    expect(browser.cookies.has("ui_session")).toBe(false);
+    expect(await browser.get("/ui/proposals")).toMatchObject({ status: 303, location: "/ui/sign-in" });
+  });
+});
+
+describe("reviewing proposals", () => {
+  it("lists pending proposals of both kinds, escaped, with the page headers", async () => {
+    const tenant = await core.createTenant("web ui listing");
+    const memory = await core.memoryClient();
+    const older = await remember(tenant, `older ${HOSTILE}`, "older");
+    const newer = await remember(tenant, `newer ${HOSTILE}`, "newer");
+    const edge = (await memory.createConsolidationProposals({ proposals: [{ fromId: newer, toId: older, edgeType: "updates", similarity: 0.9 }] }, asConsolidator(tenant)))
+      .createdIds[0]!;
+    const memoryId = await remember(tenant, "weights", "Top set 100 kg");
+    const fact = (
+      await memory.createFactProposals({ memoryId, extractor: "rules/1", facts: [{ subject: "lift", predicate: "top_set.weight_kg", value: HOSTILE }] }, asConsolidator(tenant))
+    ).createdIds[0]!;
+
+    const browser = await signedIn(tenant);
+    const page = await browser.get("/ui/proposals");
+    expect(page.status).toBe(200);
+    expectPageHeaders(page.headers);
+    expect(page.html).toContain(`href="/ui/proposals/${edge}"`);
+    expect(page.html).toContain(`href="/ui/proposals/${fact}"`);
+    expect(page.html).not.toContain("<script>");
+    expect(page.html).not.toContain(`"text"`);
+    expect(page.html).toContain("&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#39;quoted&#39; &#34;text&#34;");
+    expect(page.html).toContain('<link rel="stylesheet" href="/ui/style.css">');
+    const css = await browser.get("/ui/style.css");
+    expect(css.status).toBe(200);
+    expect(css.headers.get("content-type")).toMatch(/^text\/css/);
+    // Nothing decided yet: the other tabs are empty.
+    expect((await browser.get("/ui/proposals?status=applied")).html).not.toContain(edge);
+  });
+
+  it("pages with the REST route's limit and refuses a bad one with its field", async () => {
+    const tenant = await core.createTenant("web ui paging");
+    await edgeProposal(tenant, "one");
+    await edgeProposal(tenant, "two");
+    const browser = await signedIn(tenant);
+    const first = await browser.get("/ui/proposals?limit=1");
+    expect(first.html.match(/href="\/ui\/proposals\/[0-9a-f-]{36}"/g)).toHaveLength(1);
+    expect(first.html).toContain('href="/ui/proposals?status=proposed&amp;limit=2"');
+    const more = await browser.get("/ui/proposals?status=proposed&limit=2");
+    expect(more.html.match(/href="\/ui\/proposals\/[0-9a-f-]{36}"/g)).toHaveLength(2);
+    const bad = await browser.get("/ui/proposals?limit=500");
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain("(limit)");
+  });
+
+  it("shows an edge proposal with both memories side by side, escaped, and its decision forms", async () => {
+    const tenant = await core.createTenant("web ui edge detail");
+    const memory = await core.memoryClient();
+    const older = await remember(tenant, "older plan", `old ${HOSTILE}`);
+    const newer = await remember(tenant, "newer plan", "new plan");
+    const id = (await memory.createConsolidationProposals({ proposals: [{ fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.97, rationale: HOSTILE }] }, asConsolidator(tenant)))
+      .createdIds[0]!;
+    const browser = await signedIn(tenant);
+    const page = await browser.get(`/ui/proposals/${id}`);
+    expect(page.status).toBe(200);
+    expectPageHeaders(page.headers);
+    expect(page.html).toContain("new plan");
+    expect(page.html).toContain("old &#60;script&#62;");
+    expect(page.html).not.toContain("<script>");
+    expect(page.html).toContain(`href="/ui/memories/${older}"`);
+    expect(page.html).toContain(`action="/ui/proposals/${id}/accept"`);
+    expect(page.html).toContain(`action="/ui/proposals/${id}/reject"`);
+    expect(page.html).toContain('<label for="rationale">');
+
+    const view = await browser.get(`/ui/memories/${older}`);
+    expect(view.status).toBe(200);
+    expect(view.html).toContain("old &#60;script&#62;");
+    expect(view.html).not.toContain("<script>");
+  });
+
+  it("accepting a fact proposal writes the fact GetFacts returns", async () => {
+    const fact = await factProposal(tenantA, "102.5");
+    const browser = await signedIn(tenantA);
+    const page = await browser.get(`/ui/proposals/${fact.id}`);
+    expect(page.html).toContain("102.5");
+    expect(page.html).toContain("Top set 102.5 kg");
+    const answer = await browser.post(`/ui/proposals/${fact.id}/accept`, { csrf_token: csrfOf(page) });
+    expect(answer).toMatchObject({ status: 303, location: "/ui/proposals?done=applied" });
+    expect((await browser.get(answer.location!)).html).toContain("Proposal accepted.");
+    const memory = await core.memoryClient();
+    const facts = await memory.getFacts({ subject: fact.subject }, reader(tenantA));
+    expect(facts.facts.map((f) => `${f.predicate} = ${f.value}`)).toEqual(["top_set.weight_kg = 102.5"]);
+    expect(await statusOf(tenantA, fact.id)).toBe("applied");
+  });
+
+  it("accepting an edge proposal links the memories; a second accept is shown as a message", async () => {
+    const edge = await edgeProposal(tenantA, "accept");
+    const browser = await signedIn(tenantA);
+    const page = await browser.get(`/ui/proposals/${edge.id}`);
+    const answer = await browser.post(`/ui/proposals/${edge.id}/accept`, { csrf_token: csrfOf(page) });
+    expect(answer.status).toBe(303);
+    const memory = await core.memoryClient();
+    const read = await memory.getMemories({ ids: [edge.older] }, reader(tenantA));
+    expect(read.memories[0]!.supersededBy).toBe(edge.newer);
+
+    const again = await browser.post(`/ui/proposals/${edge.id}/accept`, { csrf_token: csrfOf(page) });
+    expect(again.status).toBe(409);
+    expect(again.html).toContain("could not be accepted");
+    expect(again.html).not.toContain(`action="/ui/proposals/${edge.id}/accept"`);
+  });
+
+  it("rejecting stores the reason and the pair is never proposed again", async () => {
+    const edge = await edgeProposal(tenantA, "reject");
+    const browser = await signedIn(tenantA);
+    const page = await browser.get(`/ui/proposals/${edge.id}`);
+    const answer = await browser.post(`/ui/proposals/${edge.id}/reject`, { csrf_token: csrfOf(page), rationale: `different ${HOSTILE}` });
+    expect(answer).toMatchObject({ status: 303, location: "/ui/proposals?done=rejected" });
+    expect(await statusOf(tenantA, edge.id)).toBe("rejected");
+    const decided = await browser.get(`/ui/proposals/${edge.id}`);
+    expect(decided.html).toContain("Rejected");
+    expect(decided.html).toContain("different &#60;script&#62;");
+    expect(decided.html).not.toContain(`action="/ui/proposals/${edge.id}/reject"`);
+
+    const memory = await core.memoryClient();
+    const proposedAgain = await memory.createConsolidationProposals(
+      { proposals: [{ fromId: edge.newer, toId: edge.older, edgeType: "supersedes", similarity: 0.95 }] },
+      asConsolidator(tenantA),
+    );
+    expect(proposedAgain.createdIds).toEqual([]);
+    expect((await browser.get("/ui/proposals")).html).not.toContain(edge.id);
+  });
+
+  it("refuses a decision with a missing or wrong CSRF token and changes nothing", async () => {
+    const edge = await edgeProposal(tenantA, "csrf");
+    const browser = await signedIn(tenantA);
+    const other = await signedIn(tenantA);
+    const otherToken = csrfOf(await other.get("/ui/proposals"));
+    const attempts: Array<Record<string, string>> = [{}, { csrf_token: "" }, { csrf_token: "forged" }, { csrf_token: otherToken }];
+    for (const fields of attempts) {
+      const answer = await browser.post(`/ui/proposals/${edge.id}/accept`, fields);
+      expect(answer.status).toBe(403);
+      expectPageHeaders(answer.headers);
+    }
+    expect((await browser.post(`/ui/proposals/${edge.id}/reject`, { csrf_token: "forged" })).status).toBe(403);
+    expect(await statusOf(tenantA, edge.id)).toBe("proposed");
+  });
+
+  it("a read-only key sees no decision buttons and its POST is refused", async () => {
+    const edge = await edgeProposal(readOnly, "read-only");
+    const browser = await signedIn(readOnly);
+    const page = await browser.get(`/ui/proposals/${edge.id}`);
+    expect(page.status).toBe(200);
+    expect(page.html).not.toContain(`action="/ui/proposals/${edge.id}/accept"`);
+    expect(page.html).not.toContain(`action="/ui/proposals/${edge.id}/reject"`);
+    const csrf = csrfOf(page); // the sign-out form's, which is the session's
+    expect((await browser.post(`/ui/proposals/${edge.id}/accept`, { csrf_token: csrf })).status).toBe(403);
+    expect((await browser.post(`/ui/proposals/${edge.id}/reject`, { csrf_token: csrf })).status).toBe(403);
+    expect(await statusOf(readOnly, edge.id)).toBe("proposed");
+  });
+
+  it("answers another tenant's proposal and memory ids like unknown ones", async () => {
+    const edge = await edgeProposal(tenantB, "foreign");
+    const browser = await signedIn(tenantA);
+    const list = await browser.get("/ui/proposals");
+    expect(list.html).not.toContain(edge.id);
+    const detail = await browser.get(`/ui/proposals/${edge.id}`);
+    expect(detail.status).toBe(404);
+    expectPageHeaders(detail.headers);
+    const unknownId = "0190c0de-0000-7000-8000-00000000beef";
+    const unknown = await browser.get(`/ui/proposals/${unknownId}`);
+    expect(unknown.status).toBe(404);
+    expect(detail.html.replaceAll(edge.id, "ID")).toBe(unknown.html.replaceAll(unknownId, "ID"));
+    expect((await browser.post(`/ui/proposals/${edge.id}/accept`, { csrf_token: csrfOf(list) })).status).toBe(404);
+    expect((await browser.get(`/ui/memories/${edge.older}`)).status).toBe(404);
+    expect((await browser.get("/ui/proposals/not-a-uuid")).status).toBe(404);
+    expect(await statusOf(tenantB, edge.id)).toBe("proposed");
+  });
+});
+
+describe("rate limits", () => {
+  it("count /ui per address before sign-in, and per user after it, refusing with an HTML 429", async () => {
+    const limited = await startGateway(
+      testConfig(
+        { memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk },
+        { RATE_LIMIT_IP_PER_MINUTE: "6", RATE_LIMIT_USER_PER_MINUTE: "2" },
+      ),
+      { log: createLogger({ service: "gateway", level: "silent" }) },
+    );
+    try {
+      const browser = new Browser(limited.url);
+      expect((await browser.signIn(tenantA.apiKey)).status).toBe(303); // 2 per-IP points
+      expect((await browser.get("/ui/proposals")).status).toBe(200); // IP 3, user 1
+      expect((await browser.get("/ui/proposals")).status).toBe(200); // IP 4, user 2
+      const byUser = await browser.get("/ui/proposals"); // IP 5, user 3
+      expect(byUser.status).toBe(429);
+      expect(byUser.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(byUser.headers.get("content-type")).toMatch(/^text\/html/);
+      expectPageHeaders(byUser.headers);
+      expect(byUser.html).toContain("Too many requests");
+      expect((await browser.get("/ui/sign-in")).status).toBe(303); // IP 6: still allowed, already signed in
+      const byIp = await new Browser(limited.url).get("/ui/sign-in"); // IP 7
+      expect(byIp.status).toBe(429);
+      expect(byIp.headers.get("ratelimit-limit")).toBe("6");
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe("logs", () => {
+  it("never carry keys, session tokens or memory content", async () => {
+    const browser = await signedIn(tenantA);
+    const fact = await factProposal(tenantA, "77");
+    const page = await browser.get(`/ui/proposals/${fact.id}`);
+    await browser.post(`/ui/proposals/${fact.id}/reject`, { csrf_token: csrfOf(page), rationale: "secret-rationale-words" });
+    await new Browser(gateway.url).signIn(tenantB.apiKey.slice(0, -2) + "zz");
+    const all = logLines.join("\n");
+    expect(all).toContain("ui session started");
+    expect(all).toContain("proposal decided in the ui");
+    for (const secret of [tenantA.apiKey, tenantB.apiKey.slice(0, -2), browser.cookies.get("ui_session")!, "Top set 77 kg", "secret-rationale-words", fact.subject]) {
+      expect(all).not.toContain(secret);
+    }
+  });
+});
