@@ -31,8 +31,9 @@ $(INSTALL_STAMP): package-lock.json
 gen: $(INSTALL_STAMP) ## Regenerate protobuf TypeScript from proto/ with buf (local plugins)
 	$(NPM) run gen
 
-gen-check: $(INSTALL_STAMP) ## Fail if the generated protobuf code is stale
+gen-check: $(INSTALL_STAMP) ## Fail if the generated protobuf code is stale or the contracts break buf's lint rules
 	$(NPM) run gen:check
+	$(NPM) run lint -w proto
 
 build: $(INSTALL_STAMP) ## Compile all workspaces (tsc -b)
 	$(NPM) run build

@@ -51,7 +51,7 @@ async function grant(clientId: string): Promise<string> {
     { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.internalAuth] } },
   );
   const redeemed = await gatewaySide.redeemAuthorizationCode({ code, clientId, redirectUri: REDIRECT, codeVerifier: verifier }, auth);
-  return redeemed.refreshToken!;
+  return redeemed.grant!.refreshToken!;
 }
 
 async function age(sql: string, params: unknown[]): Promise<void> {

@@ -3,7 +3,7 @@
  * messages and the public shapes, shared by the MCP tool and the REST routes.
  */
 import { AppError } from "@3ngram/errors";
-import type { DecideProposalResponse, EdgeProposal, FactProposal, GetProposalResponse, ListProposalsResponse } from "@3ngram/proto/memory/v1";
+import type { AcceptProposalResponse, EdgeProposal, FactProposal, GetProposalResponse, ListProposalsResponse, RejectProposalResponse } from "@3ngram/proto/memory/v1";
 import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
 import {
   edgeProposalRecordSchema,
@@ -50,7 +50,7 @@ export function toListOutput(response: ListProposalsResponse): ReviewProposalsOu
 }
 
 /** An accept or reject: the edge variants keep their names; a fact proposal answers with the _fact ones. */
-export function toDecisionOutput(response: DecideProposalResponse, decision: "applied" | "rejected"): ReviewProposalsOutput {
+export function toDecisionOutput(response: AcceptProposalResponse | RejectProposalResponse, decision: "applied" | "rejected"): ReviewProposalsOutput {
   if (response.edge) return reviewProposalsOutputSchema.parse({ action: decision, proposal: toEdgeProposalRecord(response.edge) });
   if (response.fact) return reviewProposalsOutputSchema.parse({ action: `${decision}_fact`, proposal: toFactProposalRecord(response.fact) });
   throw new AppError("internal_error", "memory service returned no proposal");

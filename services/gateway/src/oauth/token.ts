@@ -76,23 +76,24 @@ export function tokenRouter(deps: TokenDeps): Router {
       const client = clientCredentials(req, body);
       basic = client.basic;
       const secret = client.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {};
-      let grant;
+      let grant: Awaited<ReturnType<MemoryClient["redeemAuthorizationCode"]>>["grant"];
       if (grantType === "authorization_code") {
         const resource = singleParam(body, "resource");
         if (resource !== undefined && resource !== location.mcpResource()) throw new OAuthError("invalid_target", `resource must be ${location.mcpResource()}`);
-        grant = await memory.redeemAuthorizationCode(
+        ({ grant } = await memory.redeemAuthorizationCode(
           { code: required(body, "code"), clientId: client.clientId, redirectUri: required(body, "redirect_uri"), codeVerifier: required(body, "code_verifier"), ...secret },
           { identity },
-        );
+        ));
       } else if (grantType === "refresh_token") {
         const scope = singleParam(body, "scope");
-        grant = await memory.refreshOAuthGrant(
+        ({ grant } = await memory.refreshOAuthGrant(
           { refreshToken: required(body, "refresh_token"), clientId: client.clientId, scopes: scope === undefined ? [] : scope.trim().split(/ +/).filter(Boolean), ...secret },
           { identity },
-        );
+        ));
       } else {
         throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token");
       }
+      if (grant === undefined) throw new OAuthError("server_error", "internal error", 500);
       // A grant minted for another resource must never become a token for this one.
       if (grant.resource !== location.mcpResource()) throw new OAuthError("invalid_grant", "the grant was issued for another resource");
       const accessToken = await mintAccessToken(keys, location, { tenantId: grant.tenantId, userId: grant.userId, clientId: grant.clientId, scopes: grant.scopes });

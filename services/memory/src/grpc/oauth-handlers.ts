@@ -80,7 +80,7 @@ export function oauthHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryServ
         redirectUri: request.redirectUri,
         codeVerifier: request.codeVerifier,
       });
-      return toProtoGrant(grant);
+      return { grant: toProtoGrant(grant) };
     },
     async refreshOAuthGrant(request) {
       const grant = await refreshGrant(deps, {
@@ -89,7 +89,7 @@ export function oauthHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryServ
         ...(request.clientSecret !== undefined ? { clientSecret: request.clientSecret } : {}),
         scopes: request.scopes,
       });
-      return toProtoGrant(grant);
+      return { grant: toProtoGrant(grant) };
     },
     async revokeOAuthToken(request) {
       await revokeToken(deps, {

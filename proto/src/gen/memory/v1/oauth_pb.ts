@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/oauth.proto.
  */
 export const file_memory_v1_oauth: GenFile = /*@__PURE__*/
-  fileDesc("ChVtZW1vcnkvdjEvb2F1dGgucHJvdG8SCW1lbW9yeS52MSKhAQoLT0F1dGhDbGllbnQSEQoJY2xpZW50X2lkGAEgASgJEhQKDHJlZ2lzdHJhdGlvbhgCIAEoCRIiChp0b2tlbl9lbmRwb2ludF9hdXRoX21ldGhvZBgDIAEoCRIVCg1tZXRhZGF0YV9qc29uGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjMKGlJlZ2lzdGVyT0F1dGhDbGllbnRSZXF1ZXN0EhUKDW1ldGFkYXRhX2pzb24YASABKAkicwobUmVnaXN0ZXJPQXV0aENsaWVudFJlc3BvbnNlEiYKBmNsaWVudBgBIAEoCzIWLm1lbW9yeS52MS5PQXV0aENsaWVudBIaCg1jbGllbnRfc2VjcmV0GAIgASgJSACIAQFCEAoOX2NsaWVudF9zZWNyZXQiTQohU2F2ZU1ldGFkYXRhRG9jdW1lbnRDbGllbnRSZXF1ZXN0EhEKCWNsaWVudF9pZBgBIAEoCRIVCg1tZXRhZGF0YV9qc29uGAIgASgJIkwKIlNhdmVNZXRhZGF0YURvY3VtZW50Q2xpZW50UmVzcG9uc2USJgoGY2xpZW50GAEgASgLMhYubWVtb3J5LnYxLk9BdXRoQ2xpZW50IioKFUdldE9BdXRoQ2xpZW50UmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkiQAoWR2V0T0F1dGhDbGllbnRSZXNwb25zZRImCgZjbGllbnQYASABKAsyFi5tZW1vcnkudjEuT0F1dGhDbGllbnQigwEKHkNyZWF0ZUF1dGhvcml6YXRpb25Db2RlUmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkSFAoMcmVkaXJlY3RfdXJpGAIgASgJEhYKDmNvZGVfY2hhbGxlbmdlGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIQCghyZXNvdXJjZRgFIAEoCSJfCh9DcmVhdGVBdXRob3JpemF0aW9uQ29kZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKCk9BdXRoR3JhbnQSEQoJdGVuYW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEQoJY2xpZW50X2lkGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIQCghyZXNvdXJjZRgFIAEoCRIaCg1yZWZyZXNoX3Rva2VuGAYgASgJSACIAQFCEAoOX3JlZnJlc2hfdG9rZW4inAEKHlJlZGVlbUF1dGhvcml6YXRpb25Db2RlUmVxdWVzdBIMCgRjb2RlGAEgASgJEhEKCWNsaWVudF9pZBgCIAEoCRIaCg1jbGllbnRfc2VjcmV0GAMgASgJSACIAQESFAoMcmVkaXJlY3RfdXJpGAQgASgJEhUKDWNvZGVfdmVyaWZpZXIYBSABKAlCEAoOX2NsaWVudF9zZWNyZXQiggEKGFJlZnJlc2hPQXV0aEdyYW50UmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJEhEKCWNsaWVudF9pZBgCIAEoCRIaCg1jbGllbnRfc2VjcmV0GAMgASgJSACIAQESDgoGc2NvcGVzGAQgAygJQhAKDl9jbGllbnRfc2VjcmV0ImkKF1Jldm9rZU9BdXRoVG9rZW5SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhEKCWNsaWVudF9pZBgCIAEoCRIaCg1jbGllbnRfc2VjcmV0GAMgASgJSACIAQFCEAoOX2NsaWVudF9zZWNyZXQiGgoYUmV2b2tlT0F1dGhUb2tlblJlc3BvbnNlIhcKFUdldFNpZ25pbmdLZXlzUmVxdWVzdCKDAQoKU2lnbmluZ0tleRILCgNraWQYASABKAkSCwoDYWxnGAIgASgJEhcKD3B1YmxpY19qd2tfanNvbhgDIAEoCRIdChBwcml2YXRlX2p3a19qc29uGAQgASgJSACIAQESDgoGYWN0aXZlGAUgASgIQhMKEV9wcml2YXRlX2p3a19qc29uIj0KFkdldFNpZ25pbmdLZXlzUmVzcG9uc2USIwoEa2V5cxgBIAMoCzIVLm1lbW9yeS52MS5TaWduaW5nS2V5IjYKGkNvbGxlY3RPQXV0aEdhcmJhZ2VSZXF1ZXN0EhgKEGNsaWVudF9pZGxlX2RheXMYASABKA0iewobQ29sbGVjdE9BdXRoR2FyYmFnZVJlc3BvbnNlEhcKD2NsaWVudHNfcmVtb3ZlZBgBIAEoBBIVCg1jb2Rlc19yZW1vdmVkGAIgASgEEhYKDnRva2Vuc19yZW1vdmVkGAMgASgEEhQKDGtleXNfcmVtb3ZlZBgEIAEoBGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChVtZW1vcnkvdjEvb2F1dGgucHJvdG8SCW1lbW9yeS52MSKhAQoLT0F1dGhDbGllbnQSEQoJY2xpZW50X2lkGAEgASgJEhQKDHJlZ2lzdHJhdGlvbhgCIAEoCRIiChp0b2tlbl9lbmRwb2ludF9hdXRoX21ldGhvZBgDIAEoCRIVCg1tZXRhZGF0YV9qc29uGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjMKGlJlZ2lzdGVyT0F1dGhDbGllbnRSZXF1ZXN0EhUKDW1ldGFkYXRhX2pzb24YASABKAkicwobUmVnaXN0ZXJPQXV0aENsaWVudFJlc3BvbnNlEiYKBmNsaWVudBgBIAEoCzIWLm1lbW9yeS52MS5PQXV0aENsaWVudBIaCg1jbGllbnRfc2VjcmV0GAIgASgJSACIAQFCEAoOX2NsaWVudF9zZWNyZXQiTQohU2F2ZU1ldGFkYXRhRG9jdW1lbnRDbGllbnRSZXF1ZXN0EhEKCWNsaWVudF9pZBgBIAEoCRIVCg1tZXRhZGF0YV9qc29uGAIgASgJIkwKIlNhdmVNZXRhZGF0YURvY3VtZW50Q2xpZW50UmVzcG9uc2USJgoGY2xpZW50GAEgASgLMhYubWVtb3J5LnYxLk9BdXRoQ2xpZW50IioKFUdldE9BdXRoQ2xpZW50UmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkiQAoWR2V0T0F1dGhDbGllbnRSZXNwb25zZRImCgZjbGllbnQYASABKAsyFi5tZW1vcnkudjEuT0F1dGhDbGllbnQigwEKHkNyZWF0ZUF1dGhvcml6YXRpb25Db2RlUmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkSFAoMcmVkaXJlY3RfdXJpGAIgASgJEhYKDmNvZGVfY2hhbGxlbmdlGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIQCghyZXNvdXJjZRgFIAEoCSJfCh9DcmVhdGVBdXRob3JpemF0aW9uQ29kZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKCk9BdXRoR3JhbnQSEQoJdGVuYW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEQoJY2xpZW50X2lkGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIQCghyZXNvdXJjZRgFIAEoCRIaCg1yZWZyZXNoX3Rva2VuGAYgASgJSACIAQFCEAoOX3JlZnJlc2hfdG9rZW4iRwofUmVkZWVtQXV0aG9yaXphdGlvbkNvZGVSZXNwb25zZRIkCgVncmFudBgBIAEoCzIVLm1lbW9yeS52MS5PQXV0aEdyYW50IkEKGVJlZnJlc2hPQXV0aEdyYW50UmVzcG9uc2USJAoFZ3JhbnQYASABKAsyFS5tZW1vcnkudjEuT0F1dGhHcmFudCKcAQoeUmVkZWVtQXV0aG9yaXphdGlvbkNvZGVSZXF1ZXN0EgwKBGNvZGUYASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBARIUCgxyZWRpcmVjdF91cmkYBCABKAkSFQoNY29kZV92ZXJpZmllchgFIAEoCUIQCg5fY2xpZW50X3NlY3JldCKCAQoYUmVmcmVzaE9BdXRoR3JhbnRSZXF1ZXN0EhUKDXJlZnJlc2hfdG9rZW4YASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBARIOCgZzY29wZXMYBCADKAlCEAoOX2NsaWVudF9zZWNyZXQiaQoXUmV2b2tlT0F1dGhUb2tlblJlcXVlc3QSDQoFdG9rZW4YASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBAUIQCg5fY2xpZW50X3NlY3JldCIaChhSZXZva2VPQXV0aFRva2VuUmVzcG9uc2UiFwoVR2V0U2lnbmluZ0tleXNSZXF1ZXN0IoMBCgpTaWduaW5nS2V5EgsKA2tpZBgBIAEoCRILCgNhbGcYAiABKAkSFwoPcHVibGljX2p3a19qc29uGAMgASgJEh0KEHByaXZhdGVfandrX2pzb24YBCABKAlIAIgBARIOCgZhY3RpdmUYBSABKAhCEwoRX3ByaXZhdGVfandrX2pzb24iPQoWR2V0U2lnbmluZ0tleXNSZXNwb25zZRIjCgRrZXlzGAEgAygLMhUubWVtb3J5LnYxLlNpZ25pbmdLZXkiNgoaQ29sbGVjdE9BdXRoR2FyYmFnZVJlcXVlc3QSGAoQY2xpZW50X2lkbGVfZGF5cxgBIAEoDSJ7ChtDb2xsZWN0T0F1dGhHYXJiYWdlUmVzcG9uc2USFwoPY2xpZW50c19yZW1vdmVkGAEgASgEEhUKDWNvZGVzX3JlbW92ZWQYAiABKAQSFgoOdG9rZW5zX3JlbW92ZWQYAyABKAQSFAoMa2V5c19yZW1vdmVkGAQgASgEYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message memory.v1.OAuthClient
@@ -289,6 +289,40 @@ export const OAuthGrantSchema: GenMessage<OAuthGrant> = /*@__PURE__*/
   messageDesc(file_memory_v1_oauth, 9);
 
 /**
+ * @generated from message memory.v1.RedeemAuthorizationCodeResponse
+ */
+export type RedeemAuthorizationCodeResponse = Message<"memory.v1.RedeemAuthorizationCodeResponse"> & {
+  /**
+   * @generated from field: memory.v1.OAuthGrant grant = 1;
+   */
+  grant?: OAuthGrant | undefined;
+};
+
+/**
+ * Describes the message memory.v1.RedeemAuthorizationCodeResponse.
+ * Use `create(RedeemAuthorizationCodeResponseSchema)` to create a new message.
+ */
+export const RedeemAuthorizationCodeResponseSchema: GenMessage<RedeemAuthorizationCodeResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_oauth, 10);
+
+/**
+ * @generated from message memory.v1.RefreshOAuthGrantResponse
+ */
+export type RefreshOAuthGrantResponse = Message<"memory.v1.RefreshOAuthGrantResponse"> & {
+  /**
+   * @generated from field: memory.v1.OAuthGrant grant = 1;
+   */
+  grant?: OAuthGrant | undefined;
+};
+
+/**
+ * Describes the message memory.v1.RefreshOAuthGrantResponse.
+ * Use `create(RefreshOAuthGrantResponseSchema)` to create a new message.
+ */
+export const RefreshOAuthGrantResponseSchema: GenMessage<RefreshOAuthGrantResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_oauth, 11);
+
+/**
  * @generated from message memory.v1.RedeemAuthorizationCodeRequest
  */
 export type RedeemAuthorizationCodeRequest = Message<"memory.v1.RedeemAuthorizationCodeRequest"> & {
@@ -323,7 +357,7 @@ export type RedeemAuthorizationCodeRequest = Message<"memory.v1.RedeemAuthorizat
  * Use `create(RedeemAuthorizationCodeRequestSchema)` to create a new message.
  */
 export const RedeemAuthorizationCodeRequestSchema: GenMessage<RedeemAuthorizationCodeRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 10);
+  messageDesc(file_memory_v1_oauth, 12);
 
 /**
  * @generated from message memory.v1.RefreshOAuthGrantRequest
@@ -357,7 +391,7 @@ export type RefreshOAuthGrantRequest = Message<"memory.v1.RefreshOAuthGrantReque
  * Use `create(RefreshOAuthGrantRequestSchema)` to create a new message.
  */
 export const RefreshOAuthGrantRequestSchema: GenMessage<RefreshOAuthGrantRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 11);
+  messageDesc(file_memory_v1_oauth, 13);
 
 /**
  * @generated from message memory.v1.RevokeOAuthTokenRequest
@@ -384,7 +418,7 @@ export type RevokeOAuthTokenRequest = Message<"memory.v1.RevokeOAuthTokenRequest
  * Use `create(RevokeOAuthTokenRequestSchema)` to create a new message.
  */
 export const RevokeOAuthTokenRequestSchema: GenMessage<RevokeOAuthTokenRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 12);
+  messageDesc(file_memory_v1_oauth, 14);
 
 /**
  * @generated from message memory.v1.RevokeOAuthTokenResponse
@@ -397,7 +431,7 @@ export type RevokeOAuthTokenResponse = Message<"memory.v1.RevokeOAuthTokenRespon
  * Use `create(RevokeOAuthTokenResponseSchema)` to create a new message.
  */
 export const RevokeOAuthTokenResponseSchema: GenMessage<RevokeOAuthTokenResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 13);
+  messageDesc(file_memory_v1_oauth, 15);
 
 /**
  * @generated from message memory.v1.GetSigningKeysRequest
@@ -410,7 +444,7 @@ export type GetSigningKeysRequest = Message<"memory.v1.GetSigningKeysRequest"> &
  * Use `create(GetSigningKeysRequestSchema)` to create a new message.
  */
 export const GetSigningKeysRequestSchema: GenMessage<GetSigningKeysRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 14);
+  messageDesc(file_memory_v1_oauth, 16);
 
 /**
  * @generated from message memory.v1.SigningKey
@@ -449,7 +483,7 @@ export type SigningKey = Message<"memory.v1.SigningKey"> & {
  * Use `create(SigningKeySchema)` to create a new message.
  */
 export const SigningKeySchema: GenMessage<SigningKey> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 15);
+  messageDesc(file_memory_v1_oauth, 17);
 
 /**
  * @generated from message memory.v1.GetSigningKeysResponse
@@ -468,7 +502,7 @@ export type GetSigningKeysResponse = Message<"memory.v1.GetSigningKeysResponse">
  * Use `create(GetSigningKeysResponseSchema)` to create a new message.
  */
 export const GetSigningKeysResponseSchema: GenMessage<GetSigningKeysResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 16);
+  messageDesc(file_memory_v1_oauth, 18);
 
 /**
  * @generated from message memory.v1.CollectOAuthGarbageRequest
@@ -487,7 +521,7 @@ export type CollectOAuthGarbageRequest = Message<"memory.v1.CollectOAuthGarbageR
  * Use `create(CollectOAuthGarbageRequestSchema)` to create a new message.
  */
 export const CollectOAuthGarbageRequestSchema: GenMessage<CollectOAuthGarbageRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 17);
+  messageDesc(file_memory_v1_oauth, 19);
 
 /**
  * @generated from message memory.v1.CollectOAuthGarbageResponse
@@ -519,5 +553,5 @@ export type CollectOAuthGarbageResponse = Message<"memory.v1.CollectOAuthGarbage
  * Use `create(CollectOAuthGarbageResponseSchema)` to create a new message.
  */
 export const CollectOAuthGarbageResponseSchema: GenMessage<CollectOAuthGarbageResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_oauth, 18);
+  messageDesc(file_memory_v1_oauth, 20);
 
