@@ -209,6 +209,22 @@ describe.each<Backend>(["redis", "memory"])("rate limits (%s backend)", (backend
     expect(await metric(gateway, /threengram_gateway_rate_limited_total\{layer="ip"[^}]*\}/)).toBe(3);
   });
 
+  it("puts the OAuth endpoints behind the same per-IP edge (registration is unauthenticated by nature)", async () => {
+    const gateway = await start(backend, { RATE_LIMIT_IP_PER_MINUTE: "2" });
+    const register = () =>
+      fetch(`${gateway.url}/oauth/register`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ client_name: "flood", redirect_uris: ["http://127.0.0.1:9/cb"] }),
+      });
+    expect(await statuses(2, register)).toEqual([201, 201]);
+    const refused = await register();
+    expect(refused.status).toBe(429);
+    expectRetryAfter(refused);
+    // The discovery documents stay reachable: clients read them before anything else.
+    expect((await fetch(`${gateway.url}/.well-known/oauth-authorization-server`)).status).toBe(200);
+  });
+
   it("refuses a bad Origin with 403 before counting it, and never limits /health, /ready or /metrics", async () => {
     const gateway = await start(backend, { RATE_LIMIT_IP_PER_MINUTE: "1" });
     expect(await statuses(3, () => pingMcp(gateway, unknownKey, { Origin: "https://evil.example" }))).toEqual([403, 403, 403]);
