@@ -6,7 +6,6 @@
  * transport edges, and log hygiene. Every gateway here logs into one sink, checked last.
  */
 import { randomUUID } from "node:crypto";
-import { PassThrough } from "node:stream";
 import { HashingEmbedder } from "@3ngram/embeddings";
 import { createTenantWithKey, type CreatedTenant } from "@3ngram/memory";
 import { SCOPES } from "@3ngram/rpc";
@@ -20,6 +19,7 @@ import { freePort } from "../../../../test/support/processes.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway, type GatewayPeers } from "../support/gateway.js";
 import { ERAS, callTool, connect, errorText, structured } from "../support/mcp-client.js";
+import { capturedLog } from "../support/captured-log.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -27,10 +27,8 @@ let core: CoreServices;
 let gateway: RunningGateway;
 let readWrite: Key;
 let writeOnly: CreatedTenant;
-const logLines: string[] = [];
-const sink = new PassThrough();
-sink.on("data", (chunk: Buffer) => logLines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
-const log = createLogger({ service: "gateway", level: "debug", destination: sink });
+const { log: gatewayLog, lines: logLines } = capturedLog();
+const log = gatewayLog;
 const silent = createLogger({ service: "test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
 const peers = (overrides: Partial<GatewayPeers> = {}): GatewayPeers => ({

@@ -4,7 +4,6 @@
  * discovery → registration → authorization → token → tool call flow; the protocol's edges
  * (PKCE, redirect_uri, code reuse, rotation, forged tokens) are driven over plain HTTP.
  */
-import { Writable } from "node:stream";
 import { generateKeyPairSync } from "node:crypto";
 import { AppError } from "@3ngram/errors";
 import { createTenantWithKey } from "@3ngram/memory";
@@ -41,6 +40,7 @@ import {
   submitConsent,
   tokenRequest,
 } from "../../../../test/support/oauth.js";
+import { capturedLog } from "../support/captured-log.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -54,13 +54,7 @@ class MapMetadataFetcher implements ClientMetadataFetcher {
   }
 }
 
-const logLines: string[] = [];
-const logSink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    logLines.push(chunk.toString("utf8"));
-    done();
-  },
-});
+const { log: gatewayLog, lines: logLines } = capturedLog();
 
 let core: CoreServices;
 let gateway: RunningGateway;
@@ -79,7 +73,7 @@ beforeAll(async () => {
   readOnly = await createTenantWithKey(core.ownerPool, { tenantName: "oauth read-only", scopes: [SCOPES.read] });
   const peers = { memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk };
   gateway = await startGateway(testConfig(peers), {
-    log: createLogger({ service: "gateway", level: "debug", destination: logSink }),
+    log: gatewayLog,
     clientMetadataFetcher: fetcher,
   });
   base = gateway.url;
@@ -594,7 +588,7 @@ describe("the resource server", () => {
 
 describe("logs", () => {
   it("never contain an API key, code, access token, refresh token or client secret", () => {
-    const text = logLines.join("");
+    const text = logLines.join("\n");
     expect(text.length).toBeGreaterThan(0);
     expect(text).toContain("oauth tokens issued");
     expect(secretsSeen.size).toBeGreaterThan(8);

@@ -6,9 +6,7 @@
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createServer, connect as connectTcp, type Server, type Socket } from "node:net";
-import { PassThrough } from "node:stream";
 import { createTenantWithKey, type CreatedTenant } from "@3ngram/memory";
-import { createLogger } from "@3ngram/runtime";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
@@ -17,16 +15,15 @@ import { connectMcp } from "../../../../test/support/mcp.js";
 import { freePort } from "../../../../test/support/processes.js";
 import { startGateway, type RunningGateway } from "../../src/gateway.js";
 import { testConfig } from "../support/gateway.js";
+import { capturedLog } from "../support/captured-log.js";
 
 let core: CoreServices;
 let tenantA: CreatedTenant;
 let tenantB: CreatedTenant;
 /** A second key for tenant A's user. */
 let secondKeyA: string;
-const logLines: string[] = [];
-const sink = new PassThrough();
-sink.on("data", (chunk: Buffer) => logLines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
-const log = createLogger({ service: "gateway", level: "debug", destination: sink });
+const { log: gatewayLog, lines: logLines } = capturedLog();
+const log = gatewayLog;
 const started: RunningGateway[] = [];
 let gatewayCount = 0;
 

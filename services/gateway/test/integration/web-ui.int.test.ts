@@ -5,7 +5,6 @@
  * checked through the memory service's own reads (GetFacts, GetMemories, ListProposals).
  */
 import { randomUUID } from "node:crypto";
-import { PassThrough } from "node:stream";
 import { createTenantWithKey, type CreatedTenant } from "@3ngram/memory";
 import { SCOPES, type CallOptions } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
@@ -17,6 +16,7 @@ import { startGateway, type RunningGateway } from "../../src/gateway.js";
 import { createSessionCodec, SESSION_TTL_SECONDS } from "../../src/ui/session.js";
 import { Browser, csrfOf, lastSetCookie } from "../../../../test/support/browser.js";
 import { testConfig } from "../support/gateway.js";
+import { capturedLog } from "../support/captured-log.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -28,9 +28,7 @@ let gateway: RunningGateway;
 let tenantA: Tenant;
 let tenantB: Tenant;
 let readOnly: CreatedTenant;
-const logLines: string[] = [];
-const sink = new PassThrough();
-sink.on("data", (chunk: Buffer) => logLines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
+const { log: gatewayLog, lines: logLines } = capturedLog();
 
 const asConsolidator = (t: { tenantId: string }): CallOptions => ({ identity: { tenantId: t.tenantId, scopes: [SCOPES.internalConsolidate] } });
 
@@ -43,7 +41,7 @@ beforeAll(async () => {
     { memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk },
     { PUBLIC_URL: "https://review.example.com", UI_SESSION_SECRET: SESSION_SECRET, LOG_LEVEL: "debug" },
   );
-  gateway = await startGateway(config, { log: createLogger({ service: "gateway", level: "debug", destination: sink }) });
+  gateway = await startGateway(config, { log: gatewayLog });
 });
 afterAll(async () => {
   await gateway?.close();
