@@ -2,3 +2,4 @@ export { loadMemoryConfig, memoryConfigSchema, type MemoryConfig } from "./confi
 export { startMemoryService, type MemoryServiceDeps, type RunningMemoryService } from "./memory-service.js";
 export { migrate, type MigrationResult } from "./db/migrate.js";
 export { createTenantWithKey, type CreatedTenant } from "./domain/tenants.js";
+export { issueApiKey, listApiKeys, revokeApiKey, type IssuedApiKey } from "./domain/key-admin.js";

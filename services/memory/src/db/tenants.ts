@@ -34,3 +34,41 @@ export async function resolveKeyHash(db: Queryable, keyHash: string): Promise<Re
   );
   return rows[0] ?? null;
 }
+
+export interface ApiKeyListing {
+  id: string;
+  userId: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** A tenant's keys, newest first: what an operator needs to tell them apart, never the hash. */
+export async function selectApiKeys(db: Queryable, tenantId: string): Promise<ApiKeyListing[]> {
+  const { rows } = await db.query<ApiKeyListing>(
+    `SELECT id, user_id AS "userId", name, prefix, scopes, created_at AS "createdAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"
+     FROM api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, id`,
+    [tenantId],
+  );
+  return rows;
+}
+
+/** Revokes the tenant's live key named by id or prefix; answers the revoked key's id, or null when none matched. */
+export async function revokeApiKeyRow(db: Queryable, tenantId: string, ref: { id?: string; prefix?: string }): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `UPDATE api_keys SET revoked_at = now()
+     WHERE tenant_id = $1 AND revoked_at IS NULL AND (id::text = $2 OR prefix = $3)
+     RETURNING id`,
+    [tenantId, ref.id ?? "", ref.prefix ?? ""],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/** The tenant's users, oldest first (the first is the one create-tenant made). */
+export async function selectUserIds(db: Queryable, tenantId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 ORDER BY created_at, id", [tenantId]);
+  return rows.map((r) => r.id);
+}
