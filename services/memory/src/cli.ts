@@ -4,7 +4,7 @@
  *   create-tenant <name> [key-name]  create a tenant, its first user and an API key (printed once)
  *   create-key <tenant-id> <name> [--read-only] [--user <user-id>]
  *                                    another API key for the tenant's first (or named) user (printed once)
- *   list-keys <tenant-id>            the tenant's keys: id, prefix, name, scopes, created, revoked
+ *   list-keys <tenant-id>            the tenant's keys: id, prefix, name, scopes, created, last used, revoked
  *   revoke-key <tenant-id> <key-id | prefix>
  *                                    revoke one key (gateways stop accepting it within 30 s)
  *   rotate-signing-key               retire the OAuth access-token signing key; the next token

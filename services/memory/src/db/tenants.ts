@@ -72,3 +72,11 @@ export async function selectUserIds(db: Queryable, tenantId: string): Promise<st
   const { rows } = await db.query<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 ORDER BY created_at, id", [tenantId]);
   return rows.map((r) => r.id);
 }
+
+/**
+ * Marks a key as used, at most once a minute per key: key lookups are frequent (each gateway
+ * caches one for 30 s) and last-used only needs to tell a live key from a forgotten one.
+ */
+export async function touchApiKey(db: Queryable, keyId: string): Promise<void> {
+  await db.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')", [keyId]);
+}

@@ -1,8 +1,9 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
-import { withOwnerTransaction, withRole, type Pool } from "@3ngram/db";
+import { withOwnerTransaction, withRole, withTenant, type Pool } from "@3ngram/db";
+import type { Logger } from "@3ngram/runtime";
 import { insertStarterScopes, STARTER_SCOPES } from "../db/scopes.js";
-import { insertApiKey, insertTenant, insertUser, resolveKeyHash, type ResolvedKeyRow } from "../db/tenants.js";
+import { insertApiKey, insertTenant, insertUser, resolveKeyHash, touchApiKey, type ResolvedKeyRow } from "../db/tenants.js";
 import { generateApiKey, hashApiKey, looksLikeApiKey } from "./api-keys.js";
 
 export const API_KEY_SCOPES = ["memory:read", "memory:write"] as const;
@@ -42,11 +43,18 @@ export async function createTenantWithKey(
   return { tenantId, userId, keyId, apiKey: generated.key };
 }
 
-/** Resolves a presented API key. Malformed, unknown and revoked keys all answer the same. */
-export async function resolveApiKey(pool: Pool, runtimeRole: string, apiKey: string): Promise<ResolvedKeyRow> {
+/**
+ * Resolves a presented API key. Malformed, unknown and revoked keys all answer the same. A
+ * resolved key's last-used time is recorded (in the tenant's context, at most once a minute); a
+ * failure to record it never fails the lookup.
+ */
+export async function resolveApiKey(pool: Pool, runtimeRole: string, apiKey: string, log?: Logger): Promise<ResolvedKeyRow> {
   const invalid = new AppError("unauthenticated", "invalid API key");
   if (!looksLikeApiKey(apiKey)) throw invalid;
   const row = await withRole(pool, runtimeRole, (db) => resolveKeyHash(db, hashApiKey(apiKey)));
   if (!row) throw invalid;
+  await withTenant(pool, { role: runtimeRole, tenantId: row.tenantId }, (db) => touchApiKey(db, row.keyId)).catch((err: unknown) =>
+    log?.warn({ key_id: row.keyId, error: { type: (err as Error)?.name } }, "api key last-used not recorded"),
+  );
   return row;
 }

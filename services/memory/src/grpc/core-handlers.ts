@@ -40,7 +40,7 @@ export function coreHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryServi
     },
 
     async resolveApiKey(request) {
-      const row = await resolveApiKey(deps.pool, deps.runtimeRole, request.apiKey);
+      const row = await resolveApiKey(deps.pool, deps.runtimeRole, request.apiKey, deps.log);
       return { tenantId: row.tenantId, userId: row.userId, scopes: row.scopes, keyId: row.keyId };
     },
   };

@@ -40,6 +40,22 @@ describe("API key administration", () => {
     expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: ["memory:read"], keyId: issued.keyId });
   });
 
+  it("records when a key was last used, at most once a minute", async () => {
+    const issued = await issueApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, name: "used", scopes: ["memory:read"] });
+    const lastUsed = async () => (await listApiKeys(stack.ownerPool, tenantA.tenantId)).find((k) => k.id === issued.keyId)?.lastUsedAt;
+    expect(await lastUsed()).toBeNull();
+    const memory = await stack.memoryClient();
+    await memory.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
+    const first = await lastUsed();
+    expect(first).toBeInstanceOf(Date);
+    await memory.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
+    expect((await lastUsed())?.getTime()).toBe(first!.getTime());
+    // An hour later (as far as the row knows), the next lookup records the use again.
+    await stack.ownerPool.query("UPDATE api_keys SET last_used_at = last_used_at - interval '1 hour' WHERE id = $1", [issued.keyId]);
+    await memory.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
+    expect((await lastUsed())!.getTime()).toBeGreaterThan(first!.getTime() - 3_600_000);
+  });
+
   it("lists a tenant's keys with prefix, name and scopes, never the key or its hash, and only that tenant's", async () => {
     const issued = await issueApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, name: "listed", scopes: ["memory:read", "memory:write"] });
     const keys = await listApiKeys(stack.ownerPool, tenantA.tenantId);
