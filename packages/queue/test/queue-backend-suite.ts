@@ -227,7 +227,10 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
         if (attempts.length === 1) throw new Error("transient");
       });
       await backend.schedule(queueName, { id: "flaky", name: "sweep", everyMs: 100, retry: { attempts: 3, backoffMs: BACKOFF_MS } });
-      await eventually(() => expect(attempts.slice(0, 2)).toEqual([1, 2]));
+      // Only a retry runs a job a second time. The next repetition (every 100 ms) may run before
+      // the retry's backoff ends, so the order of the runs is not part of the contract.
+      await eventually(() => expect(attempts).toContain(2));
+      expect(attempts[0]).toBe(1);
       expect((await backend.counts(queueName)).failed).toBe(0);
     });
 
