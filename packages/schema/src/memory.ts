@@ -187,6 +187,22 @@ export const getMemoriesInputSchema = z
   });
 export type GetMemoriesInput = z.infer<typeof getMemoriesInputSchema>;
 
+/**
+ * A memory shown with a bounded excerpt (`content` is the excerpt; `truncated` is about it, and the
+ * full text is one get_memories away): the fields a search hit and a handoff line share.
+ */
+export const excerptedMemoryShape = {
+  id: z.string(),
+  memoryType: memoryTypeSchema,
+  topic: z.string(),
+  content: z.string(),
+  contentLength: z.int().min(0),
+  truncated: z.boolean(),
+  scope: z.string(),
+  project: z.string().nullable(),
+  recordedAt: z.string(),
+};
+
 export const memoryRecordSchema = outputObject({
   id: z.string(),
   memoryType: memoryTypeSchema,

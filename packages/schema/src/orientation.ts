@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { MAX_TOPIC_LENGTH } from "./limits.js";
-import { COMMITMENT_STATUSES, MEMORY_TYPES, commitmentStatusSchema, memoryTypeSchema, projectSchema, scopeNameSchema, type MemoryType } from "./memory.js";
+import { COMMITMENT_STATUSES, MEMORY_TYPES, commitmentStatusSchema, excerptedMemoryShape, memoryTypeSchema, projectSchema, scopeNameSchema, type MemoryType } from "./memory.js";
 import { outputObject } from "./open-object.js";
 import { retrievalPolicySchema, scopeRecordSchema } from "./scopes.js";
 
@@ -136,18 +136,8 @@ export const handoffInputSchema = z.strictObject({
 });
 export type HandoffInput = z.infer<typeof handoffInputSchema>;
 
-/** A memory with a bounded excerpt; `truncated` is about this excerpt (the full text is one get_memories away). */
-export const handoffMemorySchema = outputObject({
-  id: z.string(),
-  memoryType: memoryTypeSchema,
-  topic: z.string(),
-  content: z.string(),
-  contentLength: z.int().min(0),
-  truncated: z.boolean(),
-  scope: z.string(),
-  project: z.string().nullable(),
-  recordedAt: z.string(),
-});
+/** A handoff line: a memory with a bounded excerpt. */
+export const handoffMemorySchema = outputObject(excerptedMemoryShape);
 export type HandoffMemory = z.infer<typeof handoffMemorySchema>;
 
 export const handoffCommitmentSchema = outputObject({

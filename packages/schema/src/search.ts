@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { asOfSchema } from "./facts.js";
 import { DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT } from "./limits.js";
-import { instantSchema, memoryStatusSchema, memoryTypeSchema, projectSchema, scopeNameSchema } from "./memory.js";
+import { excerptedMemoryShape, instantSchema, memoryStatusSchema, memoryTypeSchema, projectSchema, scopeNameSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
 
 /** memoryTypes takes at most this many types (there are 8, so any subset fits). */
@@ -68,18 +68,7 @@ export const searchInputSchema = z
   });
 export type SearchInput = z.infer<typeof searchInputSchema>;
 
-export const searchHitSchema = outputObject({
-  id: z.string(),
-  memoryType: memoryTypeSchema,
-  topic: z.string(),
-  content: z.string(),
-  contentLength: z.int().min(0),
-  truncated: z.boolean(),
-  score: z.number(),
-  scope: z.string(),
-  project: z.string().nullable(),
-  recordedAt: z.string(),
-});
+export const searchHitSchema = outputObject({ ...excerptedMemoryShape, score: z.number() });
 export type SearchHit = z.infer<typeof searchHitSchema>;
 
 export const compactSearchHitSchema = outputObject({
