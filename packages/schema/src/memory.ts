@@ -188,8 +188,9 @@ export const getMemoriesInputSchema = z
 export type GetMemoriesInput = z.infer<typeof getMemoriesInputSchema>;
 
 /**
- * A memory shown with a bounded excerpt (`content` is the excerpt; `truncated` is about it, and the
- * full text is one get_memories away): the fields a search hit and a handoff line share.
+ * A memory as every read shows it: `content` may be cut (an excerpt, or to maxContentChars) and
+ * `truncated` says whether it was. Search hits, handoff lines and get_memories records all start
+ * from these fields.
  */
 export const excerptedMemoryShape = {
   id: z.string(),
@@ -204,19 +205,11 @@ export const excerptedMemoryShape = {
 };
 
 export const memoryRecordSchema = outputObject({
-  id: z.string(),
-  memoryType: memoryTypeSchema,
-  topic: z.string(),
-  content: z.string(),
-  contentLength: z.int().min(0),
-  truncated: z.boolean(),
-  scope: z.string(),
-  project: z.string().nullable(),
+  ...excerptedMemoryShape,
   status: memoryStatusSchema,
   tags: z.array(z.string()),
   validFrom: z.string(),
   validTo: z.string().nullable(),
-  recordedAt: z.string(),
   embedded: embeddingStateSchema,
   /** The successor's id once a later memory supersedes or updates this one. */
   supersededBy: z.string().nullable(),

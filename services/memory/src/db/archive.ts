@@ -4,7 +4,7 @@
  */
 import type { Queryable } from "@3ngram/db";
 import type { FactRow } from "./facts.js";
-import type { MemoryRow } from "./memories.js";
+import type { MemoryRow, MemoryRowContent } from "./memories.js";
 import type { CommitmentStatus, EdgeType, MemoryStatus, MemoryType, RetrievalMode } from "@3ngram/schema";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -44,17 +44,8 @@ export async function findFactByKey(db: Queryable, tenantId: string, key: string
   return rows[0]?.id ?? null;
 }
 
-export interface ImportedMemoryRow {
-  id: string;
-  tenantId: string;
+export interface ImportedMemoryRow extends MemoryRowContent {
   importKey: string;
-  memoryType: MemoryType;
-  topic: string;
-  content: string;
-  contentHash: string;
-  scope: string;
-  project: string | null;
-  tags: string[];
   status: MemoryStatus;
   /** Null: the transaction's time. */
   validFrom: Date | null;

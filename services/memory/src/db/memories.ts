@@ -67,7 +67,8 @@ export async function selectMemoriesByIds(db: Queryable, tenantId: string, ids: 
   return rows.map(toMemoryRow);
 }
 
-export interface NewMemoryRow {
+/** What every new memory row holds, however it arrives (written by a caller or imported). */
+export interface MemoryRowContent {
   id: string;
   tenantId: string;
   memoryType: MemoryType;
@@ -77,6 +78,9 @@ export interface NewMemoryRow {
   scope: string;
   project: string | null;
   tags: string[];
+}
+
+export interface NewMemoryRow extends MemoryRowContent {
   createdBy: string | null;
   embedding: { literal: string; model: string; dimensions: number } | null;
 }
