@@ -5,7 +5,7 @@
 import type { Queryable } from "@3ngram/db";
 import type { FactRow } from "./facts.js";
 import type { MemoryRow, MemoryRowContent } from "./memories.js";
-import type { CommitmentStatus, EdgeType, MemoryStatus, MemoryType, RetrievalMode } from "@3ngram/schema";
+import type { CommitmentStatus, EdgeType, MemoryStatus, RetrievalMode } from "@3ngram/schema";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
