@@ -23,6 +23,13 @@ export const SCOPES = {
 } as const;
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
 
+/**
+ * The scopes a user's credential (API key, OAuth grant, UI session) may carry; the rest are
+ * service scopes no user credential ever holds. One list, so key rows, OAuth metadata, token
+ * filtering and grant checks cannot drift apart.
+ */
+export const PUBLIC_SCOPES = [SCOPES.read, SCOPES.write] as const;
+
 export interface CallerIdentity {
   /** Absent only for pre-tenant calls such as API-key resolution. */
   tenantId?: string;

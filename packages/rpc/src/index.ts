@@ -1,6 +1,7 @@
 export {
   CredentialSigner,
   CredentialVerifier,
+  PUBLIC_SCOPES,
   SCOPES,
   generateServiceKeyPair,
   parseJwk,

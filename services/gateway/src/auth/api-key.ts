@@ -14,7 +14,7 @@ import type { AuthInfo } from "@modelcontextprotocol/server";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, type Principal } from "../http/locals.js";
-import type { AccessTokenVerifier } from "../oauth/access-token.js";
+import { looksLikeJwt, type AccessTokenVerifier } from "../oauth/access-token.js";
 import { publicScopes } from "./public-scopes.js";
 import { accessTokenCredential, apiKeyCredential, type Credential } from "../ratelimit/keys.js";
 import { WWW_AUTHENTICATE, sendError } from "../rest/errors.js";
@@ -104,15 +104,6 @@ export interface BearerOptions {
 }
 
 /**
- * Access tokens are JWTs: three base64url segments separated by dots. API keys (`3ng_…`) never
- * contain a dot, so the format alone tells the two apart; anything that is not a JWT goes to the
- * API-key resolver, which refuses what it does not know.
- */
-function isJwtFormat(token: string): boolean {
-  return !token.startsWith("3ng_") && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
-}
-
-/**
  * Express middleware: resolves the bearer credential — an API key, or an OAuth access token
  * when a verifier is configured — stores the principal and the credential (what the
  * per-credential rate limit counts) on res.locals and the MCP AuthInfo on
@@ -136,7 +127,7 @@ export function requireApiKey(resolve: ApiKeyResolver, log: Logger, options: Bea
     let principal: Principal;
     let credential: Credential;
     try {
-      if (options.verifyAccessToken !== undefined && isJwtFormat(token)) {
+      if (options.verifyAccessToken !== undefined && looksLikeJwt(token)) {
         const { clientId, ...verified } = await options.verifyAccessToken(token);
         principal = verified;
         credential = accessTokenCredential(clientId, verified);

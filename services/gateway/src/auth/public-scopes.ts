@@ -1,6 +1,6 @@
-import { SCOPES } from "@3ngram/rpc";
+import { PUBLIC_SCOPES } from "@3ngram/rpc";
 
-const PUBLIC = new Set<string>([SCOPES.read, SCOPES.write]);
+const PUBLIC = new Set<string>(PUBLIC_SCOPES);
 
 /**
  * The scopes a caller's credential may carry onto the public surfaces: memory:read and

@@ -16,7 +16,8 @@ export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 const ACCESS_TOKEN_TYPE = "at+jwt";
 /** Tolerated clock difference between gateway replicas. */
 const CLOCK_TOLERANCE_SECONDS = 5;
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** Three base64url segments; an empty signature still counts, so an unsigned token reaches the verifier and is refused there. */
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export interface AccessTokenGrant {
   tenantId: string;
@@ -39,6 +40,10 @@ export async function mintAccessToken(keys: SigningKeyRing, location: OAuthLocat
     .sign(signKey);
 }
 
+/**
+ * Whether a bearer credential is shaped like an access token. API keys (`3ng_…`) never contain a
+ * dot, so the shape alone tells the two apart.
+ */
 export function looksLikeJwt(token: string): boolean {
   return token.length <= 4096 && JWT_SHAPE.test(token);
 }

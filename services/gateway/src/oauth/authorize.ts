@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { isAppError } from "@3ngram/errors";
-import { SCOPES } from "@3ngram/rpc";
+import { PUBLIC_SCOPES, SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import express, { Router, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
@@ -21,7 +21,6 @@ import type { ClientDirectory, KnownClient } from "./clients.js";
 import { renderConsentPage, renderErrorPage } from "./consent-page.js";
 import { OAuthError, singleParam } from "./errors.js";
 import type { OAuthLocation } from "./issuer.js";
-import { SUPPORTED_SCOPES } from "./metadata.js";
 
 const CSRF_COOKIE = "oauth_csrf";
 const CSRF_TTL_SECONDS = 600;
@@ -83,8 +82,8 @@ async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): P
   if (!CODE_CHALLENGE.test(codeChallenge)) throw fail("invalid_request", "code_challenge must be a base64url SHA-256 digest");
 
   const scopeParam = singleParam(params, "scope");
-  const scopes = scopeParam === undefined || scopeParam.trim() === "" ? [...SUPPORTED_SCOPES] : [...new Set(scopeParam.trim().split(/ +/))];
-  if (scopes.some((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s))) throw fail("invalid_scope", `supported scopes are ${SUPPORTED_SCOPES.join(" ")}`);
+  const scopes = scopeParam === undefined || scopeParam.trim() === "" ? [...PUBLIC_SCOPES] : [...new Set(scopeParam.trim().split(/ +/))];
+  if (scopes.some((s) => !(PUBLIC_SCOPES as readonly string[]).includes(s))) throw fail("invalid_scope", `supported scopes are ${PUBLIC_SCOPES.join(" ")}`);
 
   const resource = singleParam(params, "resource") ?? deps.location.mcpResource();
   if (resource !== deps.location.mcpResource()) throw fail("invalid_target", `resource must be ${deps.location.mcpResource()}`);

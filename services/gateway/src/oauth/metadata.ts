@@ -3,14 +3,13 @@
  * metadata (for the MCP endpoint and for the server root) and the JWKS that verifies access
  * tokens. All public, all cacheable for a short while.
  */
-import { SCOPES } from "@3ngram/rpc";
+import { PUBLIC_SCOPES } from "@3ngram/rpc";
 import { OAUTH_GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from "@3ngram/schema";
 import { Router } from "express";
 import { routeLabel } from "../http/locals.js";
 import type { OAuthLocation } from "./issuer.js";
 import type { SigningKeyRing } from "./signing-keys.js";
 
-export const SUPPORTED_SCOPES = [SCOPES.read, SCOPES.write] as const;
 const CACHE = "public, max-age=300";
 
 export function authorizationServerMetadata(location: OAuthLocation) {
@@ -22,7 +21,7 @@ export function authorizationServerMetadata(location: OAuthLocation) {
     registration_endpoint: `${issuer}/oauth/register`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
-    scopes_supported: [...SUPPORTED_SCOPES],
+    scopes_supported: [...PUBLIC_SCOPES],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
     grant_types_supported: [...OAUTH_GRANT_TYPES],
@@ -38,7 +37,7 @@ export function protectedResourceMetadata(location: OAuthLocation, resource: str
   return {
     resource,
     authorization_servers: [location.issuer()],
-    scopes_supported: [...SUPPORTED_SCOPES],
+    scopes_supported: [...PUBLIC_SCOPES],
     bearer_methods_supported: ["header"],
     resource_name: "3ngram memory",
   };

@@ -20,9 +20,12 @@ export function generateApiKey(): GeneratedApiKey {
   return { key, prefix, hash: hashApiKey(key) };
 }
 
-export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
+/** Hex SHA-256: how keys, OAuth codes, refresh tokens and client secrets are stored (all high-entropy, so a fast hash suffices). */
+export function sha256Hex(value: string): string {
+  return createHash("sha256").update(value).digest("hex");
 }
+
+export const hashApiKey = sha256Hex;
 
 export function looksLikeApiKey(key: string): boolean {
   return KEY_PATTERN.test(key);

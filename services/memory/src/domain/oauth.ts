@@ -8,6 +8,7 @@
  */
 import { createHash, generateKeyPairSync, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { AppError } from "@3ngram/errors";
+import { PUBLIC_SCOPES } from "@3ngram/rpc";
 import { withRole, withTenant } from "@3ngram/db";
 import { clientMetadataDocumentSchema, oauthClientMetadataSchema, parseInput, type OAuthClientMetadata } from "@3ngram/schema";
 import { uuidv7 } from "uuidv7";
@@ -27,6 +28,7 @@ import {
   type OAuthClientRow,
   type SigningKeyRow,
 } from "../db/oauth.js";
+import { sha256Hex } from "./api-keys.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 
 /** Long enough to follow a redirect, short enough that a leaked code is useless (OAuth 2.1 §4.1.2). */
@@ -36,7 +38,7 @@ export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 export const SIGNING_KEY_RETENTION_SECONDS = 24 * 3600;
 export const DEFAULT_CLIENT_IDLE_DAYS = 30;
 
-const PUBLIC_SCOPES = new Set(["memory:read", "memory:write"]);
+const GRANTABLE = new Set<string>(PUBLIC_SCOPES);
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 7636 §4.1: 43–128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -44,9 +46,6 @@ const MAX_PRESENTED_LENGTH = 512;
 
 export type OAuthDeps = Pick<MemoryDeps, "pool" | "runtimeRole">;
 
-export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
-}
 
 /** 32 random bytes, base64url: the entropy of every code, token and secret we mint. */
 function mintSecret(): string {
@@ -125,7 +124,7 @@ export async function createAuthorizationCode(deps: OAuthDeps, actor: Actor, inp
   if (actor.userId === undefined) throw new AppError("invalid_input", "user: the credential names no user", { field: "user" });
   if (!CODE_CHALLENGE.test(input.codeChallenge)) throw new AppError("invalid_input", "code_challenge: must be an S256 challenge", { field: "code_challenge" });
   const scopes = [...new Set(input.scopes)];
-  if (scopes.length === 0 || scopes.some((s) => !PUBLIC_SCOPES.has(s))) throw new AppError("invalid_input", "scope: unknown or empty", { field: "scope" });
+  if (scopes.length === 0 || scopes.some((s) => !GRANTABLE.has(s))) throw new AppError("invalid_input", "scope: unknown or empty", { field: "scope" });
   if (input.redirectUri.length === 0 || input.resource.length === 0) throw new AppError("invalid_input", "redirect_uri: required", { field: "redirect_uri" });
   await getClient(deps, input.clientId);
   const code = mintSecret();
@@ -220,7 +219,7 @@ export async function refreshGrant(
   if (!allowsRefresh(client)) throw invalidGrant();
   if (input.refreshToken.length === 0 || input.refreshToken.length > MAX_PRESENTED_LENGTH) throw invalidGrant();
   const asked = [...new Set(input.scopes)];
-  if (asked.some((s) => !PUBLIC_SCOPES.has(s))) throw new AppError("invalid_input", "invalid_scope: unknown scope", { field: "scope" });
+  if (asked.some((s) => !GRANTABLE.has(s))) throw new AppError("invalid_input", "invalid_scope: unknown scope", { field: "scope" });
   const refreshToken = mintSecret();
   const rotated = await write(deps, (db) =>
     rotateRefreshToken(db, {

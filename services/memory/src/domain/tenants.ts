@@ -1,12 +1,14 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withOwnerTransaction, withRole, withTenant, type Pool } from "@3ngram/db";
+import { PUBLIC_SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { insertStarterScopes, STARTER_SCOPES } from "../db/scopes.js";
 import { insertApiKey, insertTenant, insertUser, resolveKeyHash, touchApiKey, type ResolvedKeyRow } from "../db/tenants.js";
 import { generateApiKey, hashApiKey, looksLikeApiKey } from "./api-keys.js";
 
-export const API_KEY_SCOPES = ["memory:read", "memory:write"] as const;
+/** The scopes a key may hold: the public ones. */
+export const API_KEY_SCOPES = PUBLIC_SCOPES;
 
 export interface CreatedTenant {
   tenantId: string;
