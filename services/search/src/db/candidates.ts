@@ -22,6 +22,9 @@ export interface CandidateRow extends HitRow {
   fromRecency: boolean;
 }
 
+/** Transaction-local pgvector setting: keep scanning the HNSW graph until a filtered query fills its LIMIT. */
+export const HNSW_FILTERED_SCAN: Readonly<Record<string, string>> = { "hnsw.iterative_scan": "relaxed_order" };
+
 /** At most this many distinct query terms are checked for the term-coverage evidence. */
 const MAX_COUNTED_TERMS = 32;
 

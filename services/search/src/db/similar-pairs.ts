@@ -17,14 +17,13 @@ export interface PairScan {
   minSimilarity: number;
   scanRows: number;
   neighboursPerRow: number;
-  efSearch: number;
   limit: number;
 }
 
 /**
  * Near pairs among a tenant's live memories (active, valid time open): for each of the most recent
  * `scanRows` live embedded memories, its nearest live neighbours through the HNSW index (a LATERAL
- * kNN per row, with a wide candidate list and iterative scan so the tenant and liveness filters
+ * kNN per row; the caller's transaction sets a wide candidate list and iterative scan so the filters
  * still fill each row's k). Each unordered pair appears once, oriented newer → older by recorded
  * time (id breaks ties), skipping pairs an edge already links or that were ever proposed. Most
  * similar first, at most `limit`.
@@ -33,10 +32,6 @@ export async function selectSimilarPairs(db: Queryable, scan: PairScan): Promise
   // The dimension is baked into the casts so the per-dimension partial HNSW index applies.
   const dim = Number(scan.dimensions);
   if (!Number.isInteger(dim) || dim < 1 || dim > 2000) throw new Error("invalid vector dimension");
-  const efSearch = Number(scan.efSearch);
-  if (!Number.isInteger(efSearch) || efSearch < 1 || efSearch > 1000) throw new Error("invalid ef_search");
-  await db.query(`SET LOCAL hnsw.ef_search = ${efSearch}`);
-  await db.query("SET LOCAL hnsw.iterative_scan = relaxed_order");
 
   const live = `tenant_id = $1 AND status = 'active' AND valid_to IS NULL AND embedding_dim = ${dim} AND embedding_model = $2`;
   const { rows: counted } = await db.query<{ n: number }>(

@@ -2,7 +2,7 @@ import { AppError } from "@3ngram/errors";
 import { withTenant, type Pool, type PoolClient } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
 import { MAX_FROZEN_CURSOR_IDS, excerpt, type MemoryStatus, type MemoryType, type SearchInput, type SearchLeg, type SearchOrder, type SearchProjection } from "@3ngram/schema";
-import { selectCandidates } from "../db/candidates.js";
+import { HNSW_FILTERED_SCAN, selectCandidates } from "../db/candidates.js";
 import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
 import { selectRetrievalScope, selectScopeNames } from "../db/retrieval-scope.js";
@@ -106,8 +106,8 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
   // relevance page needs it.
   const embedding = input.order === "relevance" && cursor === null && query !== null ? await deps.queryEmbedder.embed(query) : null;
 
-  // pgvector keeps scanning the HNSW graph until a filtered vector leg fills its pool.
-  const settings: Record<string, string> = input.order === "relevance" && cursor === null ? { "hnsw.iterative_scan": "relaxed_order" } : {};
+  // Only a first relevance page runs the vector leg.
+  const settings = input.order === "relevance" && cursor === null ? HNSW_FILTERED_SCAN : {};
   return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (db) => {
     const scope = await selectRetrievalScope(db, tenantId, input.scope ?? null);
     if (scope.scope === null && scope.mode === "require") throw await scopeRequired(db, tenantId);

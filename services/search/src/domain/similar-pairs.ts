@@ -1,5 +1,6 @@
 import { withTenant, type Pool } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
+import { HNSW_FILTERED_SCAN } from "../db/candidates.js";
 import { selectSimilarPairs, type PairRow } from "../db/similar-pairs.js";
 import { MIN_PAIR_SIMILARITY, SIMILAR_PAIR_POLICY, bandOf, type PairBand } from "./pair-policy.js";
 
@@ -30,7 +31,9 @@ export interface SimilarPairsResult {
 export async function similarPairs(deps: SimilarPairsDeps, tenantId: string, input: { limit: number }): Promise<SimilarPairsResult> {
   const embedding = deps.embedding;
   if (!embedding) return { pairs: [], scanned: 0, model: "" };
-  const found = await withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true }, (db) =>
+  // A wide candidate list, and iterative scan so the tenant and liveness filters still fill each row's k.
+  const settings = { ...HNSW_FILTERED_SCAN, "hnsw.ef_search": String(SIMILAR_PAIR_POLICY.efSearch) };
+  const found = await withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, (db) =>
     selectSimilarPairs(db, {
       tenantId,
       model: embedding.model,
@@ -38,7 +41,6 @@ export async function similarPairs(deps: SimilarPairsDeps, tenantId: string, inp
       minSimilarity: MIN_PAIR_SIMILARITY,
       scanRows: SIMILAR_PAIR_POLICY.scanRows,
       neighboursPerRow: SIMILAR_PAIR_POLICY.neighboursPerRow,
-      efSearch: SIMILAR_PAIR_POLICY.efSearch,
       limit: Math.min(input.limit, SIMILAR_PAIR_POLICY.maxPairs),
     }),
   );
