@@ -1,8 +1,8 @@
 import { AppError } from "@3ngram/errors";
 import type { CallerIdentity, Scope } from "@3ngram/rpc";
 import type { Response } from "express";
-import { principalOf } from "../http/locals.js";
-import { WWW_AUTHENTICATE } from "./errors.js";
+import { principalOf } from "./locals.js";
+import { WWW_AUTHENTICATE } from "../rest/errors.js";
 
 /** The identity a REST route calls the services with, after checking it holds `scope` (fail closed). */
 export function identityFor(res: Response, scope: Scope): CallerIdentity {

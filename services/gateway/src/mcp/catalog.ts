@@ -27,12 +27,7 @@ export function surfaceInfo(): { tools: string[]; version: string } {
   return { tools: [...TOOL_NAMES], version: SERVER_VERSION };
 }
 
-export function isToolName(value: string): value is ToolName {
-  return (TOOL_NAMES as readonly string[]).includes(value);
-}
-
 export const PROMPT_NAMES = ["briefing", "debrief"] as const;
-export type PromptName = (typeof PROMPT_NAMES)[number];
 
 /** The scheme cannot be "3ngram": a URI scheme must start with a letter. */
 export const MEMORY_RESOURCE_SCHEME = "threengram";

@@ -136,23 +136,17 @@ function invalidArguments(issues: readonly z.core.$ZodIssue[]): { appError: AppE
   return { appError: new AppError("invalid_input", named.join("; ") + more, { field: first.details.field ?? "input" }), fields };
 }
 
-const outputSchemas = new WeakMap<z.ZodType, Record<string, unknown> | undefined>();
-
 /**
- * The advertised output schema, as the SDK's result projection wants it (computed once per tool).
- * Like the SDK, a schema that cannot be converted projects as if none were advertised; tools/list
- * is where such a schema fails loudly.
+ * The advertised output schema, as the SDK's result projection wants it (converted once per tool,
+ * through the same cache tools/list uses). Like the SDK, a schema that cannot be converted
+ * projects as if none were advertised; tools/list is where such a schema fails loudly.
  */
 function outputJsonSchema(tool: ToolDefinition<z.ZodType, z.ZodType>): Record<string, unknown> | undefined {
-  if (outputSchemas.has(tool.outputSchema)) return outputSchemas.get(tool.outputSchema);
-  let json: Record<string, unknown> | undefined;
   try {
-    json = z.toJSONSchema(tool.outputSchema, { target: "draft-2020-12", io: "output" }) as Record<string, unknown>;
+    return cachedJsonSchema(tool.outputSchema)["~standard"].jsonSchema.output({ target: "draft-2020-12" });
   } catch {
-    json = undefined;
+    return undefined;
   }
-  outputSchemas.set(tool.outputSchema, json);
-  return json;
 }
 
 function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServer, tool: ToolDefinition<I, O>, deps: McpDeps): ToolHandler {

@@ -15,7 +15,7 @@ import express, { Router, type RequestHandler, type Response } from "express";
 import { exportPage, importArchive } from "../clients/archive.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 const NDJSON_TYPES = ["application/x-ndjson", "application/ndjson", "application/jsonl", "text/plain"];
 

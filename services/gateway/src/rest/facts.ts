@@ -11,7 +11,7 @@ import { Router, type RequestHandler } from "express";
 import { toGetFactsOutput, toGetFactsRequest } from "../clients/facts.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 /** Query parameter → where it lives in the get_facts input. */
 const PARAMS: Readonly<Record<string, readonly string[]>> = {

@@ -11,7 +11,7 @@ import { toArchiveOutput, toHistoryOutput, toResolveOutput, toResolveRequest, to
 import type { MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
 export function lifecycleRouter(memory: MemoryClient, auth: RequestHandler): Router {

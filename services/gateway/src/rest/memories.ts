@@ -8,7 +8,7 @@ import { Router, type RequestHandler } from "express";
 import { toGetMemoriesOutput, toGetMemoriesRequest, toRememberOutput, toRememberRequest, type MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
 export function memoriesRouter(memory: MemoryClient, auth: RequestHandler): Router {

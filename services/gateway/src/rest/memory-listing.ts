@@ -9,7 +9,7 @@ import { Router, type RequestHandler } from "express";
 import type { MemoryClient } from "../clients/memory.js";
 import { toFacetsOutput, toListMemoriesOutput, toListMemoriesRequest } from "../clients/scopes.js";
 import { routeLabel } from "../http/locals.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1. */
 export function memoryListingRouter(memory: MemoryClient, auth: RequestHandler): Router {

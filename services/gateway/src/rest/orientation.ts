@@ -17,7 +17,7 @@ import { toBriefingOutput, toBriefingRequest, toDescribeEnvironmentOutput, toHan
 import { routeLabel } from "../http/locals.js";
 import { surfaceInfo } from "../mcp/catalog.js";
 import { jsonBody } from "./body.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 /** Query parameters that belong to the selector; the rest are top-level briefing fields. */
 const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"]);

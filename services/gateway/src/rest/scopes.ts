@@ -9,7 +9,7 @@ import type { MemoryClient } from "../clients/memory.js";
 import { configureScope, configureScopeAccess } from "../clients/scopes.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
 export function scopesRouter(memory: MemoryClient, auth: RequestHandler): Router {

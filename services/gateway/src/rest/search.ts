@@ -5,7 +5,7 @@ import { Router, type RequestHandler } from "express";
 import { toSearchOutput, toSearchRequest, type SearchClient } from "../clients/search.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
-import { identityFor } from "./identity.js";
+import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
 export function searchRouter(search: SearchClient, auth: RequestHandler): Router {

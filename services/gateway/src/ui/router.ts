@@ -28,14 +28,14 @@ import {
   memoryIdSchema,
   parseInput,
   rejectProposalBodySchema,
-  reviewProposalsInputSchema,
   type MemoryRecord,
 } from "@3ngram/schema";
-import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
+import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { toGetMemoriesOutput, toGetMemoriesRequest } from "../clients/memory.js";
-import { reviewProposals, toProposalRecord } from "../clients/proposals.js";
+import { proposalIdFromPath, reviewProposals, toProposalRecord } from "../clients/proposals.js";
+import { identityFor } from "../http/identity.js";
 import { cookieValue, sameToken } from "../http/cookies.js";
 import { setPageHeaders } from "../http/html-page.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
@@ -175,7 +175,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
   });
 
   router.get("/proposals", routeLabel("GET /ui/proposals"), ...signedIn, async (req, res) => {
-    const identity = identityOf(res, SCOPES.read);
+    const identity = identityFor(res, SCOPES.read);
     const raw = req.query as Record<string, unknown>;
     const query = parseInput(listProposalsQuerySchema, { ...(raw.status !== undefined ? { status: raw.status } : {}), ...(raw.limit !== undefined ? { limit: raw.limit } : {}) });
     const list = await reviewProposals(memory, { action: "list", ...query }, { identity });
@@ -200,8 +200,8 @@ export function reviewUi(deps: ReviewUiDeps): Router {
   });
 
   router.get("/proposals/:id", routeLabel("GET /ui/proposals/:id"), ...signedIn, async (req, res) => {
-    const identity = identityOf(res, SCOPES.read);
-    const view = await proposalView(memory, proposalId(req), identity);
+    const identity = identityFor(res, SCOPES.read);
+    const view = await proposalView(memory, proposalIdFromPath(req.params.id), identity);
     page(res, 200, renderProposalPage(view, signedInView(res)));
   });
 
@@ -212,8 +212,8 @@ export function reviewUi(deps: ReviewUiDeps): Router {
       page(res, 403, renderMessagePage("Not allowed", "Your API key can read but not write, so it cannot accept or reject proposals.", signedInView(res)));
       return;
     }
-    const identity = identityOf(res, SCOPES.write);
-    const id = proposalId(req);
+    const identity = identityFor(res, SCOPES.write);
+    const id = proposalIdFromPath(req.params.id);
     const body = req.body as Record<string, unknown>;
     const rationale = typeof body.rationale === "string" && body.rationale.trim() !== "" ? body.rationale : undefined;
     const input =
@@ -230,7 +230,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
       if (isAppError(err) && (err.reason === "conflict" || err.reason === "invalid_transition")) {
         logError(log, err, err, requestIdOf(res));
         const flash: Flash = { kind: "problem", text: `This proposal could not be ${action === "accept" ? "accepted" : "rejected"}: ${err.message}` };
-        const view = await proposalView(memory, id, identityOf(res, SCOPES.read)).catch(() => undefined);
+        const view = await proposalView(memory, id, identityFor(res, SCOPES.read)).catch(() => undefined);
         page(res, 409, view ? renderProposalPage({ ...view, flash }, signedInView(res)) : renderMessagePage("Not changed", flash.text, signedInView(res)));
         return;
       }
@@ -241,7 +241,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
   router.post("/proposals/:id/reject", routeLabel("POST /ui/proposals/:id/reject"), ...signedIn, form, requireCsrf, decide("reject"));
 
   router.get("/memories/:id", routeLabel("GET /ui/memories/:id"), ...signedIn, async (req, res) => {
-    const identity = identityOf(res, SCOPES.read);
+    const identity = identityFor(res, SCOPES.read);
     const id = memoryIdSchema.safeParse(req.params.id);
     if (!id.success) throw new AppError("not_found", "memory not found");
     const [found] = await readMemories(memory, [id.data.toLowerCase()], identity);
@@ -262,19 +262,6 @@ function sessionOf(res: Response): UiSession {
   return session;
 }
 
-/** The identity the pages call the services with; the scope was checked against the session (fail closed). */
-function identityOf(res: Response, scope: string): CallerIdentity {
-  const session = sessionOf(res);
-  if (!session.scopes.includes(scope)) throw new AppError("insufficient_scope", `${scope} required`);
-  return { tenantId: session.tenantId, userId: session.userId, scopes: session.scopes, actor: "user_api" };
-}
-
-/** The path's proposal id, validated like the tool's; a malformed one reads like an unknown one. */
-function proposalId(req: Request): string {
-  const parsed = reviewProposalsInputSchema.options[1].shape.proposalId.safeParse(req.params.id);
-  if (!parsed.success) throw new AppError("not_found", "proposal not found");
-  return parsed.data.toLowerCase();
-}
 
 async function readMemories(memory: MemoryClient, ids: string[], identity: CallerIdentity): Promise<MemoryRecord[]> {
   const input = parseInput(getMemoriesInputSchema, { ids: [...new Set(ids)] });
