@@ -47,7 +47,7 @@ export const gatewayConfigSchema = z
     REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL" }).optional(),
     /** Namespace of the rate-limit keys in Redis. */
     RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,100}$/, "letters, digits and : _ . - only").default("3ngram:rl"),
-    /** Edge budget per client address on /mcp and /api/v1, counted before authentication. */
+    /** Edge budget per client address on /mcp, /api/v1, /oauth and /ui, counted before authentication. */
     RATE_LIMIT_IP_PER_MINUTE: perMinute(600),
     /** Budget per user (tenant + user), across all of the user's credentials. */
     RATE_LIMIT_USER_PER_MINUTE: perMinute(300),

@@ -20,11 +20,11 @@ export interface RateLimitSettings {
 }
 
 export interface RateLimits {
-  /** Edge layer: every /mcp and /api/v1 request, before authentication. */
+  /** Edge layer: every /mcp, /api/v1, /oauth and /ui request, before authentication. */
   ip: LayerLimiter;
   /** After authentication: per tenant + user, across all their credentials. */
   user: LayerLimiter;
-  /** After authentication: per credential (API key). */
+  /** After authentication: per credential (an API key, or an OAuth client's grant for one user). */
   key: LayerLimiter;
   /** completion/complete, per tenant + user. */
   completion: LayerLimiter;
