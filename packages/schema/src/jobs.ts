@@ -4,10 +4,13 @@ import { z } from "zod";
 export const EMBEDDINGS_QUEUE = "embeddings";
 export const EMBED_MEMORY_JOB = "embed-memory";
 
-export const embedMemoryJobSchema = z.strictObject({
+/** A job about one memory of one tenant: what both per-memory queues carry. */
+const memoryJobSchema = z.strictObject({
   tenantId: z.uuid(),
   memoryId: z.uuid(),
 });
+
+export const embedMemoryJobSchema = memoryJobSchema;
 export type EmbedMemoryJob = z.infer<typeof embedMemoryJobSchema>;
 
 /** Embedding retries: transient failures (model busy, memory service restarting) get five tries. */
@@ -21,10 +24,7 @@ export const EMBED_RETRY_POLICY = { attempts: 5, backoffMs: 2_000 } as const;
 export const EXTRACTION_QUEUE = "extraction";
 export const EXTRACT_FACTS_JOB = "extract-facts";
 
-export const extractFactsJobSchema = z.strictObject({
-  tenantId: z.uuid(),
-  memoryId: z.uuid(),
-});
+export const extractFactsJobSchema = memoryJobSchema;
 export type ExtractFactsJob = z.infer<typeof extractFactsJobSchema>;
 
 /** Extraction retries like an embedding: the memory service or the extractor may be briefly away. */

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { MAX_TOPIC_LENGTH } from "./limits.js";
 import { COMMITMENT_STATUSES, MEMORY_TYPES, commitmentStatusSchema, excerptedMemoryShape, memoryTypeSchema, projectSchema, scopeNameSchema, type MemoryType } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { searchLegSchema } from "./search.js";
 import { retrievalPolicySchema, scopeRecordSchema } from "./scopes.js";
 
 /** Items per section in brief mode, the default. */
@@ -186,7 +187,7 @@ export type DescribeEnvironmentInput = z.infer<typeof describeEnvironmentInputSc
 const countsByKey = <K extends string>(keys: readonly K[]) =>
   outputObject(Object.fromEntries(keys.map((k) => [k, z.int().min(0)])) as Record<K, z.ZodInt>);
 
-export const searchLegStatusSchema = outputObject({ leg: z.enum(["vector", "fts", "recency"]), live: z.boolean() });
+export const searchLegStatusSchema = outputObject({ leg: searchLegSchema, live: z.boolean() });
 export const queueStatusSchema = outputObject({ name: z.string(), live: z.boolean() });
 export const queueDepthSchema = outputObject({
   name: z.string(),

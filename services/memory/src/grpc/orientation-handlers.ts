@@ -105,9 +105,8 @@ export const orientationPolicies: Pick<Policies<typeof MemoryService>, Orientati
   describeEnvironment: { anyScope: [SCOPES.read], tenant: true },
 };
 
-/** proto selector → the plain object the shared zod schema validates (absent fields stay absent; a missing selector is refused there). */
-function selectorFromProto(selector: OrientationSelector | undefined): Record<string, unknown> | undefined {
-  if (selector === undefined) return undefined;
+/** A selector's fields, copying only the ones present (absent fields stay absent either way). */
+function selectorFields<K extends string>(selector: { kind: K; scope?: string | undefined; project?: string | undefined; includeUnscoped?: boolean | undefined }) {
   return {
     kind: selector.kind,
     ...(selector.scope !== undefined ? { scope: selector.scope } : {}),
@@ -116,13 +115,13 @@ function selectorFromProto(selector: OrientationSelector | undefined): Record<st
   };
 }
 
+/** proto selector → the plain object the shared zod schema validates (a missing selector is refused there). */
+function selectorFromProto(selector: OrientationSelector | undefined): Record<string, unknown> | undefined {
+  return selector === undefined ? undefined : selectorFields(selector);
+}
+
 function selectorToProto(selector: EffectiveSelector): MessageInitShape<typeof OrientationSelectorSchema> {
-  return {
-    kind: selector.kind,
-    ...(selector.scope !== undefined ? { scope: selector.scope } : {}),
-    ...(selector.project !== undefined ? { project: selector.project } : {}),
-    ...(selector.includeUnscoped !== undefined ? { includeUnscoped: selector.includeUnscoped } : {}),
-  };
+  return selectorFields(selector);
 }
 
 function commitmentLine(row: Omit<CommitmentLineRow, "contentHead" | "contentLength">) {
