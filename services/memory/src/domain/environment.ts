@@ -43,6 +43,9 @@ export async function describeEnvironment(deps: MemoryDeps, actor: Actor): Promi
   return {
     embedding: embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null,
     // Full text and recency need nothing but the database; the vector leg needs a query embedding.
+    // Memory and search read the same EMBEDDINGS_* settings (search can only match vectors of the
+    // model memory stores), so this service's embedder stands for search's: a deployment that gives
+    // them different settings makes this line, and the vector leg, wrong.
     searchLegs: [
       { leg: "vector", live: embedder !== null },
       { leg: "fts", live: true },
