@@ -23,6 +23,8 @@ try {
       `  REST API:      ${running.url}/api/v1`,
       `  Review UI:     ${running.uiUrl}  (sign in with the API key to accept or reject proposals)`,
       `  API key:       ${key}`,
+      `  Tenant:        ${running.identity.tenantId}`,
+      `  Database:      ${running.databaseUrl}  (loopback, while running: DATABASE_URL for npm run admin -w services/memory)`,
       "",
       "Connect Claude Code:",
       `  claude mcp add --transport http 3ngram ${running.mcpUrl} --header "Authorization: Bearer ${key}"`,

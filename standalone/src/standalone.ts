@@ -27,6 +27,8 @@ export interface RunningStandalone {
   /** The review web UI (sign in with the API key). */
   uiUrl: string;
   identity: StandaloneIdentity;
+  /** The embedded database on loopback, for the operator commands (`npm run admin -w services/memory`) while it runs. */
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -98,7 +100,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const gateway = await startGateway(gatewayConfig, { log: log.child({ component: "gateway" }) });
     closers.push(() => gateway.close());
     const url = gateway.url;
-    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, close };
+    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, databaseUrl: postgres.url, close };
   } catch (err) {
     await close();
     throw err;

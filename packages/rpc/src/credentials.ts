@@ -14,6 +14,8 @@ import { AppError } from "@3ngram/errors";
 export const SCOPES = {
   read: "memory:read",
   write: "memory:write",
+  /** Erase memories (REST and the operator command only): never granted unless asked for by name. */
+  erase: "memory:erase",
   /** Resolve API keys to tenants (the gateway, before it knows the tenant). */
   internalAuth: "internal:auth",
   /** Store embeddings computed out of band (the consolidator). */
@@ -28,7 +30,13 @@ export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
  * service scopes no user credential ever holds. One list, so key rows, OAuth metadata, token
  * filtering and grant checks cannot drift apart.
  */
-export const PUBLIC_SCOPES = [SCOPES.read, SCOPES.write] as const;
+export const PUBLIC_SCOPES = [SCOPES.read, SCOPES.write, SCOPES.erase] as const;
+
+/**
+ * What a new key holds and an OAuth client gets when it names no scope: everything but
+ * memory:erase, which is granted only when asked for by name (docs/erasure.md).
+ */
+export const DEFAULT_SCOPES = [SCOPES.read, SCOPES.write] as const;
 
 export interface CallerIdentity {
   /** Absent only for pre-tenant calls such as API-key resolution. */

@@ -1,6 +1,7 @@
 export {
   CredentialSigner,
   CredentialVerifier,
+  DEFAULT_SCOPES,
   PUBLIC_SCOPES,
   SCOPES,
   generateServiceKeyPair,

@@ -16,6 +16,7 @@ import {
   tagsSchema,
   topicSchema,
 } from "./memory.js";
+import { ERASED_MARKER } from "./erasure.js";
 import { outputObject } from "./open-object.js";
 import { MAX_SCOPE_ALIASES, MAX_SCOPE_PROJECTS, retrievalModeSchema } from "./scopes.js";
 
@@ -113,8 +114,20 @@ export const archiveMemorySchema = z
     recordedAt: instantSchema.optional(),
     closedRecordedAt: instantSchema.nullable().default(null),
     commitment: archiveCommitmentSchema.nullable().optional(),
+    /** Present on an erased memory (docs/erasure.md): it is imported erased, and carries nothing but the marker. */
+    erasedAt: instantSchema.optional(),
   })
-  .superRefine(checkTimes);
+  .superRefine(checkTimes)
+  .superRefine(checkErased);
+
+/** An erased memory's line holds the marker as topic and content and no tags, so an import can never revive text under it. */
+function checkErased(v: { erasedAt?: string | undefined; topic: string; content: string; tags: string[] }, ctx: z.RefinementCtx): void {
+  if (v.erasedAt === undefined) return;
+  for (const field of ["topic", "content"] as const) {
+    if (v[field] !== ERASED_MARKER) ctx.addIssue({ code: "custom", path: [field], message: `an erased memory's ${field} is ${ERASED_MARKER}` });
+  }
+  if (v.tags.length > 0) ctx.addIssue({ code: "custom", path: ["tags"], message: "an erased memory has no tags" });
+}
 
 /** A link between two memories of the archive: from = successor (newer), to = predecessor (older). */
 export const archiveEdgeSchema = z
@@ -160,8 +173,8 @@ export type ArchiveEdge = z.output<typeof archiveEdgeSchema>;
 export type ArchiveScope = z.output<typeof archiveScopeSchema>;
 export type ArchivePolicy = z.output<typeof archivePolicySchema>;
 export type ArchiveHeader = z.output<typeof archiveHeaderSchema>;
-/** Exported lines carry every field explicitly. */
-export type ExportedMemory = Required<ArchiveMemory>;
+/** Exported lines carry every field explicitly, and erasedAt only for an erased memory (older readers refuse just those lines). */
+export type ExportedMemory = Omit<Required<ArchiveMemory>, "erasedAt"> & Pick<ArchiveMemory, "erasedAt">;
 export type ExportedFact = Required<ArchiveFact>;
 export type ExportedEdge = Required<ArchiveEdge>;
 

@@ -97,6 +97,22 @@ export {
 } from "./search.js";
 export { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, embedMemoryJobSchema, type EmbedMemoryJob } from "./jobs.js";
 export { parseInput } from "./parse.js";
+export {
+  ERASED_MARKER,
+  MAX_ERASE_BATCH,
+  MAX_ERASE_IDS,
+  eraseInputSchema,
+  eraseOneBodySchema,
+  eraseOutputSchema,
+  erasureReasonSchema,
+  erasureReferenceSchema,
+  erasureSelectorSchema,
+  type EraseInput,
+  type EraseOneBody,
+  type EraseOutput,
+  type ErasureReason,
+  type ErasureSelector,
+} from "./erasure.js";
 export { cutText, excerpt, type CutText } from "./text.js";
 export {
   DEFAULT_FACTS_LIMIT,

@@ -214,6 +214,8 @@ export const memoryRecordSchema = outputObject({
   /** The successor's id once a later memory supersedes or updates this one. */
   supersededBy: z.string().nullable(),
   commitment: commitmentRecordSchema.nullable(),
+  /** Present once the memory was erased: its topic and content then read "[erased]" (docs/erasure.md). */
+  erasedAt: z.string().optional(),
 });
 export type MemoryRecord = z.infer<typeof memoryRecordSchema>;
 

@@ -37,6 +37,7 @@ import { clientIpLimitKey, credentialLimitKey, userLimitKey } from "./ratelimit/
 import type { RateLimits } from "./ratelimit/limits.js";
 import { limitRequests, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
 import { archiveRouter } from "./rest/archive.js";
+import { erasureRouter } from "./rest/erasure.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
 import { factsRouter } from "./rest/facts.js";
 import { lifecycleRouter } from "./rest/lifecycle.js";
@@ -185,7 +186,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use("/api/v1", memoryListingRouter(deps.memory, auth), scopesRouter(deps.memory, auth));
   app.use("/api/v1", memoriesRouter(deps.memory, auth), searchRouter(deps.search, auth));
   app.use("/api/v1", factsRouter(deps.memory, auth));
-  app.use("/api/v1", lifecycleRouter(deps.memory, auth));
+  app.use("/api/v1", lifecycleRouter(deps.memory, auth), erasureRouter(deps.memory, auth));
   app.use("/api/v1", archiveRouter(deps.memory, auth, log));
   app.use("/api/v1", orientationRouter(deps.memory, auth));
   app.use("/api/v1", proposalsRouter(deps.memory, auth));

@@ -2,25 +2,77 @@
  * Operator commands for the memory service's database:
  *   migrate                          apply pending migrations (the Kubernetes migration Job runs this)
  *   create-tenant <name> [key-name]  create a tenant, its first user and an API key (printed once)
- *   create-key <tenant-id> <name> [--read-only] [--user <user-id>]
- *                                    another API key for the tenant's first (or named) user (printed once)
+ *   create-key <tenant-id> <name> [--read-only | --erase] [--user <user-id>]
+ *                                    another API key for the tenant's first (or named) user (printed once);
+ *                                    --erase adds memory:erase, which no key holds otherwise
  *   list-keys <tenant-id>            the tenant's keys: id, prefix, name, scopes, created, last used, revoked
  *   revoke-key <tenant-id> <key-id | prefix>
  *                                    revoke one key (gateways stop accepting it within 30 s)
  *   rotate-signing-key               retire the OAuth access-token signing key; the next token
  *                                    request creates its successor, the old key verifies for 24 h
- * Reads DATABASE_URL from the environment.
+ *   erase <tenant-id> --reason <reason> [--reference <ticket>] [--dry-run]
+ *         (--id <memory-id> ... | [--scope <s>] [--project <p>] [--topic <t>] [--subject <s>])
+ *                                    erase memories (docs/erasure.md); a selector is repeated in
+ *                                    batches until nothing it matches is left
+ * Reads DATABASE_URL (and RUNTIME_DB_ROLE for erase) from the environment.
  */
-import { createPool, withOwnerTransaction } from "@3ngram/db";
+import { createPool, withOwnerTransaction, type Pool } from "@3ngram/db";
+import { SCOPES } from "@3ngram/rpc";
+import { createLogger } from "@3ngram/runtime";
+import { eraseInputSchema, parseInput } from "@3ngram/schema";
+import { memoryConfigSchema } from "./config.js";
 import { migrate } from "./db/migrate.js";
+import { erase } from "./domain/erasure.js";
 import { retireActiveSigningKey } from "./db/oauth.js";
 import { issueApiKey, listApiKeys, revokeApiKey } from "./domain/key-admin.js";
-import { API_KEY_SCOPES, createTenantWithKey } from "./domain/tenants.js";
+import { DEFAULT_API_KEY_SCOPES, createTenantWithKey } from "./domain/tenants.js";
 
 /** The value after `flag` in args, if present. */
 function option(args: readonly string[], flag: string): string | undefined {
   const i = args.indexOf(flag);
   return i >= 0 ? args[i + 1] : undefined;
+}
+
+/** Every value given after `flag` (the flag may repeat). */
+function options(args: readonly string[], flag: string): string[] {
+  return args.flatMap((a, i) => (a === flag && args[i + 1] !== undefined ? [args[i + 1]!] : []));
+}
+
+const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The erase command: the same domain call the REST routes make, as the runtime role (so the
+ * DATABASE_URL user must be able to SET ROLE to it, like the memory service's), recorded with
+ * the actor `operator`. A selector runs batch after batch until it matches nothing more.
+ */
+async function eraseCommand(pool: Pool, args: readonly string[]): Promise<void> {
+  const [tenantId] = args;
+  if (!tenantId || !TENANT_ID.test(tenantId)) {
+    throw new Error("usage: erase <tenant-id> --reason <reason> [--reference <ticket>] [--dry-run] (--id <memory-id>... | [--scope s] [--project p] [--topic t] [--subject s])");
+  }
+  const ids = options(args, "--id");
+  const selector = Object.fromEntries(
+    (["scope", "project", "topic", "subject"] as const).flatMap((k) => (option(args, `--${k}`) !== undefined ? [[k, option(args, `--${k}`)]] : [])),
+  );
+  const input = parseInput(eraseInputSchema, {
+    ...(ids.length > 0 ? { ids } : {}),
+    ...(Object.keys(selector).length > 0 ? { selector } : {}),
+    reason: option(args, "--reason"),
+    ...(option(args, "--reference") !== undefined ? { reference: option(args, "--reference") } : {}),
+    dryRun: args.includes("--dry-run"),
+  });
+  const deps = {
+    pool,
+    runtimeRole: memoryConfigSchema.shape.RUNTIME_DB_ROLE.parse(process.env.RUNTIME_DB_ROLE),
+    log: createLogger({ service: "memory-cli", level: "warn" }),
+  };
+  const actor = { tenantId, userId: undefined, kind: "operator" as const };
+  for (;;) {
+    const out = await erase(deps, actor, input);
+    console.log(JSON.stringify(out));
+    // A batch that erased nothing cannot make progress (the rest was erased meanwhile, or this is a dry run).
+    if (input.dryRun || out.remaining === 0 || out.erased.length === 0) break;
+  }
 }
 
 const [command, ...args] = process.argv.slice(2);
@@ -46,9 +98,10 @@ try {
     }
     case "create-key": {
       const [tenantId, name] = args;
-      if (!tenantId || !name || name.startsWith("--")) throw new Error("usage: create-key <tenant-id> <name> [--read-only] [--user <user-id>]");
+      if (!tenantId || !name || name.startsWith("--")) throw new Error("usage: create-key <tenant-id> <name> [--read-only | --erase] [--user <user-id>]");
+      if (args.includes("--read-only") && args.includes("--erase")) throw new Error("create-key: --read-only and --erase exclude each other");
       const user = option(args, "--user");
-      const scopes = args.includes("--read-only") ? ["memory:read"] : [...API_KEY_SCOPES];
+      const scopes = args.includes("--read-only") ? [SCOPES.read] : args.includes("--erase") ? [...DEFAULT_API_KEY_SCOPES, SCOPES.erase] : [...DEFAULT_API_KEY_SCOPES];
       console.log(JSON.stringify(await issueApiKey(pool, { tenantId, name, scopes, ...(user ? { userId: user } : {}) }), null, 2));
       break;
     }
@@ -69,8 +122,13 @@ try {
       console.log(retired > 0 ? "retired the active signing key; gateways pick up its successor within 5 minutes" : "no active signing key");
       break;
     }
+    case "erase":
+      await eraseCommand(pool, args);
+      break;
     default:
-      console.error("usage: cli.js migrate | create-tenant <name> [key-name] | create-key <tenant-id> <name> [--read-only] [--user <user-id>] | list-keys <tenant-id> | revoke-key <tenant-id> <key-id|prefix> | rotate-signing-key");
+      console.error(
+        "usage: cli.js migrate | create-tenant <name> [key-name] | create-key <tenant-id> <name> [--read-only | --erase] [--user <user-id>] | list-keys <tenant-id> | revoke-key <tenant-id> <key-id|prefix> | rotate-signing-key | erase <tenant-id> --reason <reason> …",
+      );
       process.exitCode = 2;
   }
 } catch (err) {

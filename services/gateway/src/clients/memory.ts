@@ -85,6 +85,7 @@ export function toRecord(memory: Memory): MemoryRecord {
     embedded: memory.embeddingState,
     supersededBy: memory.supersededBy ?? null,
     commitment: memory.commitment ? toCommitmentRecord(memory.commitment) : null,
+    ...(memory.erasedAt ? { erasedAt: isoTime(memory.erasedAt, "erased_at") } : {}),
   });
 }
 

@@ -5,7 +5,7 @@ import type { Credential } from "../ratelimit/keys.js";
 export interface Principal {
   tenantId: string;
   userId: string;
-  /** Public API scopes only (memory:read, memory:write). */
+  /** Public API scopes only (memory:read, memory:write, memory:erase). */
   scopes: string[];
   /** Seconds since the epoch after which the resolution must be refreshed. */
   expiresAt: number;

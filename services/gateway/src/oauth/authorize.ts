@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { isAppError } from "@3ngram/errors";
-import { PUBLIC_SCOPES, SCOPES } from "@3ngram/rpc";
+import { DEFAULT_SCOPES, PUBLIC_SCOPES, SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import express, { Router, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
@@ -82,7 +82,8 @@ async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): P
   if (!CODE_CHALLENGE.test(codeChallenge)) throw fail("invalid_request", "code_challenge must be a base64url SHA-256 digest");
 
   const scopeParam = singleParam(params, "scope");
-  const scopes = scopeParam === undefined || scopeParam.trim() === "" ? [...PUBLIC_SCOPES] : [...new Set(scopeParam.trim().split(/ +/))];
+  // No scope asked for: everything but memory:erase, which a client gets only by naming it.
+  const scopes = scopeParam === undefined || scopeParam.trim() === "" ? [...DEFAULT_SCOPES] : [...new Set(scopeParam.trim().split(/ +/))];
   if (scopes.some((s) => !(PUBLIC_SCOPES as readonly string[]).includes(s))) throw fail("invalid_scope", `supported scopes are ${PUBLIC_SCOPES.join(" ")}`);
 
   const resource = singleParam(params, "resource") ?? deps.location.mcpResource();

@@ -20,6 +20,7 @@ export interface ConsentView {
 const SCOPE_TEXT: Record<string, string> = {
   "memory:read": "read your memories (search, briefings, facts)",
   "memory:write": "write memories (remember, revise, resolve, proposals)",
+  "memory:erase": "permanently erase memories' content (cannot be undone)",
 };
 
 export function renderConsentPage(view: ConsentView): string {

@@ -49,7 +49,7 @@ export function lifecycleRouter(memory: MemoryClient, auth: RequestHandler): Rou
  * The path's memory id. A malformed one is not_found with the wording the service uses for an
  * unknown id (the caller's text is not echoed back).
  */
-function pathId(req: Request, notFound = "memory not found"): string {
+export function pathId(req: Request, notFound = "memory not found"): string {
   const parsed = memoryIdSchema.safeParse(req.params.id);
   if (!parsed.success) throw new AppError("not_found", notFound);
   return parsed.data;

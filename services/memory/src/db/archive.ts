@@ -54,6 +54,8 @@ export interface ImportedMemoryRow extends MemoryRowContent {
   /** Null on a closed row: the transaction's time. */
   closedRecordedAt: Date | null;
   createdBy: string | null;
+  /** Set for a memory that was erased where it was exported: it arrives erased. */
+  erasedAt: Date | null;
 }
 
 /**
@@ -63,10 +65,10 @@ export interface ImportedMemoryRow extends MemoryRowContent {
 export async function insertImportedMemory(db: Queryable, row: ImportedMemoryRow): Promise<string | null> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO memories (id, tenant_id, import_key, memory_type, topic, content, content_hash, scope, project, tags, status,
-                           valid_from, valid_to, recorded_at, closed_recorded_at, created_by)
+                           valid_from, valid_to, recorded_at, closed_recorded_at, created_by, erased_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
              coalesce($12::timestamptz, now()), $13::timestamptz, coalesce($14::timestamptz, now()),
-             CASE WHEN $13::timestamptz IS NULL THEN NULL ELSE coalesce($15::timestamptz, now()) END, $16)
+             CASE WHEN $13::timestamptz IS NULL THEN NULL ELSE coalesce($15::timestamptz, now()) END, $16, $17::timestamptz)
      ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING
      RETURNING id`,
     [
@@ -86,6 +88,7 @@ export async function insertImportedMemory(db: Queryable, row: ImportedMemoryRow
       row.recordedAt,
       row.closedRecordedAt,
       row.createdBy,
+      row.erasedAt,
     ],
   );
   return rows[0]?.id ?? null;
@@ -131,7 +134,8 @@ export async function insertImportedEdge(
 export async function lockOpenFact(db: Queryable, tenantId: string, subject: string, predicate: string): Promise<{ id: string; validFrom: Date } | null> {
   await db.query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0))", [tenantId, subject, predicate]);
   const { rows } = await db.query<{ id: string; validFrom: Date }>(
-    `SELECT id, valid_from AS "validFrom" FROM facts WHERE tenant_id = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL`,
+    `SELECT id, valid_from AS "validFrom" FROM facts
+      WHERE tenant_id = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL AND erased_at IS NULL`,
     [tenantId, subject, predicate],
   );
   return rows[0] ?? null;
@@ -241,7 +245,7 @@ export async function selectMemoriesForExport(db: Queryable, tenantId: string, i
   const { rows } = await db.query<ExportMemoryRow>(
     `SELECT m.id, coalesce(m.import_key, m.id::text) AS key, m.memory_type AS "memoryType", m.topic, m.content, m.scope, m.project,
             m.tags, m.status, m.valid_from AS "validFrom", m.valid_to AS "validTo", m.recorded_at AS "recordedAt",
-            m.closed_recorded_at AS "closedRecordedAt",
+            m.closed_recorded_at AS "closedRecordedAt", m.erased_at AS "erasedAt",
             c.status AS "commitmentStatus", c.owner AS "commitmentOwner", c.due_at AS "commitmentDueAt", c.resolved_at AS "commitmentResolvedAt"
      FROM memories m
      LEFT JOIN commitments c ON c.tenant_id = m.tenant_id AND c.memory_id = m.id
@@ -288,7 +292,7 @@ export async function selectFactsAfter(db: Queryable, tenantId: string, after: s
             f.recorded_at AS "recordedAt", f.closed_recorded_at AS "closedRecordedAt"
      FROM facts f
      LEFT JOIN memories m ON m.tenant_id = f.tenant_id AND m.id = f.memory_id
-     WHERE f.tenant_id = $1 AND f.recorded_at <= $3::timestamptz
+     WHERE f.tenant_id = $1 AND f.recorded_at <= $3::timestamptz AND f.erased_at IS NULL
        AND ($2::uuid IS NULL OR (f.recorded_at, f.id) > (SELECT p.recorded_at, p.id FROM facts p WHERE p.tenant_id = $1 AND p.id = $2::uuid))
      ORDER BY f.recorded_at, f.id LIMIT $4`,
     [tenantId, after, until, limit],

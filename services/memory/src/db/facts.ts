@@ -40,7 +40,8 @@ export interface NewFact {
 export async function assertFact(db: Queryable, fact: NewFact): Promise<{ row: FactRow; closedId: string | null } | null> {
   await db.query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0))", [fact.tenantId, fact.subject, fact.predicate]);
   const open = await db.query<{ id: string; validFrom: Date }>(
-    `SELECT id, valid_from AS "validFrom" FROM facts WHERE tenant_id = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL`,
+    `SELECT id, valid_from AS "validFrom" FROM facts
+      WHERE tenant_id = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL AND erased_at IS NULL`,
     [fact.tenantId, fact.subject, fact.predicate],
   );
   const current = open.rows[0];
@@ -72,7 +73,7 @@ export async function selectCurrentFacts(db: Queryable, filter: FactFilter): Pro
   const { rows } = await db.query<FactRow>(
     `SELECT ${FACT_SELECT}
        FROM facts f
-      WHERE f.tenant_id = $1
+      WHERE f.tenant_id = $1 AND f.erased_at IS NULL
         AND f.valid_to IS NULL
         AND ($2::text IS NULL OR f.subject = $2)
         AND ($3::text IS NULL OR f.predicate = $3)
@@ -101,7 +102,7 @@ export async function selectFactsAsOf(db: Queryable, filter: FactFilter & { vali
                    CASE WHEN f.closed_recorded_at <= p.known THEN f.closed_recorded_at END AS known_closed_at,
                    p.valid AS point_valid
               FROM facts f CROSS JOIN point p
-             WHERE f.tenant_id = $1
+             WHERE f.tenant_id = $1 AND f.erased_at IS NULL
                AND ($2::text IS NULL OR f.subject = $2)
                AND ($3::text IS NULL OR f.predicate = $3)
                AND f.recorded_at <= p.known
@@ -126,7 +127,7 @@ export async function selectFactsInRange(db: Queryable, filter: FactFilter & { f
   const { rows } = await db.query<FactRow>(
     `SELECT ${FACT_SELECT}
        FROM facts f
-      WHERE f.tenant_id = $1
+      WHERE f.tenant_id = $1 AND f.erased_at IS NULL
         AND ($2::text IS NULL OR f.subject = $2)
         AND ($3::text IS NULL OR f.predicate = $3)
         AND ($4::timestamptz IS NULL OR f.valid_to IS NULL OR f.valid_to > $4)

@@ -17,12 +17,12 @@ export async function selectTenantIds(db: Queryable, after: string | null, limit
 /**
  * Memories of a tenant still waiting for an embedding, or embedded by another model than `model`
  * (a model change re-embeds everything), in id order after `after`. Superseded and archived
- * memories count too: search keeps ranking them below their successors.
+ * memories count too: search keeps ranking them below their successors. Erased ones never do.
  */
 export async function selectPendingEmbeddingIds(db: Queryable, tenantId: string, model: string, after: string | null, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT id FROM memories
-      WHERE tenant_id = $1 AND (embedding IS NULL OR embedding_model IS DISTINCT FROM $2)
+      WHERE tenant_id = $1 AND (embedding IS NULL OR embedding_model IS DISTINCT FROM $2) AND erased_at IS NULL
         AND ($3::uuid IS NULL OR id > $3::uuid)
       ORDER BY id LIMIT $4`,
     [tenantId, model, after, limit],

@@ -26,6 +26,8 @@ export interface MemoryRow {
   /** The successor's id once a supersedes/updates edge points at this memory. */
   supersededBy: string | null;
   commitment: CommitmentRow | null;
+  /** When it was erased (topic and content then hold the marker); null otherwise. */
+  erasedAt: Date | null;
 }
 
 /**
@@ -36,7 +38,7 @@ export const MEMORY_SELECT = `
   m.id, m.memory_type AS "memoryType", m.topic, m.content, m.scope, m.project, m.tags, m.status,
   m.valid_from AS "validFrom", m.valid_to AS "validTo", m.recorded_at AS "recordedAt",
   (m.embedding IS NOT NULL) AS embedded,
-  succ.from_id AS "supersededBy",
+  succ.from_id AS "supersededBy", m.erased_at AS "erasedAt",
   CASE WHEN c.id IS NULL THEN NULL ELSE json_build_object(
     'id', c.id, 'status', c.status, 'owner', c.owner, 'dueAt', c.due_at, 'resolvedAt', c.resolved_at) END AS commitment`;
 export const MEMORY_FROM = `memories m
@@ -123,7 +125,8 @@ export async function findLiveByContentHash(db: Queryable, tenantId: string, con
 
 /**
  * Stores an embedding unless one from the same model is already there. Returns:
- * "stored", "unchanged" (same model already stored), or "missing" (no such memory for this tenant).
+ * "stored", "unchanged" (same model already stored, or the memory was erased: it never takes a
+ * vector again), or "missing" (no such memory for this tenant).
  */
 export async function updateEmbedding(
   db: Queryable,
@@ -136,7 +139,7 @@ export async function updateEmbedding(
           changed AS (
             UPDATE memories m SET embedding = $3::vector, embedding_model = $4, embedding_dim = $5
             FROM target t
-            WHERE m.tenant_id = $1 AND m.id = t.id AND t.embedding_model IS DISTINCT FROM $4
+            WHERE m.tenant_id = $1 AND m.id = t.id AND t.embedding_model IS DISTINCT FROM $4 AND m.erased_at IS NULL
             RETURNING m.id)
      SELECT EXISTS (SELECT 1 FROM changed) AS stored FROM target`,
     [tenantId, memoryId, embedding.literal, embedding.model, embedding.dimensions],
@@ -157,8 +160,9 @@ export type EventKind =
   | "import"
   | "embed_failed"
   | "embed_done"
-  | "fact";
-export type ActorKind = "user_mcp" | "user_api" | "worker" | "importer" | "system";
+  | "fact"
+  | "erase";
+export type ActorKind = "user_mcp" | "user_api" | "worker" | "importer" | "system" | "operator";
 
 /** Appends an audit event. The payload holds metadata only, never content. */
 export async function insertEvent(

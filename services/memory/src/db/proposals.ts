@@ -100,7 +100,8 @@ export async function insertEdgeProposals(
 
 /**
  * Stores fact proposals for one memory. A claim (subject, predicate, value) already proposed for
- * this memory — open, applied or rejected — or already written as one of its facts is skipped.
+ * this memory — open, applied or rejected — or already written as one of its facts is skipped,
+ * and so is everything for an erased memory (its text may have been read before it was erased).
  */
 export async function insertFactProposals(
   db: Queryable,
@@ -110,6 +111,12 @@ export async function insertFactProposals(
   facts: ReadonlyArray<NewFactProposal & { id: string }>,
 ): Promise<string[]> {
   if (facts.length === 0) return [];
+  // A share lock: an erasure of this memory in flight commits first, and is then seen here.
+  const { rows: state } = await db.query<{ erased: boolean }>(
+    "SELECT erased_at IS NOT NULL AS erased FROM memories WHERE tenant_id = $1 AND id = $2 FOR SHARE",
+    [tenantId, memoryId],
+  );
+  if (state[0]?.erased !== false) return [];
   const { rows } = await db.query<{ id: string }>(
     `WITH input AS (
        SELECT * FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[])
@@ -248,7 +255,7 @@ export async function selectValidFrom(db: Queryable, tenantId: string, memoryId:
 /** The open generation of subject + predicate, if any. */
 export async function selectOpenFact(db: Queryable, tenantId: string, subject: string, predicate: string): Promise<{ id: string; value: string } | null> {
   const { rows } = await db.query<{ id: string; value: string }>(
-    "SELECT id, value FROM facts WHERE tenant_id = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL",
+    "SELECT id, value FROM facts WHERE tenant_id = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL AND erased_at IS NULL",
     [tenantId, subject, predicate],
   );
   return rows[0] ?? null;

@@ -22,5 +22,6 @@ export interface MemoryDeps {
 export interface Actor {
   tenantId: string;
   userId: string | undefined;
-  kind: "user_mcp" | "user_api" | "worker" | "importer" | "system";
+  /** operator: the memory service's command line (cli.ts), run by whoever holds the database credentials. */
+  kind: "user_mcp" | "user_api" | "worker" | "importer" | "system" | "operator";
 }

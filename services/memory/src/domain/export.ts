@@ -227,6 +227,7 @@ function memoryLine(row: ExportMemoryRow): ExportedMemory {
             dueAt: isoOrNull(row.commitmentDueAt),
             resolvedAt: isoOrNull(row.commitmentResolvedAt),
           },
+    ...(row.erasedAt !== null ? { erasedAt: iso(row.erasedAt) } : {}),
   };
 }
 

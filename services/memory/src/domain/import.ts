@@ -211,8 +211,10 @@ async function storeMemory(db: PoolClient, actor: Actor, r: ArchiveMemory, line:
   // A given scope is kept exactly as exported (so the archive reads back unchanged); without one
   // the memory lands where a write without one would.
   const scope = r.scope ?? (await resolveWriteScope(db, tenantId, { scope: undefined, project: r.project ?? undefined }, DEFAULT_SCOPE));
-  const hash = contentHash(r.content);
   const id = uuidv7();
+  const erased = r.erasedAt !== undefined;
+  // An erased memory keeps no hash of what it held (the same rule as the erase function's).
+  const hash = erased ? `erased:${id}` : contentHash(r.content);
   const inserted = await insertImportedMemory(db, {
     id,
     tenantId,
@@ -230,6 +232,7 @@ async function storeMemory(db: PoolClient, actor: Actor, r: ArchiveMemory, line:
     recordedAt: dateOrNull(r.recordedAt),
     closedRecordedAt: dateOrNull(r.closedRecordedAt),
     createdBy: actor.userId ?? null,
+    erasedAt: dateOrNull(r.erasedAt),
   });
   if (!inserted) {
     const live = await findLiveByContentHash(db, tenantId, hash);
@@ -245,10 +248,11 @@ async function storeMemory(db: PoolClient, actor: Actor, r: ArchiveMemory, line:
       tenantId,
       memoryId: id,
       status: commitment.status,
-      owner: commitment.owner,
+      // Erasure took the owner and the surfacing schedule; an erased import gets neither back.
+      owner: erased ? null : commitment.owner,
       dueAt: dateOrNull(commitment.dueAt),
       resolvedAt: dateOrNull(commitment.resolvedAt),
-      surfaces: live && (commitment.status === "open" || commitment.status === "waiting"),
+      surfaces: !erased && live && (commitment.status === "open" || commitment.status === "waiting"),
     });
   }
   await insertEvent(db, {
@@ -257,9 +261,10 @@ async function storeMemory(db: PoolClient, actor: Actor, r: ArchiveMemory, line:
     memoryId: id,
     kind: "import",
     actor: "importer",
-    payload: { format, line, via: actor.kind, contentLength: r.content.length, embedded: "pending" },
+    payload: erased ? { format, line, via: actor.kind, erased: true } : { format, line, via: actor.kind, contentLength: r.content.length, embedded: "pending" },
   });
-  return { outcome: "created", id, embed: true };
+  // An erased memory is never embedded (nor scanned for facts): there is nothing left to read.
+  return { outcome: "created", id, embed: !erased };
 }
 
 async function storeEdge(db: PoolClient, actor: Actor, r: ArchiveEdge): Promise<Stored> {

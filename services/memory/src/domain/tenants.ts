@@ -1,7 +1,7 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withOwnerTransaction, withRole, withTenant, type Pool } from "@3ngram/db";
-import { PUBLIC_SCOPES } from "@3ngram/rpc";
+import { DEFAULT_SCOPES, PUBLIC_SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { insertStarterScopes, STARTER_SCOPES } from "../db/scopes.js";
 import { insertApiKey, insertTenant, insertUser, resolveKeyHash, touchApiKey, type ResolvedKeyRow } from "../db/tenants.js";
@@ -9,6 +9,8 @@ import { generateApiKey, hashApiKey, looksLikeApiKey } from "./api-keys.js";
 
 /** The scopes a key may hold: the public ones. */
 export const API_KEY_SCOPES = PUBLIC_SCOPES;
+/** What a key holds unless others are asked for: memory:erase only ever by name. */
+export const DEFAULT_API_KEY_SCOPES = DEFAULT_SCOPES;
 
 export interface CreatedTenant {
   tenantId: string;
@@ -39,7 +41,7 @@ export async function createTenantWithKey(
       name: input.keyName ?? "default",
       prefix: generated.prefix,
       keyHash: generated.hash,
-      scopes: [...(input.scopes ?? API_KEY_SCOPES)],
+      scopes: [...(input.scopes ?? DEFAULT_API_KEY_SCOPES)],
     });
   });
   return { tenantId, userId, keyId, apiKey: generated.key };

@@ -36,6 +36,7 @@ export function toProtoMemory(row: MemoryRow, maxContentChars: number): MessageI
     embeddingState: row.embedded ? "done" : "pending",
     ...(row.supersededBy ? { supersededBy: row.supersededBy } : {}),
     ...(row.commitment ? { commitment: toProtoCommitment(row.commitment) } : {}),
+    ...(row.erasedAt ? { erasedAt: timestampFromDate(row.erasedAt) } : {}),
   };
 }
 
