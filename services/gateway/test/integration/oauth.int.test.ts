@@ -179,7 +179,7 @@ describe("discovery", () => {
       code_challenge_methods_supported: ["S256"],
       grant_types_supported: ["authorization_code", "refresh_token"],
       response_types_supported: ["code"],
-      scopes_supported: ["memory:read", "memory:write"],
+      scopes_supported: ["memory:read", "memory:write", "memory:erase"],
       client_id_metadata_document_supported: true,
     });
   });

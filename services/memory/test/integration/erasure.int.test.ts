@@ -7,7 +7,10 @@
  * (found through information_schema, not listed here) finds none of it, while the supersession
  * chain, the audit trail, export/import and the grants behave as docs/erasure.md says.
  */
+import { execFile } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
@@ -15,6 +18,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { REPO_ROOT } from "../../../../test/support/processes.js";
 
 type Client = RpcClient<typeof MemoryService>;
 type RememberInit = MessageInitShape<(typeof MemoryService)["method"]["remember"]["input"]>;
@@ -381,5 +385,37 @@ describe("the grants behind it", () => {
     expect(role).toEqual({ rolcanlogin: false, rolbypassrls: false, owner: "threengram_eraser", definer: true });
     const read = await memory.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
     expect(read.memories[0]!.erasedAt).toBeUndefined();
+  });
+});
+
+describe("the operator command", () => {
+  const run = promisify(execFile);
+  const cli = (...args: string[]) => run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
+
+  it("issues memory:erase only with --erase, and erases a selector's memories as the operator", async () => {
+    const plain = JSON.parse((await cli("create-key", tenantB.tenantId, "plain")).stdout) as { scopes: string[] };
+    expect(plain.scopes).toEqual([SCOPES.read, SCOPES.write]);
+    const withErase = JSON.parse((await cli("create-key", tenantB.tenantId, "eraser", "--erase")).stdout) as { scopes: string[] };
+    expect(withErase.scopes).toEqual([SCOPES.read, SCOPES.write, SCOPES.erase]);
+
+    const doomed = [
+      await remember(tenantB, { memoryType: "note", content: "Operator erases this one.", scope: "work" }),
+      await remember(tenantB, { memoryType: "note", content: "And this one.", scope: "work" }),
+    ];
+    const kept = await remember(tenantB, { memoryType: "note", content: "Personal, so it stays." });
+    const dry = JSON.parse((await cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "data_subject_request", "--dry-run")).stdout) as { erased: string[] };
+    expect(dry.erased.sort()).toEqual([...doomed].sort());
+    const out = (await cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "data_subject_request", "--reference", "DSR-7")).stdout.trim().split("\n");
+    expect(out.map((line) => (JSON.parse(line) as { erased: string[] }).erased).flat().sort()).toEqual([...doomed].sort());
+
+    const read = await memory.getMemories({ ids: [...doomed, kept] }, reader(tenantB));
+    expect(read.memories.filter((m) => m.erasedAt !== undefined).map((m) => m.id).sort()).toEqual([...doomed].sort());
+    const audit = await ownerRows<{ actor_kind: string; actor_id: string | null; reference: string; memories: number }>(
+      "SELECT actor_kind, actor_id, reference, memories FROM erasures WHERE tenant_id = $1",
+      [tenantB.tenantId],
+    );
+    expect(audit).toEqual([{ actor_kind: "operator", actor_id: null, reference: "DSR-7", memories: 2 }]);
+    // Bad input is refused by name, and exits non-zero.
+    await expect(cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "because")).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/reason/) });
   });
 });
