@@ -26,6 +26,34 @@ export const MAX_GENERATED_FOR_LENGTH = MAX_TOPIC_LENGTH;
 export const STALE_WINDOW_DAYS = 30;
 /** Only these types go stale: commitments have their own lifecycle, notes, events and patterns do not expire. */
 export const STALE_CANDIDATE_TYPES = ["decision", "preference", "blocker", "fact"] as const satisfies readonly MemoryType[];
+/** A changesCursor older than this is refused as stale: after a month away, read the whole briefing again. */
+export const MAX_CHANGES_CURSOR_AGE_DAYS = 30;
+/** Cursors are far shorter; the bound only keeps a garbled value from costing anything. */
+export const MAX_CHANGES_CURSOR_LENGTH = 4096;
+
+/**
+ * `changesCursor` from an earlier briefing or handoff of the same selector: with it, each section
+ * lists only what changed since that read (docs/orientation.md#changes-since-a-cursor).
+ */
+export const changesCursorSchema = z.string().min(1).max(MAX_CHANGES_CURSOR_LENGTH);
+
+/**
+ * How an item changed since the cursor: `new` entered the section (written, reopened, or, for
+ * overdue and staleCandidates, crossed the section's time line); the others left it.
+ */
+export const changeKindSchema = z.enum(["new", "superseded", "resolved", "expired", "archived", "erased"]);
+export type ChangeKind = z.infer<typeof changeKindSchema>;
+export const CHANGE_KINDS = changeKindSchema.options;
+
+/** Exact number of changed items of each kind in one section. */
+export const changeCountsSchema = outputObject(Object.fromEntries(CHANGE_KINDS.map((k) => [k, z.int().min(0)])) as Record<ChangeKind, z.ZodInt>);
+export type ChangeCounts = z.infer<typeof changeCountsSchema>;
+
+/** What every line of a changes-since read adds: the change, and the successor of a superseded item. */
+const changeFields = {
+  change: changeKindSchema.optional(),
+  supersededBy: z.string().optional(),
+};
 
 export const briefingSectionSchema = z.enum(["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"]);
 export type BriefingSection = z.infer<typeof briefingSectionSchema>;
@@ -67,6 +95,7 @@ export const briefingInputSchema = z.strictObject({
     .refine((s) => new Set(s).size === s.length, { message: "each section at most once" })
     .optional(),
   sectionLimit: z.int().min(1).max(MAX_BRIEFING_SECTION_CEILING).optional(),
+  since: changesCursorSchema.optional(),
 });
 export type BriefingInput = z.infer<typeof briefingInputSchema>;
 
@@ -85,6 +114,7 @@ export const briefingCommitmentSchema = outputObject({
   owner: z.string().nullable(),
   /** dueAt is set and earlier than generatedAt. */
   overdue: z.boolean(),
+  ...changeFields,
 });
 export type BriefingCommitment = z.infer<typeof briefingCommitmentSchema>;
 
@@ -96,15 +126,20 @@ export const briefingMemorySchema = outputObject({
   scope: z.string(),
   project: z.string().nullable(),
   recordedAt: z.string(),
+  ...changeFields,
 });
 export type BriefingMemory = z.infer<typeof briefingMemorySchema>;
 
-/** count is exact (every match, not just the items shown); hasMore = count > items.length. */
+/**
+ * count is exact (every match, not just the items shown); hasMore = count > items.length. With
+ * `since`, the items are the changes and count and changes count them.
+ */
 const section = <T extends z.ZodType>(item: T) =>
   outputObject({
     count: z.int().min(0),
     items: z.array(item).max(MAX_BRIEFING_SECTION_CEILING),
     hasMore: z.boolean(),
+    changes: changeCountsSchema.optional(),
   });
 
 export const commitmentSectionSchema = section(briefingCommitmentSchema);
@@ -121,6 +156,10 @@ export const briefingOutputSchema = outputObject({
   generatedAt: z.string(),
   /** Set when the retrieval default narrowed `all` to this scope. */
   appliedScope: z.string().optional(),
+  /** Pass back as `since` (same selector) to get only what changes after this read. */
+  changesCursor: z.string(),
+  /** With `since`: when the read that issued that cursor happened. */
+  changesSince: z.string().optional(),
   commitments: commitmentSectionSchema.optional(),
   overdue: commitmentSectionSchema.optional(),
   blockers: memorySectionSchema.optional(),
@@ -134,11 +173,12 @@ export const handoffInputSchema = z.strictObject({
   selector: selectorSchema,
   generatedFor: z.string().trim().min(1).max(MAX_GENERATED_FOR_LENGTH).optional(),
   sectionLimit: z.int().min(1).max(MAX_HANDOFF_SECTION_CEILING).default(MAX_HANDOFF_SECTION),
+  since: changesCursorSchema.optional(),
 });
 export type HandoffInput = z.infer<typeof handoffInputSchema>;
 
 /** A handoff line: a memory with a bounded excerpt. */
-export const handoffMemorySchema = outputObject(excerptedMemoryShape);
+export const handoffMemorySchema = outputObject({ ...excerptedMemoryShape, ...changeFields });
 export type HandoffMemory = z.infer<typeof handoffMemorySchema>;
 
 export const handoffCommitmentSchema = outputObject({
@@ -154,6 +194,7 @@ export const handoffCommitmentSchema = outputObject({
   overdue: z.boolean(),
   scope: z.string(),
   project: z.string().nullable(),
+  ...changeFields,
 });
 export type HandoffCommitment = z.infer<typeof handoffCommitmentSchema>;
 
@@ -169,6 +210,9 @@ export const handoffOutputSchema = outputObject({
   generatedAt: z.string(),
   appliedScope: z.string().optional(),
   sectionLimit: z.int().min(1).max(MAX_HANDOFF_SECTION_CEILING),
+  /** As briefing's: pass back as `since` for only what changes after this read. */
+  changesCursor: z.string(),
+  changesSince: z.string().optional(),
   decisions: z.array(handoffMemorySchema).max(MAX_HANDOFF_SECTION_CEILING),
   commitments: z.array(handoffCommitmentSchema).max(MAX_HANDOFF_SECTION_CEILING),
   preferences: z.array(handoffMemorySchema).max(MAX_HANDOFF_SECTION_CEILING),
@@ -177,6 +221,8 @@ export const handoffOutputSchema = outputObject({
   counts: perHandoffSection(z.int().min(0)),
   /** Per section: more matched than were returned (count > lines). Distinct from an excerpt's truncated. */
   truncated: perHandoffSection(z.boolean()),
+  /** With `since`: per section, how many lines changed in each way (counts then count changes). */
+  changes: perHandoffSection(changeCountsSchema).optional(),
 });
 export type HandoffOutput = z.infer<typeof handoffOutputSchema>;
 

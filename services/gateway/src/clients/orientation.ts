@@ -10,7 +10,9 @@ import type {
   BriefingMemory,
   BriefingMemorySection,
   BriefingResponse,
+  ChangeCounts,
   DescribeEnvironmentResponse,
+  HandoffChanges,
   HandoffCommitment,
   HandoffMemory,
   HandoffResponse,
@@ -19,6 +21,7 @@ import type {
   OrientationSelectorSchema,
 } from "@3ngram/proto/memory/v1";
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   COMMITMENT_STATUSES,
   MEMORY_TYPES,
@@ -71,8 +74,23 @@ export function toBriefingRequest(input: BriefingInput): BriefingRequestInit {
     mode: input.mode,
     sections: input.sections ?? [],
     ...(input.sectionLimit !== undefined ? { sectionLimit: input.sectionLimit } : {}),
+    ...(input.since !== undefined ? { since: input.since } : {}),
   };
 }
+
+/** A changes-since line's change and successor; absent on a whole read. */
+const changeOf = (line: { change?: string | undefined; supersededBy?: string | undefined }) => ({
+  ...(line.change !== undefined ? { change: line.change } : {}),
+  ...(line.supersededBy !== undefined ? { supersededBy: line.supersededBy } : {}),
+});
+
+/** The cursor every read hands out, and with `since` when that cursor's read happened. */
+const changesOf = (response: { changesCursor: string; changesSince?: Timestamp | undefined }) => ({
+  changesCursor: response.changesCursor,
+  ...(response.changesSince !== undefined ? { changesSince: isoTime(response.changesSince, "changes_since") } : {}),
+});
+
+const changeCounts = (c: ChangeCounts) => ({ new: c.new, superseded: c.superseded, resolved: c.resolved, expired: c.expired, archived: c.archived, erased: c.erased });
 
 const commitmentItem = (c: BriefingCommitment) => ({
   id: c.id,
@@ -82,6 +100,7 @@ const commitmentItem = (c: BriefingCommitment) => ({
   dueAt: isoTimeOrNull(c.dueAt),
   owner: c.owner ?? null,
   overdue: c.overdue,
+  ...changeOf(c),
 });
 
 const memoryItem = (m: BriefingMemory) => ({
@@ -91,11 +110,17 @@ const memoryItem = (m: BriefingMemory) => ({
   scope: m.scope,
   project: m.project ?? null,
   recordedAt: isoTime(m.recordedAt, "recorded_at"),
+  ...changeOf(m),
 });
 
-const commitmentSection = (s: BriefingCommitmentSection | undefined) =>
-  s === undefined ? {} : { count: s.count, items: s.items.map(commitmentItem), hasMore: s.hasMore };
-const memorySection = (s: BriefingMemorySection | undefined) => (s === undefined ? {} : { count: s.count, items: s.items.map(memoryItem), hasMore: s.hasMore });
+const sectionOf = <I, O>(s: { count: number; items: I[]; hasMore: boolean; changes?: ChangeCounts | undefined }, item: (i: I) => O) => ({
+  count: s.count,
+  items: s.items.map(item),
+  hasMore: s.hasMore,
+  ...(s.changes !== undefined ? { changes: changeCounts(s.changes) } : {}),
+});
+const commitmentSection = (s: BriefingCommitmentSection) => sectionOf(s, commitmentItem);
+const memorySection = (s: BriefingMemorySection) => sectionOf(s, memoryItem);
 
 export function toBriefingOutput(response: BriefingResponse): BriefingOutput {
   // Unrequested sections are absent on the wire and stay absent here.
@@ -113,6 +138,7 @@ export function toBriefingOutput(response: BriefingResponse): BriefingOutput {
     sectionLimit: response.sectionLimit,
     generatedAt: isoTime(response.generatedAt, "generated_at"),
     ...(response.appliedScope !== undefined ? { appliedScope: response.appliedScope } : {}),
+    ...changesOf(response),
     ...Object.fromEntries(Object.entries(sections).filter(([, value]) => value !== undefined)),
   });
 }
@@ -122,6 +148,7 @@ export function toHandoffRequest(input: HandoffInput): HandoffRequestInit {
     selector: toSelector(input.selector),
     ...(input.generatedFor !== undefined ? { generatedFor: input.generatedFor } : {}),
     sectionLimit: input.sectionLimit,
+    ...(input.since !== undefined ? { since: input.since } : {}),
   };
 }
 
@@ -135,6 +162,7 @@ const handoffMemory = (m: HandoffMemory) => ({
   scope: m.scope,
   project: m.project ?? null,
   recordedAt: isoTime(m.recordedAt, "recorded_at"),
+  ...changeOf(m),
 });
 
 const handoffCommitment = (c: HandoffCommitment) => ({
@@ -150,6 +178,7 @@ const handoffCommitment = (c: HandoffCommitment) => ({
   overdue: c.overdue,
   scope: c.scope,
   project: c.project ?? null,
+  ...changeOf(c),
 });
 
 export function toHandoffOutput(response: HandoffResponse): HandoffOutput {
@@ -167,7 +196,15 @@ export function toHandoffOutput(response: HandoffResponse): HandoffOutput {
     blockers: response.blockers.map(handoffMemory),
     counts: { decisions: counts.decisions, commitments: counts.commitments, preferences: counts.preferences, blockers: counts.blockers },
     truncated: { decisions: truncated.decisions, commitments: truncated.commitments, preferences: truncated.preferences, blockers: truncated.blockers },
+    ...changesOf(response),
+    ...(response.changes !== undefined ? { changes: handoffChanges(response.changes) } : {}),
   });
+}
+
+function handoffChanges(changes: HandoffChanges) {
+  const none = { new: 0, superseded: 0, resolved: 0, expired: 0, archived: 0, erased: 0 };
+  const of = (c: ChangeCounts | undefined) => (c === undefined ? none : changeCounts(c));
+  return { decisions: of(changes.decisions), commitments: of(changes.commitments), preferences: of(changes.preferences), blockers: of(changes.blockers) };
 }
 
 /** Every key of `keys`, with the wire's count or 0 (the service leaves out keys with nothing to count). */

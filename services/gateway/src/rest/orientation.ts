@@ -2,7 +2,8 @@
  * Orientation over REST, with the same schemas and service calls as the tools:
  *
  *   GET  /api/v1/briefing     the briefing tool over a query string: kind, scope, project,
- *                             includeUnscoped (true|false), mode, sections (comma list), sectionLimit
+ *                             includeUnscoped (true|false), mode, sections (comma list), sectionLimit,
+ *                             since (a changesCursor)
  *   POST /api/v1/handoff      the handoff tool's input as a JSON body (its selector is an object)
  *   GET  /api/v1/environment  describe_environment (no parameters)
  *
@@ -21,7 +22,7 @@ import { identityFor } from "../http/identity.js";
 
 /** Query parameters that belong to the selector; the rest are top-level briefing fields. */
 const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"]);
-const BRIEFING_PARAMS = new Set([...SELECTOR_PARAMS, "mode", "sections", "sectionLimit"]);
+const BRIEFING_PARAMS = new Set([...SELECTOR_PARAMS, "mode", "sections", "sectionLimit", "since"]);
 
 /** Mounted at /api/v1; `auth` runs before anything is read. */
 export function orientationRouter(memory: MemoryClient, auth: RequestHandler): Router {

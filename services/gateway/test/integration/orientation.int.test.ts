@@ -52,8 +52,8 @@ async function remember(client: Client, args: Record<string, unknown>): Promise<
   return out.memory.id;
 }
 
-/** Everything but the clock, so two reads of the same snapshot state compare equal. */
-const timeless = <T extends { generatedAt: string }>(out: T) => ({ ...out, generatedAt: "" });
+/** Everything but the clock and the cursor (which names the read's own snapshot), so two reads of the same state compare equal. */
+const timeless = <T extends { generatedAt: string; changesCursor: string }>(out: T) => ({ ...out, generatedAt: "", changesCursor: "" });
 
 const m: Record<string, string> = {};
 

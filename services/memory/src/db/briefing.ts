@@ -22,16 +22,19 @@ export interface SelectorFilter {
 /** Enough characters of content to cut a 600-character excerpt and know whether it was cut. */
 const CONTENT_HEAD_CHARS = 700;
 
-// $1 tenant, $2 scopes, $3 project, $4 includeUnscoped. Live = active and not superseded.
-const LIVE_AND_SELECTED = `m.tenant_id = $1 AND m.status = 'active' AND m.valid_to IS NULL
+// $1 tenant, $2 scopes, $3 project, $4 includeUnscoped.
+export const SELECTED = `m.tenant_id = $1
   AND ($2::text[] IS NULL OR m.scope = ANY($2::text[]))
   AND ($3::text IS NULL OR m.project = $3::text OR ($4::boolean AND m.project IS NULL))`;
+/** Live = active and not superseded (a superseded memory's valid time is closed). */
+export const LIVE = `m.status = 'active' AND m.valid_to IS NULL`;
+const LIVE_AND_SELECTED = `${SELECTED} AND ${LIVE}`;
 
 /**
  * The head of the content and its full length in UTF-16 code units (what JavaScript and our limits
  * count): code points plus one more for each character outside the Basic Multilingual Plane.
  */
-const CONTENT_COLUMNS = `, left(m.content, ${CONTENT_HEAD_CHARS}) AS "contentHead",
+export const CONTENT_COLUMNS = `, left(m.content, ${CONTENT_HEAD_CHARS}) AS "contentHead",
   char_length(m.content) + char_length(regexp_replace(m.content, '[^\\U00010000-\\U0010FFFF]', '', 'g')) AS "contentLength"`;
 
 /** Present when the section was read with content (handoff); absent for briefing. */
@@ -67,9 +70,9 @@ export interface SectionRows<T> {
   rows: T[];
 }
 
-const filterParams = (tenantId: string, filter: SelectorFilter) => [tenantId, filter.scopes, filter.project, filter.includeUnscoped];
+export const filterParams = (tenantId: string, filter: SelectorFilter) => [tenantId, filter.scopes, filter.project, filter.includeUnscoped];
 
-function section<T>(rows: Array<T & { total: number }>): SectionRows<T> {
+export function section<T>(rows: Array<T & { total: number }>): SectionRows<T> {
   return { count: rows[0]?.total ?? 0, rows: rows.map(({ total: _total, ...row }) => row as unknown as T) };
 }
 

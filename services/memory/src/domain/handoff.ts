@@ -1,16 +1,9 @@
 import { withTenant } from "@3ngram/db";
-import { excerpt, type EffectiveSelector, type HandoffInput, type HandoffSection } from "@3ngram/schema";
-import {
-  selectCommitmentSection,
-  selectMemorySection,
-  selectTransactionNow,
-  type CommitmentLineRow,
-  type ContentHead,
-  type MemoryLineRow,
-  type SectionRows,
-} from "../db/briefing.js";
+import { excerpt, type ChangeCounts, type HandoffInput, type HandoffSection } from "@3ngram/schema";
+import type { CommitmentLineRow, ContentHead, MemoryLineRow } from "../db/briefing.js";
+import type { ChangeFields } from "../db/changes.js";
+import { openOrientationRead, type OrientationRead, type Section } from "./briefing.js";
 import type { Actor, MemoryDeps } from "./deps.js";
-import { resolveSelector } from "./selector.js";
 
 /** A line's excerpt: at most 600 characters, `truncated` when the stored content is longer. */
 export interface Excerpted {
@@ -20,16 +13,15 @@ export interface Excerpted {
 }
 
 export interface HandoffSectionResult<T> {
-  /** Exact number of matches. */
+  /** Exact number of matches (with `since`: of changes). */
   count: number;
-  lines: Array<Omit<T, keyof ContentHead> & Excerpted>;
+  lines: Array<Omit<T, keyof ContentHead> & Partial<ChangeFields> & Excerpted>;
+  /** With `since`: the changes by kind. */
+  changes?: ChangeCounts;
 }
 
-export interface HandoffResult {
-  selector: EffectiveSelector;
-  appliedScope: string | undefined;
+export interface HandoffResult extends OrientationRead {
   generatedFor: string | null;
-  generatedAt: Date;
   sectionLimit: number;
   decisions: HandoffSectionResult<MemoryLineRow>;
   commitments: HandoffSectionResult<CommitmentLineRow>;
@@ -40,24 +32,20 @@ export interface HandoffResult {
 /**
  * A structured export for another agent or provider: live decisions, open and waiting commitments
  * (in briefing order), preferences and blockers, each line with a bounded excerpt, each section
- * bounded by sectionLimit with its exact total. One REPEATABLE READ snapshot, like briefing.
+ * bounded by sectionLimit with its exact total. One REPEATABLE READ snapshot, like briefing, and
+ * like briefing, `since` narrows every section to what changed after that cursor's read.
  */
 export async function handoff(deps: MemoryDeps, actor: Actor, input: HandoffInput): Promise<HandoffResult> {
   const limit = input.sectionLimit;
   const result = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true, snapshot: true }, async (db) => {
-    const now = await selectTransactionNow(db);
-    const { effective, appliedScope, filter } = await resolveSelector(db, actor.tenantId, input.selector);
-    const memories = (types: ["decision"] | ["preference"] | ["blocker"]) =>
-      selectMemorySection(db, actor.tenantId, filter, { types, order: "newest", recordedBefore: null, limit, withContent: true });
-    const decisions = await memories(["decision"]);
-    const commitments = await selectCommitmentSection(db, actor.tenantId, filter, { now, overdueOnly: false, limit, withContent: true });
-    const preferences = await memories(["preference"]);
-    const blockers = await memories(["blocker"]);
+    const { read, sections } = await openOrientationRead(deps, db, actor.tenantId, input, { limit, withContent: true });
+    const decisions = await sections.memories(["decision"], "newest", null);
+    const commitments = await sections.commitments(false);
+    const preferences = await sections.memories(["preference"], "newest", null);
+    const blockers = await sections.memories(["blocker"], "newest", null);
     return {
-      selector: effective,
-      appliedScope,
+      ...read,
       generatedFor: input.generatedFor ?? null,
-      generatedAt: now,
       sectionLimit: limit,
       decisions: withExcerpts(decisions),
       commitments: withExcerpts(commitments),
@@ -71,13 +59,14 @@ export async function handoff(deps: MemoryDeps, actor: Actor, input: HandoffInpu
     preferences: result.preferences.count,
     blockers: result.blockers.count,
   };
-  deps.log.info({ selector: result.selector.kind, limit, ...counts }, "handoff read");
+  deps.log.info({ selector: result.selector.kind, limit, since: input.since !== undefined, ...counts }, "handoff read");
   return result;
 }
 
-function withExcerpts<T extends ContentHead>(section: SectionRows<T>): HandoffSectionResult<T> {
+function withExcerpts<T extends ContentHead>(section: Section<T>): HandoffSectionResult<T> {
   return {
     count: section.count,
+    ...(section.changes !== undefined ? { changes: section.changes } : {}),
     lines: section.rows.map(({ contentHead, contentLength, ...row }) => {
       const head = contentHead ?? "";
       const cut = excerpt(head);

@@ -11,8 +11,9 @@ import type {
 } from "@3ngram/proto/memory/v1";
 import { SCOPES, type Handlers, type Policies } from "@3ngram/rpc";
 import { briefingInputSchema, handoffInputSchema, parseInput, type EffectiveSelector } from "@3ngram/schema";
-import type { CommitmentLineRow, MemoryLineRow, SectionRows } from "../db/briefing.js";
-import { briefing } from "../domain/briefing.js";
+import type { CommitmentLineRow, MemoryLineRow } from "../db/briefing.js";
+import type { ChangeFields } from "../db/changes.js";
+import { briefing, type OrientationRead, type Section } from "../domain/briefing.js";
 import type { MemoryDeps } from "../domain/deps.js";
 import { describeEnvironment } from "../domain/environment.js";
 import { handoff, type Excerpted } from "../domain/handoff.js";
@@ -31,6 +32,7 @@ export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memo
         ...(request.mode !== "" ? { mode: request.mode } : {}),
         ...(request.sections.length > 0 ? { sections: request.sections } : {}),
         ...(request.sectionLimit !== undefined ? { sectionLimit: request.sectionLimit } : {}),
+        ...(request.since !== undefined ? { since: request.since } : {}),
       });
       const out = await briefing(deps, actorOf(ctx), input);
       const { sections } = out;
@@ -40,6 +42,7 @@ export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memo
         sectionLimit: out.sectionLimit,
         generatedAt: timestampFromDate(out.generatedAt),
         ...(out.appliedScope !== undefined ? { appliedScope: out.appliedScope } : {}),
+        ...changesOf(out),
         ...(sections.commitments ? { commitments: commitmentSection(sections.commitments) } : {}),
         ...(sections.overdue ? { overdue: commitmentSection(sections.overdue) } : {}),
         ...(sections.blockers ? { blockers: memorySection(sections.blockers) } : {}),
@@ -53,6 +56,7 @@ export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memo
         selector: selectorFromProto(request.selector),
         ...(request.generatedFor !== undefined ? { generatedFor: request.generatedFor } : {}),
         ...(request.sectionLimit !== undefined ? { sectionLimit: request.sectionLimit } : {}),
+        ...(request.since !== undefined ? { since: request.since } : {}),
       });
       const out = await handoff(deps, actorOf(ctx), input);
       const truncated = (s: { count: number; lines: unknown[] }) => s.count > s.lines.length;
@@ -73,6 +77,17 @@ export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memo
           preferences: truncated(out.preferences),
           blockers: truncated(out.blockers),
         },
+        ...changesOf(out),
+        ...(out.decisions.changes !== undefined
+          ? {
+              changes: {
+                decisions: out.decisions.changes,
+                commitments: out.commitments.changes,
+                preferences: out.preferences.changes,
+                blockers: out.blockers.changes,
+              },
+            }
+          : {}),
       };
     },
     async describeEnvironment(_request, ctx) {
@@ -124,7 +139,19 @@ function selectorToProto(selector: EffectiveSelector): MessageInitShape<typeof O
   return selectorFields(selector);
 }
 
-function commitmentLine(row: Omit<CommitmentLineRow, "contentHead" | "contentLength">) {
+/** The cursor every read hands out, and with `since` when that cursor's read happened. */
+function changesOf(read: OrientationRead) {
+  return { changesCursor: read.changesCursor, ...(read.changesSince !== undefined ? { changesSince: timestampFromDate(read.changesSince) } : {}) };
+}
+
+/** A changes-since line's change and successor (absent on a whole read). */
+function changeOf(row: Partial<ChangeFields>) {
+  return { ...(row.change !== undefined ? { change: row.change } : {}), ...(row.supersededBy ? { supersededBy: row.supersededBy } : {}) };
+}
+
+type Line<T> = Omit<T, "contentHead" | "contentLength"> & Partial<ChangeFields>;
+
+function commitmentLine(row: Line<CommitmentLineRow>) {
   return {
     id: row.id,
     memoryId: row.memoryId,
@@ -133,10 +160,11 @@ function commitmentLine(row: Omit<CommitmentLineRow, "contentHead" | "contentLen
     ...(row.dueAt ? { dueAt: timestampFromDate(row.dueAt) } : {}),
     ...(row.owner !== null ? { owner: row.owner } : {}),
     overdue: row.overdue,
+    ...changeOf(row),
   };
 }
 
-function memoryLine(row: Omit<MemoryLineRow, "contentHead" | "contentLength">) {
+function memoryLine(row: Line<MemoryLineRow>) {
   return {
     id: row.id,
     memoryType: row.memoryType,
@@ -144,24 +172,27 @@ function memoryLine(row: Omit<MemoryLineRow, "contentHead" | "contentLength">) {
     scope: row.scope,
     ...(row.project !== null ? { project: row.project } : {}),
     recordedAt: timestampFromDate(row.recordedAt),
+    ...changeOf(row),
   };
 }
 
-const hasMore = (s: SectionRows<unknown>) => s.count > s.rows.length;
-
-function commitmentSection(s: SectionRows<CommitmentLineRow>): MessageInitShape<typeof BriefingCommitmentSectionSchema> {
-  return { count: s.count, items: s.rows.map(commitmentLine), hasMore: hasMore(s) };
+function sectionOf<T, I>(s: Section<T>, line: (row: Line<T>) => I) {
+  return { count: s.count, items: s.rows.map(line), hasMore: s.count > s.rows.length, ...(s.changes !== undefined ? { changes: s.changes } : {}) };
 }
 
-function memorySection(s: SectionRows<MemoryLineRow>): MessageInitShape<typeof BriefingMemorySectionSchema> {
-  return { count: s.count, items: s.rows.map(memoryLine), hasMore: hasMore(s) };
+function commitmentSection(s: Section<CommitmentLineRow>): MessageInitShape<typeof BriefingCommitmentSectionSchema> {
+  return sectionOf(s, commitmentLine);
 }
 
-function handoffMemory(line: Omit<MemoryLineRow, "contentHead" | "contentLength"> & Excerpted): MessageInitShape<typeof HandoffMemorySchema> {
+function memorySection(s: Section<MemoryLineRow>): MessageInitShape<typeof BriefingMemorySectionSchema> {
+  return sectionOf(s, memoryLine);
+}
+
+function handoffMemory(line: Line<MemoryLineRow> & Excerpted): MessageInitShape<typeof HandoffMemorySchema> {
   return { ...memoryLine(line), content: line.content, contentLength: line.contentLength, truncated: line.truncated };
 }
 
-function handoffCommitment(line: Omit<CommitmentLineRow, "contentHead" | "contentLength"> & Excerpted): MessageInitShape<typeof HandoffCommitmentSchema> {
+function handoffCommitment(line: Line<CommitmentLineRow> & Excerpted): MessageInitShape<typeof HandoffCommitmentSchema> {
   return {
     ...commitmentLine(line),
     content: line.content,
