@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { memoryTypeSchema, scopeNameSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
-import { briefingModeSchema, effectiveSelectorSchema } from "./orientation.js";
+import { briefingModeSchema, changesCursorSchema, effectiveSelectorSchema } from "./orientation.js";
 
 /**
  * The most bytes one get_memories answer may put on the wire at its aggregate bound
@@ -38,10 +38,11 @@ export type MemoryResource = z.infer<typeof memoryResourceSchema>;
 /** The selector kinds the briefing prompt renders, the same ones the briefing tool takes. */
 export const briefingPromptSelectorSchema = effectiveSelectorSchema.shape.kind;
 
-/** prompts/get briefing: which selector to render, and the mode to ask for. */
+/** prompts/get briefing: which selector to render, the mode to ask for, and the cursor of the last briefing. */
 export const briefingPromptArgsSchema = z.strictObject({
   selector: briefingPromptSelectorSchema.describe("Which memories to brief on: all, scope, project or scope_project."),
   mode: briefingModeSchema.describe("brief (a few items per section, the default) or full.").optional(),
+  since: changesCursorSchema.describe("The changesCursor of your last briefing with this selector: brief on what changed since.").optional(),
 });
 export type BriefingPromptArgs = z.infer<typeof briefingPromptArgsSchema>;
 

@@ -43,10 +43,18 @@ const SELECTOR_EXAMPLES: Record<BriefingPromptArgs["selector"], string> = {
 export function renderBriefingPrompt(args: BriefingPromptArgs): string {
   const mode = args.mode ?? "brief";
   const placeholders = args.selector === "all" ? "" : " Replace the <your-…> placeholders with the scope or project this session is about.";
+  const since = args.since === undefined ? "" : `,"since":${JSON.stringify(args.since)}`;
   return [
-    `Before starting, orient yourself from 3ngram memory: call the briefing tool with {"selector":${SELECTOR_EXAMPLES[args.selector]},"mode":"${mode}"}.${placeholders}`,
+    `Before starting, orient yourself from 3ngram memory: call the briefing tool with {"selector":${SELECTOR_EXAMPLES[args.selector]},"mode":"${mode}"${since}}.${placeholders}`,
+    ...(args.since === undefined
+      ? []
+      : [
+          "That lists only what changed since your last briefing: each item says whether it is new, superseded, resolved, expired, archived or erased. " +
+            "If since is refused (stale, or issued for another selector), call briefing again without it.",
+        ]),
     "Read overdue and open commitments first, then blockers, recent decisions and preferences, and keep them in mind for the rest of the session.",
     "The briefing names memories by topic only: use search to recall more about one, and get_memories to read a memory in full.",
+    "Keep the changesCursor it returns: next session, pass it as since with the same selector to read only what changed in between.",
   ].join("\n");
 }
 
@@ -63,6 +71,7 @@ export function renderDebriefPrompt(args: DebriefPromptArgs): string {
     `Keep each memory atomic and self-contained (content at most ${MAX_CONTENT_LENGTH} characters; split longer items). ` +
       "If something already stored has changed, revise that memory instead of remembering it again, and resolve the commitments and blockers settled in this session. " +
       "Never store secrets, credentials or tokens.",
+    "If your client keeps state between sessions, finish with a briefing for the same scope and keep its changesCursor: the next session passes it as since and reads only what changed.",
   ].join("\n");
 }
 
@@ -107,7 +116,8 @@ export function registerPrompts(server: McpServer, deps: PromptDeps): void {
       title: "Session briefing",
       description:
         "Start a session oriented: renders an instruction to call the briefing tool with an explicit selector " +
-        "(all, scope, project or scope_project) and mode (brief by default, or full).",
+        "(all, scope, project or scope_project) and mode (brief by default, or full), and with since (the last " +
+        "briefing's changesCursor) to catch up on only what changed.",
       argsSchema: briefingPromptArgsSchema,
     },
     (args) => userMessage(renderBriefingPrompt(args)),

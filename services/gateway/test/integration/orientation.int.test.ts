@@ -294,3 +294,63 @@ describe("access and isolation", () => {
     expect(briefingOutputSchema.parse(await rest.json()).recentDecisions).toMatchObject({ count: 0 });
   });
 });
+
+describe("changes since the last briefing (MCP, the agent's resume loop)", () => {
+  const selector = { kind: "project", project: "resume" };
+  const resume = { scope: "work", project: "resume" };
+  const SECTION_NAMES = ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"] as const;
+
+  it("briefing → cursor; three changes; briefing with since returns exactly those three, with counts", async () => {
+    const commitment = await remember(modern, { memoryType: "commitment", content: "Ship the resume loop.", ...resume });
+    const blocker = await remember(modern, { memoryType: "blocker", content: "Resume loop waits for the cursor design.", ...resume });
+    await remember(modern, { memoryType: "decision", content: "Cursors are snapshots.", ...resume });
+    const first = await brief(modern, { selector });
+    expect(first.changesCursor.length).toBeGreaterThan(0);
+    expect(first.commitments!.items.map((i) => i.memoryId)).toContain(commitment);
+
+    // Three changes, each through its tool.
+    const decision = await remember(modern, { memoryType: "decision", content: "Deltas count every change exactly.", ...resume });
+    structured(await callTool(modern, "resolve", { memoryId: commitment, status: "resolved" }));
+    structured(await callTool(modern, "resolve", { memoryId: blocker, status: "resolved" }));
+
+    const delta = await brief(modern, { selector, since: first.changesCursor });
+    expect(delta.changesSince).toBe(first.generatedAt);
+    const changed = SECTION_NAMES.flatMap((name) => delta[name]!.items.map((i) => `${name}: ${i.change} ${"memoryId" in i ? i.memoryId : i.id}`));
+    expect(changed.sort()).toEqual([`blockers: archived ${blocker}`, `commitments: resolved ${commitment}`, `recentDecisions: new ${decision}`].sort());
+    const none = { new: 0, superseded: 0, resolved: 0, expired: 0, archived: 0, erased: 0 };
+    expect(delta.recentDecisions).toMatchObject({ count: 1, hasMore: false, changes: { ...none, new: 1 } });
+    expect(delta.commitments).toMatchObject({ count: 1, hasMore: false, changes: { ...none, resolved: 1 } });
+    expect(delta.blockers).toMatchObject({ count: 1, hasMore: false, changes: { ...none, archived: 1 } });
+    for (const name of ["overdue", "staleCandidates", "preferences"] as const) expect(delta[name], name).toEqual({ count: 0, items: [], hasMore: false, changes: none });
+
+    // The same answer through a legacy client and over REST (GET /api/v1/briefing?since=…).
+    expect(timeless(await brief(legacy, { selector, since: first.changesCursor }))).toEqual(timeless(delta));
+    const rest = await get(`/api/v1/briefing?kind=project&project=resume&since=${encodeURIComponent(first.changesCursor)}`);
+    expect(rest.status).toBe(200);
+    expect(timeless(briefingOutputSchema.parse(await rest.json()))).toEqual(timeless(delta));
+
+    // Handoff takes the same cursor, over MCP and REST.
+    const handed = await handoff(modern, { selector, since: first.changesCursor });
+    expect(handed.decisions.map((d) => [d.change, d.id])).toEqual([["new", decision]]);
+    expect(handed.commitments.map((c) => [c.change, c.memoryId])).toEqual([["resolved", commitment]]);
+    expect(handed.blockers.map((b) => [b.change, b.id])).toEqual([["archived", blocker]]);
+    expect(handed.counts).toEqual({ decisions: 1, commitments: 1, preferences: 0, blockers: 1 });
+    const handedRest = await post("/api/v1/handoff", { selector, since: first.changesCursor });
+    expect(timeless(handoffOutputSchema.parse(await handedRest.json()))).toEqual(timeless(handed));
+
+    // Caught up: the delta's own cursor shows nothing new.
+    const caughtUp = await brief(modern, { selector, since: delta.changesCursor });
+    for (const name of SECTION_NAMES) expect(caughtUp[name]!.count, name).toBe(0);
+  });
+
+  it("a foreign or altered cursor is a clear invalid_input naming since, on MCP and REST", async () => {
+    const mine = (await brief(modern, { selector })).changesCursor;
+    const foreign = await callTool(other, "briefing", { selector, since: mine });
+    expect(errorText(foreign)).toMatch(/^invalid_input: since: not a changesCursor this server issued to you/);
+    const wrongSelector = await callTool(modern, "handoff", { selector: { kind: "all" }, since: mine });
+    expect(errorText(wrongSelector)).toMatch(/^invalid_input: since: issued for a different selector/);
+    const rest = await get(`/api/v1/briefing?kind=project&project=resume&since=${encodeURIComponent(`${mine}x`)}`);
+    expect(rest.status).toBe(400);
+    expect(await rest.json()).toMatchObject({ error: "invalid_input", field: "since" });
+  });
+});

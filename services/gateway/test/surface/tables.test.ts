@@ -167,6 +167,14 @@ describe("the prompt templates", () => {
     expect(renderBriefingPrompt({ selector: "all" })).not.toContain("placeholders");
   });
 
+  it("briefing carries the last cursor as since when given, and always says to keep the new one", () => {
+    const resumed = renderBriefingPrompt({ selector: "scope", since: "eyJ2IjoxfQ.c2ln" });
+    expect(resumed).toContain('{"selector":{"kind":"scope","scope":"<your-scope>"},"mode":"brief","since":"eyJ2IjoxfQ.c2ln"}');
+    expect(resumed).toMatch(/only what changed since your last briefing/);
+    expect(renderBriefingPrompt({ selector: "all" })).not.toContain('"since"');
+    for (const text of [resumed, renderBriefingPrompt({ selector: "all" }), renderDebriefPrompt({ scope: "work" })]) expect(text).toContain("changesCursor");
+  });
+
   it("debrief names the scope when given, and the tools to call", () => {
     const scoped = renderDebriefPrompt({ scope: "work" });
     expect(scoped).toContain('under scope "work"');

@@ -22,7 +22,8 @@ export const briefingTool = defineTool({
     '{kind: "project", project} (memories without a project never match) or {kind: "scope_project", scope, project, ' +
     `includeUnscoped?}. mode brief (default, ${DEFAULT_BRIEFING_TOP} per section) or full (${MAX_BRIEFING_SECTION}); ` +
     `sectionLimit (1-${MAX_BRIEFING_SECTION_CEILING}) overrides both; sections picks a subset. Each section has an exact ` +
-    "count and hasMore. Items are topics and metadata only: read one in full with get_memories, or recall more with search.",
+    "count and hasMore. Items are topics and metadata only: read one in full with get_memories, or recall more with search. " +
+    "To catch up next time, pass back its changesCursor as since (same selector) for only what changed in between.",
   inputSchema: briefingInputSchema,
   outputSchema: briefingOutputSchema,
   requiredScope: SCOPES.read,

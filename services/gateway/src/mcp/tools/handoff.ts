@@ -13,7 +13,7 @@ export const handoffTool = defineTool({
     `blockers), each with an excerpt of up to ${MAX_EXCERPT_LENGTH} characters. selector is required, as in briefing ` +
     `(all, scope, project, scope_project); sectionLimit caps each list (default ${MAX_HANDOFF_SECTION}, max ` +
     `${MAX_HANDOFF_SECTION_CEILING}); counts gives exact totals and truncated says which lists were cut; generatedFor ` +
-    "names the recipient and is echoed back.",
+    "names the recipient and is echoed back; since (a changesCursor from an earlier handoff or briefing) keeps only what changed.",
   inputSchema: handoffInputSchema,
   outputSchema: handoffOutputSchema,
   requiredScope: SCOPES.read,
