@@ -2,13 +2,15 @@
  * `make run`'s server: one process, embedded PostgreSQL, the bundled offline embedding model.
  * Driven exactly as the README tells a user: read the printed URL and key, connect an MCP client.
  */
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectMcp } from "../../support/mcp.js";
 import { obtainTokens } from "../../support/oauth.js";
-import { startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
+import { REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-"));
 const running: ServiceProcess[] = [];
@@ -50,6 +52,27 @@ describe("standalone server", () => {
     });
     const found = await mcp.call<SearchOut>("search", { query: "what does the user like to drink" });
     expect(found.hits[0]?.id).toBe(tea.memory.id);
+
+    // Changes since a briefing, and erasure, work on the embedded database too (snapshots, the
+    // SECURITY DEFINER eraser). The operator commands reach it through the printed database URL.
+    const before = await mcp.call<{ changesCursor: string }>("briefing", { selector: { kind: "all" } });
+    const slip = await mcp.call<{ memory: { id: string } }>("remember", { memoryType: "decision", topic: "slip", content: "A decision stored by mistake." });
+    const delta = await mcp.call<{ recentDecisions: { items: Array<{ id: string; change?: string }> } }>("briefing", { selector: { kind: "all" }, since: before.changesCursor });
+    expect(delta.recentDecisions.items.map((i) => [i.change, i.id])).toEqual([["new", slip.memory.id]]);
+    const databaseUrl = /Database:\s+(\S+)/.exec(first.proc.output())?.[1];
+    const tenantId = /Tenant:\s+(\S+)/.exec(first.proc.output())?.[1];
+    const admin = await promisify(execFile)(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), "create-key", tenantId!, "eraser", "--erase"], {
+      env: { ...process.env, DATABASE_URL: databaseUrl! },
+    });
+    const eraseKey = (JSON.parse(admin.stdout) as { apiKey: string }).apiKey;
+    const erased = await fetch(`${new URL(first.mcpUrl).origin}/api/v1/memories/${slip.memory.id}/erase`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${eraseKey}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ reason: "mistake" }),
+    });
+    expect(erased.status).toBe(200);
+    const read = await mcp.call<{ memories: Array<{ content: string; erasedAt?: string }> }>("get_memories", { ids: [slip.memory.id] });
+    expect(read.memories[0]).toMatchObject({ content: "[erased]", erasedAt: expect.any(String) });
     await mcp.close();
 
     // OAuth works with zero configuration: the issuer is the listening URL, keys live in PGlite.
