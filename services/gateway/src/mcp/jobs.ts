@@ -24,7 +24,9 @@ export const JOBS: readonly Job[] = [
   {
     job: "Get oriented",
     tool: "briefing",
-    when: "at the start of a session and on switching scope or project; always name the selector (all, scope, project or scope_project)",
+    when:
+      "at the start of a session and on switching scope or project; always name the selector (all, scope, project or scope_project); " +
+      "pass the changesCursor kept from the last briefing as since to read only what changed",
   },
   {
     job: "Recall what was decided, promised or learned",
