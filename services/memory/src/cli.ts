@@ -51,14 +51,12 @@ async function eraseCommand(pool: Pool, args: readonly string[]): Promise<void> 
     throw new Error("usage: erase <tenant-id> --reason <reason> [--reference <ticket>] [--dry-run] (--id <memory-id>... | [--scope s] [--project p] [--topic t] [--subject s])");
   }
   const ids = options(args, "--id");
-  const selector = Object.fromEntries(
-    (["scope", "project", "topic", "subject"] as const).flatMap((k) => (option(args, `--${k}`) !== undefined ? [[k, option(args, `--${k}`)]] : [])),
-  );
+  const selector = { scope: option(args, "--scope"), project: option(args, "--project"), topic: option(args, "--topic"), subject: option(args, "--subject") };
   const input = parseInput(eraseInputSchema, {
     ...(ids.length > 0 ? { ids } : {}),
-    ...(Object.keys(selector).length > 0 ? { selector } : {}),
+    ...(Object.values(selector).some((v) => v !== undefined) ? { selector } : {}),
     reason: option(args, "--reason"),
-    ...(option(args, "--reference") !== undefined ? { reference: option(args, "--reference") } : {}),
+    reference: option(args, "--reference"),
     dryRun: args.includes("--dry-run"),
   });
   const deps = {

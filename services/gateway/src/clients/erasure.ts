@@ -10,19 +10,10 @@ type EraseRequestInit = MessageInitShape<(typeof MemoryService)["method"]["erase
 type EraseResponse = MessageShape<(typeof MemoryService)["method"]["erase"]["output"]>;
 
 export function toEraseRequest(input: EraseInput): EraseRequestInit {
-  const { selector } = input;
   return {
     ids: input.ids ?? [],
-    ...(selector !== undefined
-      ? {
-          selector: {
-            ...(selector.scope !== undefined ? { scope: selector.scope } : {}),
-            ...(selector.project !== undefined ? { project: selector.project } : {}),
-            ...(selector.topic !== undefined ? { topic: selector.topic } : {}),
-            ...(selector.subject !== undefined ? { subject: selector.subject } : {}),
-          },
-        }
-      : {}),
+    // The parsed selector holds only the fields given, each an optional string on the wire too.
+    ...(input.selector !== undefined ? { selector: input.selector } : {}),
     reason: input.reason,
     ...(input.reference !== undefined ? { reference: input.reference } : {}),
     dryRun: input.dryRun,

@@ -11,20 +11,10 @@ type ErasureMethods = "erase";
 export function erasureHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, ErasureMethods> {
   return {
     async erase(request, ctx) {
-      const { selector } = request;
       const input = parseInput(eraseInputSchema, {
         // proto3 has no absent list: an empty one means "not given".
         ...(request.ids.length > 0 ? { ids: request.ids } : {}),
-        ...(selector !== undefined
-          ? {
-              selector: {
-                ...(selector.scope !== undefined ? { scope: selector.scope } : {}),
-                ...(selector.project !== undefined ? { project: selector.project } : {}),
-                ...(selector.topic !== undefined ? { topic: selector.topic } : {}),
-                ...(selector.subject !== undefined ? { subject: selector.subject } : {}),
-              },
-            }
-          : {}),
+        ...(request.selector !== undefined ? { selector: messageFields(request.selector) } : {}),
         reason: request.reason,
         ...(request.reference !== undefined ? { reference: request.reference } : {}),
         dryRun: request.dryRun,
@@ -41,6 +31,12 @@ export function erasureHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemorySe
       };
     },
   };
+}
+
+/** A message's own fields (the selector's are optional strings, as in the zod shape), without protobuf-es bookkeeping. */
+function messageFields<M extends { $typeName: string; $unknown?: unknown }>(message: M): Omit<M, "$typeName" | "$unknown"> {
+  const { $typeName: _type, $unknown: _unknown, ...fields } = message;
+  return fields;
 }
 
 export const erasurePolicies: Pick<Policies<typeof MemoryService>, ErasureMethods> = {
