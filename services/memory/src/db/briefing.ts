@@ -76,12 +76,6 @@ export function section<T>(rows: Array<T & { total: number }>): SectionRows<T> {
   return { count: rows[0]?.total ?? 0, rows: rows.map(({ total: _total, ...row }) => row as unknown as T) };
 }
 
-/** The database's clock for this transaction: the "now" every section and the response share. */
-export async function selectTransactionNow(db: Queryable): Promise<Date> {
-  const { rows } = await db.query<{ now: Date }>("SELECT now() AS now");
-  return rows[0]!.now;
-}
-
 /**
  * Open and waiting commitments of live memories, most pressing first (next surfacing, then due
  * date, nulls last). `overdueOnly` keeps those due before `now`, earliest due first: its own
