@@ -301,3 +301,16 @@ export {
   type ClientMetadataDocument,
   type OAuthClientMetadata,
 } from "./oauth.js";
+export {
+  MAX_API_KEY_NAME_LENGTH,
+  MAX_LISTED_API_KEYS,
+  MAX_LIVE_API_KEYS_PER_USER,
+  apiKeyAccessSchema,
+  apiKeyIdSchema,
+  apiKeyNameSchema,
+  apiKeyRecordSchema,
+  createApiKeyInputSchema,
+  type ApiKeyAccess,
+  type ApiKeyRecord,
+  type CreateApiKeyInput,
+} from "./api-keys.js";
