@@ -169,6 +169,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     "/ui",
     reviewUi({
       memory: deps.memory,
+      search: deps.search,
       resolveApiKey,
       sessions: createSessionCodec(deps.ui?.sessionSecret ?? generateSessionSecret()),
       secureCookies: () => deps.ui?.secureCookies ?? false,
