@@ -56,6 +56,7 @@ export {
   memoryRefSchema,
   memoryStatusSchema,
   memoryTypeSchema,
+  projectSchema,
   rememberInputSchema,
   rememberOutputSchema,
   scopeNameSchema,
@@ -314,3 +315,4 @@ export {
   type ApiKeyRecord,
   type CreateApiKeyInput,
 } from "./api-keys.js";
+export { healthOutputSchema, readinessOutputSchema, restErrorBodySchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";

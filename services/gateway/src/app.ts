@@ -42,6 +42,7 @@ import { factsRouter } from "./rest/facts.js";
 import { lifecycleRouter } from "./rest/lifecycle.js";
 import { memoryListingRouter } from "./rest/memory-listing.js";
 import { memoriesRouter } from "./rest/memories.js";
+import { openApiDocument } from "./rest/openapi.js";
 import { orientationRouter } from "./rest/orientation.js";
 import { proposalsRouter } from "./rest/proposals.js";
 import { scopesRouter } from "./rest/scopes.js";
@@ -180,6 +181,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
 
   // Every /api/v1 request, routed or not, is counted at the edge before its route authenticates.
   app.use("/api/v1", routeLabel("/api/v1"), restLimits.byIp);
+  // The contract is public (it holds no tenant data), like the OAuth metadata.
+  app.get("/api/v1/openapi.json", routeLabel("GET /api/v1/openapi.json"), (_req, res) => {
+    res.set("Cache-Control", "public, max-age=300").json(openApiDocument());
+  });
   const auth = restLimits.authenticated;
 
   // Before the memories router, so GET /memories/facets is never read as a memory id.
