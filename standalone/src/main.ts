@@ -1,7 +1,9 @@
-import { createLogger, errorSummary, onShutdown } from "@3ngram/runtime";
+import { createLogger, errorSummary, onShutdown, startTracing } from "@3ngram/runtime";
 import { startStandalone } from "./standalone.js";
 
 const env = process.env;
+// One provider for the whole process: the four services' spans tell themselves apart by their names and rpc.service.
+const tracing = startTracing({ serviceName: "3ngram", env });
 const logLevel = env.LOG_LEVEL ?? "warn";
 const log = createLogger({ service: "standalone", level: logLevel });
 try {
@@ -34,7 +36,7 @@ try {
       "",
     ].join("\n"),
   );
-  onShutdown(log, [() => running.close()]);
+  onShutdown(log, [() => running.close(), () => tracing.shutdown()]);
 } catch (err) {
   log.fatal({ error: errorSummary(err) }, "standalone server failed to start");
   process.exit(1);

@@ -24,6 +24,7 @@ import { healthRouter, type PeerChecks } from "./http/health.js";
 import { credentialOf, principalOf, routeLabel } from "./http/locals.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
+import { traceRequests } from "./http/trace-requests.js";
 import { countMcpRequests } from "./http/mcp-headers.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import type { TrustProxy } from "./http/trust-proxy.js";
@@ -114,7 +115,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.trustProxy ?? false);
-  app.use(observeRequests(log, metrics));
+  app.use(traceRequests(), observeRequests(log, metrics));
 
   app.use(healthRouter(deps.peers));
   app.get("/metrics", routeLabel("GET /metrics"), async (_req, res) => {
