@@ -23,7 +23,7 @@ try {
       "",
       `  MCP endpoint:  ${running.mcpUrl}`,
       `  REST API:      ${running.url}/api/v1`,
-      `  Review UI:     ${running.uiUrl}  (sign in with the API key to accept or reject proposals)`,
+      `  Web UI:        ${running.uiUrl}  (sign in with the API key: browse, search, facts, proposals, keys)`,
       `  API key:       ${key}`,
       "",
       "Connect Claude Code:",
