@@ -23,7 +23,7 @@ try {
       "",
       `  MCP endpoint:  ${running.mcpUrl}`,
       `  REST API:      ${running.url}/api/v1`,
-      `  Web UI:        ${running.uiUrl}  (sign in with the API key: browse, search, facts, proposals, keys)`,
+      `  Web UI:        ${running.uiUrl}  (sign in with the key below to browse, search and review)`,
       `  API key:       ${key}`,
       "",
       "Connect Claude Code:",
