@@ -142,7 +142,11 @@ describe("tracing", () => {
     const http = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && s.name === "POST /mcp")!;
     const traceId = http.spanContext().traceId;
     // The consolidator's extraction job hands its fact proposal back to memory, inside the same trace.
-    await eventually(() => expect(server(spansOf(traceId), "memory.v1.MemoryService/CreateFactProposals")).toHaveLength(1), 20_000);
+    // The consumer span ends once the job handler returns, a moment after its last RPC.
+    await eventually(() => {
+      expect(server(spansOf(traceId), "memory.v1.MemoryService/CreateFactProposals")).toHaveLength(1);
+      expect(spansOf(traceId).filter((s) => s.kind === SpanKind.CONSUMER && s.name === "process extraction")).toHaveLength(1);
+    }, 20_000);
     const [proposed] = server(spansOf(traceId), "memory.v1.MemoryService/CreateFactProposals");
     const spans = spansOf(traceId);
     const consumer = spans.find((s) => s.kind === SpanKind.CONSUMER && s.name === "process extraction");
