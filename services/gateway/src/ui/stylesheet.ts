@@ -53,7 +53,7 @@ ul.plain > li { padding: 0.5rem 0; border-bottom: 1px solid var(--line); }
 ul.plain > li:last-child { border-bottom: 0; }
 .hit h3 { font-size: 1.05rem; margin: 0 0 0.2rem; }
 .meta { color: var(--muted); font-size: 0.9rem; display: flex; flex-wrap: wrap; gap: 0.2rem 0.8rem; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; margin-bottom: 1rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 0.45rem 0.6rem; border-bottom: 1px solid var(--line); }
 th { font-size: 0.9rem; color: var(--muted); font-weight: 600; }
