@@ -45,9 +45,10 @@ k8s: $(INSTALL_STAMP) ## Re-render deploy/k8s YAML from its TypeScript sources
 k8s-check: build ## Fail if the committed Kubernetes YAML is stale
 	$(NPM) run --silent k8s:check
 
-services: ## Make sure local PostgreSQL (with pgvector) and Redis are running
+services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for the browser tests) are there
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-redis.sh
+	bash scripts/ensure-chromium.sh
 
 # gen-check runs before build so a stale generated file is reported as such
 # rather than as a confusing type error.

@@ -1,7 +1,9 @@
-import { createLogger, errorSummary, onShutdown } from "@3ngram/runtime";
+import { createLogger, errorSummary, onShutdown, startTracing } from "@3ngram/runtime";
 import { startStandalone } from "./standalone.js";
 
 const env = process.env;
+// One provider for the whole process: the four services' spans tell themselves apart by their names and rpc.service.
+const tracing = startTracing({ serviceName: "3ngram", env });
 const logLevel = env.LOG_LEVEL ?? "warn";
 const log = createLogger({ service: "standalone", level: logLevel });
 try {
@@ -21,7 +23,7 @@ try {
       "",
       `  MCP endpoint:  ${running.mcpUrl}`,
       `  REST API:      ${running.url}/api/v1`,
-      `  Review UI:     ${running.uiUrl}  (sign in with the API key to accept or reject proposals)`,
+      `  Web UI:        ${running.uiUrl}  (sign in with the key below to browse, search and review)`,
       `  API key:       ${key}`,
       `  Tenant:        ${running.identity.tenantId}`,
       `  Database:      ${running.databaseUrl}  (loopback, while running: DATABASE_URL for npm run admin -w services/memory)`,
@@ -36,7 +38,7 @@ try {
       "",
     ].join("\n"),
   );
-  onShutdown(log, [() => running.close()]);
+  onShutdown(log, [() => running.close(), () => tracing.shutdown()]);
 } catch (err) {
   log.fatal({ error: errorSummary(err) }, "standalone server failed to start");
   process.exit(1);

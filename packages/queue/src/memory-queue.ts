@@ -5,6 +5,7 @@
  * keeps the memory as `embedded: "pending"`, so nothing the user stored is lost with it).
  */
 import { PermanentJobError } from "./errors.js";
+import { traceEnqueue, traceJob, type TraceCarrier } from "./trace-context.js";
 import { NO_RETRY, backoffDelay, checkConcurrency, checkEnqueue, checkSchedule, nextBoundary } from "./options.js";
 import type { EnqueueOptions, Job, JobHandler, JobQueue, JobSchedule, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
 
@@ -14,12 +15,14 @@ interface StoredJob {
   readonly data: unknown;
   readonly retry: RetryPolicy;
   readonly dedupeId: string | undefined;
+  /** The producer's trace context, continued by the consumer's span. */
+  readonly trace: TraceCarrier | undefined;
   /** Attempts that have failed so far. */
   failures: number;
 }
 
 interface Consumer {
-  readonly handler: JobHandler;
+  readonly handler: (job: Job, carrier: TraceCarrier | undefined) => Promise<void>;
   readonly concurrency: number;
   readonly running: Set<Promise<void>>;
   closing: boolean;
@@ -118,7 +121,7 @@ export function createMemoryQueueBackend(): QueueBackend {
     const view: Job = { id: job.id, name: job.name, data: job.data, attempt: job.failures + 1 };
     const run = (async () => {
       try {
-        await consumer.handler(view);
+        await consumer.handler(view, job.trace);
         return undefined;
       } catch (err) {
         return { err };
@@ -153,7 +156,7 @@ export function createMemoryQueueBackend(): QueueBackend {
   };
 
   /** Adds one job (deduplicated by jobId while it is pending). */
-  const add = (queueName: string, name: string, payload: unknown, options?: EnqueueOptions): void => {
+  const add = (queueName: string, name: string, payload: unknown, options?: EnqueueOptions, trace?: TraceCarrier): void => {
     const state = stateOf(queueName);
     const dedupeId = options?.jobId;
     if (dedupeId !== undefined) {
@@ -167,6 +170,7 @@ export function createMemoryQueueBackend(): QueueBackend {
       data: payload === undefined ? undefined : JSON.parse(JSON.stringify(payload)),
       retry: options?.retry ?? NO_RETRY,
       dedupeId,
+      trace,
       failures: 0,
     };
     schedule(state, job, options?.delayMs ?? 0);
@@ -176,7 +180,7 @@ export function createMemoryQueueBackend(): QueueBackend {
     async enqueue(queueName: string, name: string, payload: unknown, options?: EnqueueOptions): Promise<void> {
       if (closed || producerClosed) throw new Error("queue is closed");
       checkEnqueue(queueName, name, options);
-      add(queueName, name, payload, options);
+      await traceEnqueue(queueName, name, async (carrier) => add(queueName, name, payload, options, carrier));
     },
     // Only stops intake: jobs already queued still run until the backend itself closes.
     async close(): Promise<void> {
@@ -188,7 +192,7 @@ export function createMemoryQueueBackend(): QueueBackend {
     if (closed) throw new Error("queue backend is closed");
     const state = stateOf(queueName);
     const consumer: Consumer = {
-      handler,
+      handler: traceJob(queueName, handler),
       concurrency: checkConcurrency(options.concurrency ?? 1),
       running: new Set(),
       closing: false,

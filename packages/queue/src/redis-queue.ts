@@ -6,6 +6,7 @@
 import { Queue, UnrecoverableError, Worker, type JobsOptions } from "bullmq";
 import { Redis } from "ioredis";
 import { PermanentJobError } from "./errors.js";
+import { parseTraceCarrier, traceEnqueue, traceJob } from "./trace-context.js";
 import { NO_RETRY, checkConcurrency, checkEnqueue, checkSchedule, nextBoundary } from "./options.js";
 import type { EnqueueOptions, JobHandler, JobQueue, JobSchedule, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
 
@@ -68,15 +69,19 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
     async enqueue(queueName: string, name: string, payload: unknown, enqueueOptions?: EnqueueOptions): Promise<void> {
       if (producerClosed) throw new Error("queue is closed");
       checkEnqueue(queueName, name, enqueueOptions);
-      const jobOptions: JobsOptions = retryOptions(enqueueOptions?.retry ?? NO_RETRY);
-      if (enqueueOptions?.delayMs) jobOptions.delay = enqueueOptions.delayMs;
-      // Our jobId is a BullMQ deduplication id, not a BullMQ job id. A custom BullMQ job id would
-      // block every later enqueue for as long as the finished job is kept — forever once it has
-      // failed, since failed jobs are never removed — and may not contain ':'. A deduplication id
-      // (no ttl) is held only while the job is waiting, delayed or active, which is exactly the
-      // contract in queue.ts, and accepts any string.
-      if (enqueueOptions?.jobId !== undefined) jobOptions.deduplication = { id: enqueueOptions.jobId };
-      await withTimeout(queueFor(queueName).add(name, payload, jobOptions), enqueueTimeoutMs, "enqueue timed out: Redis did not answer");
+      await traceEnqueue(queueName, name, async (carrier) => {
+        const jobOptions: JobsOptions = retryOptions(enqueueOptions?.retry ?? NO_RETRY);
+        if (enqueueOptions?.delayMs) jobOptions.delay = enqueueOptions.delayMs;
+        // BullMQ's own slot for propagated context: kept with the job's options, the payload untouched.
+        if (carrier !== undefined) jobOptions.telemetry = { metadata: JSON.stringify(carrier) };
+        // Our jobId is a BullMQ deduplication id, not a BullMQ job id. A custom BullMQ job id would
+        // block every later enqueue for as long as the finished job is kept — forever once it has
+        // failed, since failed jobs are never removed — and may not contain ':'. A deduplication id
+        // (no ttl) is held only while the job is waiting, delayed or active, which is exactly the
+        // contract in queue.ts, and accepts any string.
+        if (enqueueOptions?.jobId !== undefined) jobOptions.deduplication = { id: enqueueOptions.jobId };
+        await withTimeout(queueFor(queueName).add(name, payload, jobOptions), enqueueTimeoutMs, "enqueue timed out: Redis did not answer");
+      });
     },
     async close(): Promise<void> {
       producerClosed = true;
@@ -87,12 +92,13 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
   const work = (queueName: string, handler: JobHandler, workOptions: WorkOptions = {}): QueueWorker => {
     if (closing) throw new Error("queue backend is closed");
     const concurrency = checkConcurrency(workOptions.concurrency ?? 1);
+    const traced = traceJob(queueName, handler);
     const worker = new Worker(
       queueName,
       async (job) => {
         try {
           // attemptsMade counts the attempts that already failed, so this one is attemptsMade + 1.
-          await handler({ id: job.id ?? "", name: job.name, data: job.data, attempt: job.attemptsMade + 1 });
+          await traced({ id: job.id ?? "", name: job.name, data: job.data, attempt: job.attemptsMade + 1 }, parseTraceCarrier(job.opts.telemetry?.metadata));
         } catch (err) {
           // BullMQ skips the remaining attempts only for its own error class.
           if (err instanceof PermanentJobError) throw new UnrecoverableError(err.message);

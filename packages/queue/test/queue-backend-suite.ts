@@ -2,7 +2,10 @@
  * One behavioural suite, run against every backend: standalone and distributed mode must behave
  * the same for the job code, so the same assertions hold for both.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { trace } from "@opentelemetry/api";
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-node";
+import { startTracing } from "@3ngram/runtime";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PermanentJobError, type Job, type QueueBackend, type QueueCounts } from "../src/index.js";
 import { eventually } from "../../../test/support/processes.js";
 
@@ -24,6 +27,36 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
 
     afterEach(async () => {
       await Promise.all(open.splice(0).map((b) => b.close()));
+    });
+
+    // Tracing on for this file's process, so the trace-context test sees real span contexts.
+    const exporter = new InMemorySpanExporter();
+    let tracing: ReturnType<typeof startTracing> | undefined;
+    beforeAll(() => {
+      tracing = startTracing({ serviceName: "queue-test", exporter });
+    });
+    afterAll(async () => {
+      await tracing?.shutdown();
+    });
+
+    it("runs the job, every attempt of it, in the trace it was enqueued in, without touching the payload", async () => {
+      const { backend, queueName } = setup();
+      const seen: Array<{ traceId: string | undefined; data: unknown }> = [];
+      backend.work(queueName, async (job) => {
+        seen.push({ traceId: trace.getActiveSpan()?.spanContext().traceId, data: job.data });
+        if (job.attempt === 1) throw new Error("transient");
+      });
+      const traceId = await trace.getTracer("queue-test").startActiveSpan("request", async (span) => {
+        await backend.queue.enqueue(queueName, "traced", { n: 1 }, { retry: { attempts: 2, backoffMs: BACKOFF_MS } });
+        span.end();
+        return span.spanContext().traceId;
+      });
+      await eventually(() => expect(seen).toHaveLength(2));
+      expect(seen).toEqual([{ traceId, data: { n: 1 } }, { traceId, data: { n: 1 } }]);
+      // A job enqueued outside any trace runs in a trace of its own.
+      await backend.queue.enqueue(queueName, "untraced", { n: 2 });
+      await eventually(() => expect(seen).toHaveLength(3));
+      expect(seen[2]!.traceId).not.toBe(traceId);
     });
 
     it("runs a job once with its name, payload and attempt number", async () => {

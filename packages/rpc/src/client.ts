@@ -4,6 +4,7 @@ import { AppError, isReason, reasonForGrpcCode, type Reason } from "@3ngram/erro
 import type { CallerIdentity, CredentialSigner } from "./credentials.js";
 import { FIELD_TRAILER, REASON_TRAILER } from "./server.js";
 import { grpcServiceDefinition } from "./service-definition.js";
+import { traceClientCall } from "./trace-context.js";
 import type { AnyService, MethodName, RequestInitOf, ResponseOf } from "./types.js";
 
 export interface CallOptions {
@@ -51,12 +52,14 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
       metadata.set("authorization", `Bearer ${await options.signer.sign(callOptions.identity, options.audience)}`);
       const deadline = Date.now() + (callOptions.deadlineMs ?? defaultDeadlineMs);
       const message = create(method.input, request as never);
-      return new Promise((resolve, reject) => {
-        rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
-          if (err) reject(fromServiceError(err, options.audience));
-          else resolve(response);
-        });
-      });
+      return traceClientCall(`${service.typeName}/${method.name}`, metadata, () =>
+        new Promise((resolve, reject) => {
+          rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
+            if (err) reject(fromServiceError(err, options.audience));
+            else resolve(response);
+          });
+        }),
+      );
     };
   }
   return methods as RpcClient<S>;

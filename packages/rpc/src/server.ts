@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { Histogram, type Registry } from "prom-client";
 import type { CredentialVerifier, VerifiedCaller } from "./credentials.js";
 import { grpcServiceDefinition } from "./service-definition.js";
+import { failed, traceServerCall } from "./trace-context.js";
 import type { AnyService, MethodName, RequestOf, ResponseInitOf } from "./types.js";
 
 /** What a handler knows about its call. */
@@ -151,26 +152,28 @@ export class RpcServer {
       const authorization = call.metadata.get("authorization")[0];
       const token = typeof authorization === "string" && authorization.startsWith("Bearer ") ? authorization.slice(7) : undefined;
       const started = performance.now();
-      void (async () => {
-        const caller = await verifier.verify(token);
-        if (!policy.anyScope.some((s) => caller.scopes.includes(s))) {
-          throw new AppError("insufficient_scope", `${policy.anyScope.join(" or ")} required`);
-        }
-        if (policy.tenant && !caller.tenantId) throw new AppError("unauthenticated", "credential carries no tenant");
-        const deadline = call.getDeadline();
-        const callLog = log.child({ rpc: fullName, caller: caller.issuer });
-        const ctx = new CallContext(caller, fullName, deadline instanceof Date ? deadline : undefined, abort.signal, callLog);
-        return handler(call.request, ctx);
-      })().then(
-        (response) => {
+      // The whole call, credential check included, is one SERVER span under the caller's trace.
+      void traceServerCall(fullName, call.metadata, async (span) => {
+        try {
+          const caller = await verifier.verify(token);
+          if (!policy.anyScope.some((s) => caller.scopes.includes(s))) {
+            throw new AppError("insufficient_scope", `${policy.anyScope.join(" or ")} required`);
+          }
+          if (policy.tenant && !caller.tenantId) throw new AppError("unauthenticated", "credential carries no tenant");
+          const deadline = call.getDeadline();
+          const callLog = log.child({ rpc: fullName, caller: caller.issuer });
+          const ctx = new CallContext(caller, fullName, deadline instanceof Date ? deadline : undefined, abort.signal, callLog);
+          const response = await handler(call.request, ctx);
+          span.setAttribute("rpc.grpc.status_code", grpc.status.OK);
           this.calls?.observe({ rpc: fullName, outcome: "ok" }, (performance.now() - started) / 1000);
           log.debug({ rpc: fullName, ms: Math.round(performance.now() - started) }, "rpc ok");
           // Handlers return plain init objects; create() turns them into messages the serializer accepts.
           callback(null, create(method.output, response as never));
-        },
-        (err: unknown) => {
+        } catch (err) {
           const appError = toAppError(err);
           const mapping = reasonMapping(appError.reason);
+          span.setAttribute("rpc.grpc.status_code", mapping.grpc);
+          if (!mapping.callerFault) failed(span, err, appError.reason);
           this.calls?.observe({ rpc: fullName, outcome: appError.reason }, (performance.now() - started) / 1000);
           const fields = { rpc: fullName, reason: appError.reason, ms: Math.round(performance.now() - started) };
           if (mapping.callerFault) log.warn(fields, "rpc refused");
@@ -180,8 +183,8 @@ export class RpcServer {
           if (appError.details.field) trailers.set(FIELD_TRAILER, appError.details.field);
           for (const [key, id] of Object.entries(appError.details.ids ?? {})) trailers.set(`x-id-${key.toLowerCase()}`, id);
           callback({ code: mapping.grpc, details: appError.message, metadata: trailers });
-        },
-      );
+        }
+      });
     };
   }
 }

@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from "@opentelemetry/api";
 import { pino, type Logger } from "pino";
 
 export type { Logger } from "pino";
@@ -31,7 +32,19 @@ export function createLogger(options: { service: string; level?: string; destina
       base: { service: options.service },
       redact: { paths, remove: true },
       timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: traceFields,
     },
     options.destination ?? process.stdout,
   );
+}
+
+/**
+ * The active span's ids on every line logged inside it, so a log line leads to its trace. With
+ * tracing off there is never an active span and this is one lookup that answers nothing.
+ */
+function traceFields(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  if (span === undefined) return {};
+  const ids = span.spanContext();
+  return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
 }

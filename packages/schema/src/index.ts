@@ -56,6 +56,7 @@ export {
   memoryRefSchema,
   memoryStatusSchema,
   memoryTypeSchema,
+  projectSchema,
   rememberInputSchema,
   rememberOutputSchema,
   scopeNameSchema,
@@ -325,3 +326,17 @@ export {
   type ClientMetadataDocument,
   type OAuthClientMetadata,
 } from "./oauth.js";
+export {
+  MAX_API_KEY_NAME_LENGTH,
+  MAX_LISTED_API_KEYS,
+  MAX_LIVE_API_KEYS_PER_USER,
+  apiKeyAccessSchema,
+  apiKeyIdSchema,
+  apiKeyNameSchema,
+  apiKeyRecordSchema,
+  createApiKeyInputSchema,
+  type ApiKeyAccess,
+  type ApiKeyRecord,
+  type CreateApiKeyInput,
+} from "./api-keys.js";
+export { healthOutputSchema, readinessOutputSchema, restErrorBodySchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";

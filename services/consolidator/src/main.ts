@@ -1,5 +1,5 @@
 /** The consolidator process: read the environment, start, stop cleanly on SIGTERM. */
-import { ConfigError, createLogger, loadConfig, onShutdown } from "@3ngram/runtime";
+import { ConfigError, createLogger, loadConfig, onShutdown, startTracing, type Tracing } from "@3ngram/runtime";
 import { consolidatorConfigSchema, type ConsolidatorConfig } from "./config.js";
 import { startConsolidator } from "./consolidator.js";
 
@@ -7,8 +7,10 @@ import { startConsolidator } from "./consolidator.js";
 const SHUTDOWN_GRACE_MS = 60_000;
 
 let config: ConsolidatorConfig;
+let tracing: Tracing;
 try {
   config = loadConfig(consolidatorConfigSchema);
+  tracing = startTracing({ serviceName: "consolidator" });
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
   process.stderr.write(`consolidator: ${err.message}\n`);
@@ -17,4 +19,4 @@ try {
 
 const log = createLogger({ service: "consolidator", level: config.logLevel });
 const consolidator = await startConsolidator(config, { log });
-onShutdown(log, [() => consolidator.close()], SHUTDOWN_GRACE_MS);
+onShutdown(log, [() => consolidator.close(), () => tracing.shutdown()], SHUTDOWN_GRACE_MS);

@@ -24,6 +24,7 @@ import { healthRouter, type PeerChecks } from "./http/health.js";
 import { credentialOf, principalOf, routeLabel } from "./http/locals.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
+import { traceRequests } from "./http/trace-requests.js";
 import { countMcpRequests } from "./http/mcp-headers.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import type { TrustProxy } from "./http/trust-proxy.js";
@@ -43,6 +44,7 @@ import { factsRouter } from "./rest/facts.js";
 import { lifecycleRouter } from "./rest/lifecycle.js";
 import { memoryListingRouter } from "./rest/memory-listing.js";
 import { memoriesRouter } from "./rest/memories.js";
+import { openApiDocument } from "./rest/openapi.js";
 import { orientationRouter } from "./rest/orientation.js";
 import { proposalsRouter } from "./rest/proposals.js";
 import { scopesRouter } from "./rest/scopes.js";
@@ -114,7 +116,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.trustProxy ?? false);
-  app.use(observeRequests(log, metrics));
+  app.use(traceRequests(), observeRequests(log, metrics));
 
   app.use(healthRouter(deps.peers));
   app.get("/metrics", routeLabel("GET /metrics"), async (_req, res) => {
@@ -170,6 +172,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     "/ui",
     reviewUi({
       memory: deps.memory,
+      search: deps.search,
       resolveApiKey,
       sessions: createSessionCodec(deps.ui?.sessionSecret ?? generateSessionSecret()),
       secureCookies: () => deps.ui?.secureCookies ?? false,
@@ -180,6 +183,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
 
   // Every /api/v1 request, routed or not, is counted at the edge before its route authenticates.
   app.use("/api/v1", routeLabel("/api/v1"), restLimits.byIp);
+  // The contract is public (it holds no tenant data), like the OAuth metadata.
+  app.get("/api/v1/openapi.json", routeLabel("GET /api/v1/openapi.json"), (_req, res) => {
+    res.set("Cache-Control", "public, max-age=300").json(openApiDocument());
+  });
   const auth = restLimits.authenticated;
 
   // Before the memories router, so GET /memories/facets is never read as a memory id.

@@ -1,12 +1,13 @@
-import { createLogger, errorSummary, onShutdown } from "@3ngram/runtime";
+import { createLogger, errorSummary, onShutdown, startTracing } from "@3ngram/runtime";
 import { loadSearchConfig } from "./config.js";
 import { startSearchService } from "./search-service.js";
 
 const config = loadSearchConfig();
+const tracing = startTracing({ serviceName: "search" });
 const log = createLogger({ service: "search", level: config.LOG_LEVEL });
 try {
   const service = await startSearchService(config, { log });
-  onShutdown(log, [() => service.close()]);
+  onShutdown(log, [() => service.close(), () => tracing.shutdown()]);
 } catch (err) {
   log.fatal({ error: errorSummary(err) }, "search service failed to start");
   process.exit(1);

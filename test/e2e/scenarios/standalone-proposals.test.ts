@@ -37,7 +37,7 @@ describe("standalone server: proposals", () => {
       await eventually(async () => expect((await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals).toHaveLength(1), 30_000);
       const [proposal] = (await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals!;
       expect(proposal).toMatchObject({ memoryId: stored.memory.id, subject: "back_squat", predicate: "top_set.weight_kg", value: "98" });
-      const uiUrl = new URL(/Review UI:\s+(\S+)/.exec(proc.output())![1]!);
+      const uiUrl = new URL(/Web UI:\s+(\S+)/.exec(proc.output())![1]!);
       expect(uiUrl.pathname).toBe("/ui");
       const browser = new Browser(uiUrl.origin);
       expect((await browser.signIn(apiKey)).status).toBe(303);

@@ -3,6 +3,7 @@
  * answers 503 naming the peers that are not serving, so a load balancer stops sending traffic.
  */
 import type { ServingStatus } from "@3ngram/rpc";
+import type { ReadinessOutput } from "@3ngram/schema";
 import { Router } from "express";
 import { routeLabel } from "./locals.js";
 
@@ -19,8 +20,8 @@ export function healthRouter(peers: PeerChecks): Router {
     );
     const notServing = entries.filter(([, status]) => status !== "SERVING").map(([name]) => name);
     const peerStatus = Object.fromEntries(entries);
-    if (notServing.length === 0) res.json({ status: "ready", peers: peerStatus });
-    else res.status(503).json({ status: "not_ready", notServing, peers: peerStatus });
+    const body: ReadinessOutput = notServing.length === 0 ? { status: "ready", peers: peerStatus } : { status: "not_ready", notServing, peers: peerStatus };
+    res.status(notServing.length === 0 ? 200 : 503).json(body);
   });
   return router;
 }

@@ -26,6 +26,7 @@ import {
   type ToolCallback,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { trace } from "@opentelemetry/api";
 import { fromAuthInfo } from "../auth/api-key.js";
 import type { MemoryClient } from "../clients/memory.js";
 import type { SearchClient } from "../clients/search.js";
@@ -150,7 +151,16 @@ function outputJsonSchema(tool: ToolDefinition<z.ZodType, z.ZodType>): Record<st
 }
 
 function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServer, tool: ToolDefinition<I, O>, deps: McpDeps): ToolHandler {
-  const handle = async (input: z.output<I>, ctx: ServerContext): Promise<CallToolResult> => {
+  const handle = (input: z.output<I>, ctx: ServerContext): Promise<CallToolResult> =>
+    // A span per tool call under the request's span; the service calls it makes are its children.
+    tracer.startActiveSpan(`tools/call ${tool.name}`, { attributes: { "mcp.method.name": "tools/call", "gen_ai.tool.name": tool.name } }, async (span) => {
+      try {
+        return await runTool(input, ctx);
+      } finally {
+        span.end();
+      }
+    });
+  const runTool = async (input: z.output<I>, ctx: ServerContext): Promise<CallToolResult> => {
     const auth = fromAuthInfo(ctx.http?.authInfo);
     const requestId = auth?.requestId ?? "unknown";
     const log = deps.log.child({ request_id: requestId, tool: tool.name });
@@ -190,6 +200,8 @@ function registerTool<I extends z.ZodType, O extends z.ZodType>(server: McpServe
   );
   return handle as ToolHandler;
 }
+
+const tracer = trace.getTracer("@3ngram/gateway");
 
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
 export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {

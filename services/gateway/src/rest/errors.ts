@@ -3,20 +3,14 @@
  * with the HTTP status from the one reason table. Unknown errors are never described to the caller.
  */
 import { AppError, REASONS, isAppError, toAppError } from "@3ngram/errors";
-import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
+import { MAX_REQUEST_BODY_BYTES, type RestErrorBody } from "@3ngram/schema";
 import { errorSummary, type Logger } from "@3ngram/runtime";
 import type { ErrorRequestHandler, Response } from "express";
 import { requestIdOf } from "../http/locals.js";
 
 export const WWW_AUTHENTICATE = 'Bearer realm="3ngram"';
 
-export interface RestErrorBody {
-  error: string;
-  detail?: string;
-  field?: string;
-  ids?: Record<string, string>;
-  request_id: string;
-}
+export type { RestErrorBody } from "@3ngram/schema";
 
 export interface RestError {
   status: number;

@@ -14,7 +14,7 @@ import { routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
 
 /** Query parameter → where it lives in the get_facts input. */
-const PARAMS: Readonly<Record<string, readonly string[]>> = {
+export const FACTS_QUERY_PARAMS: Readonly<Record<string, readonly string[]>> = {
   subject: ["subject"],
   predicate: ["predicate"],
   validAt: ["asOf", "validAt"],
@@ -39,7 +39,7 @@ export function factsRouter(memory: MemoryClient, auth: RequestHandler): Router 
 export function factsQueryToInput(query: Record<string, unknown>): GetFactsInput {
   const input: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
-    const path = PARAMS[name];
+    const path = FACTS_QUERY_PARAMS[name];
     if (path === undefined) throw new AppError("invalid_input", `${name}: unknown query parameter`, { field: name });
     if (value === undefined) continue;
     if (path.length === 1) {
@@ -66,7 +66,7 @@ function numberFromQuery(value: unknown): unknown {
 /** Re-points an issue at the query parameter behind it (asOf.validAt → validAt, the range refinement → from/to). */
 function toQueryIssue(issue: ValidationIssue, query: Record<string, unknown>): ValidationIssue {
   const dotted = issue.path.map(String).join(".");
-  const direct = Object.entries(PARAMS).find(([, path]) => path.join(".") === dotted);
+  const direct = Object.entries(FACTS_QUERY_PARAMS).find(([, path]) => path.join(".") === dotted);
   if (direct) return { ...issue, path: [direct[0]] };
   if (dotted === "range") return { ...issue, path: [query.from !== undefined ? "from" : "to"] };
   return issue;

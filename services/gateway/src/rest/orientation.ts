@@ -21,8 +21,8 @@ import { jsonBody } from "./body.js";
 import { identityFor } from "../http/identity.js";
 
 /** Query parameters that belong to the selector; the rest are top-level briefing fields. */
-const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"]);
-const BRIEFING_PARAMS = new Set([...SELECTOR_PARAMS, "mode", "sections", "sectionLimit", "since"]);
+export const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"]);
+export const BRIEFING_PARAMS = new Set([...SELECTOR_PARAMS, "mode", "sections", "sectionLimit", "since"]);
 
 /** Mounted at /api/v1; `auth` runs before anything is read. */
 export function orientationRouter(memory: MemoryClient, auth: RequestHandler): Router {

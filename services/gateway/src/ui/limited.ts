@@ -3,7 +3,7 @@ import type { Logger } from "@3ngram/runtime";
 import { setPageHeaders } from "../http/html-page.js";
 import { requestIdOf } from "../http/locals.js";
 import type { LimitedResponder } from "../ratelimit/middleware.js";
-import { renderMessagePage } from "./pages.js";
+import { messagePage } from "./layout.js";
 
 export function uiLimited(log: Logger): LimitedResponder {
   return (res, quota, layer) => {
@@ -13,6 +13,6 @@ export function uiLimited(log: Logger): LimitedResponder {
       .status(429)
       .set("Retry-After", String(quota.resetSeconds))
       .type("html")
-      .send(renderMessagePage("Slow down", `Too many requests; please wait ${quota.resetSeconds} seconds and try again.`));
+      .send(messagePage("Slow down", `Too many requests; please wait ${quota.resetSeconds} seconds and try again.`));
   };
 }

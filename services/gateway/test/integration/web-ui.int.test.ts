@@ -106,7 +106,7 @@ function expectPageHeaders(headers: Headers): void {
 describe("signing in", () => {
   it("sends a visitor without a session to the sign-in page", async () => {
     const browser = new Browser(gateway.url);
-    expect(await browser.get("/ui/")).toMatchObject({ status: 302, location: "/ui/proposals" });
+    expect(await browser.get("/ui/")).toMatchObject({ status: 302, location: "/ui/overview" });
     expect(await browser.get("/ui/proposals")).toMatchObject({ status: 303, location: "/ui/sign-in" });
     const form = await browser.get("/ui/sign-in");
     expect(form.status).toBe(200);
@@ -118,7 +118,7 @@ describe("signing in", () => {
   it("turns a valid key into a signed session cookie that holds no key", async () => {
     const browser = new Browser(gateway.url);
     const answer = await browser.signIn(tenantA.apiKey);
-    expect(answer).toMatchObject({ status: 303, location: "/ui/proposals" });
+    expect(answer).toMatchObject({ status: 303, location: "/ui/overview" });
     const line = lastSetCookie(browser, "ui_session")!;
     expect(line).toBeDefined();
     const attributes = line.split(";").slice(1).map((a) => a.trim().toLowerCase());
@@ -402,5 +402,90 @@ describe("logs", () => {
     for (const secret of [tenantA.apiKey, tenantB.apiKey.slice(0, -2), browser.cookies.get("ui_session")!, "Top set 77 kg", "secret-rationale-words", fact.subject]) {
       expect(all).not.toContain(secret);
     }
+  });
+});
+
+describe("browsing", () => {
+  it("search, memory, facts and overview pages escape what the services return", async () => {
+    const tenant = await core.createTenant("web ui hostile");
+    const memory = await core.memoryClient();
+    const id = (
+      await memory.remember(
+        { memoryType: "commitment", topic: `plan ${HOSTILE}`, content: `hostile body ${HOSTILE}`, owner: HOSTILE, scope: "work", project: HOSTILE, facts: [{ subject: `s ${HOSTILE}`, predicate: `p ${HOSTILE}`, value: HOSTILE }] },
+        writer(tenant),
+      )
+    ).memory!.id;
+    const browser = await signedIn(tenant);
+    const subject = encodeURIComponent(`s ${HOSTILE}`);
+    for (const path of [`/ui/search?query=hostile`, `/ui/memories/${id}`, `/ui/facts`, `/ui/facts?subject=${subject}`, `/ui/overview`, `/ui/search?query=${encodeURIComponent(HOSTILE)}`]) {
+      const page = await browser.get(path);
+      expect(page.status, path).toBe(200);
+      expectPageHeaders(page.headers);
+      expect(page.html, path).not.toContain("<script>");
+      expect(page.html, path).toContain("&#60;script&#62;");
+    }
+  });
+
+  it("refuses a bad search filter naming the field, and answers another tenant's memory like an unknown one", async () => {
+    const browser = await signedIn(tenantA);
+    const bad = await browser.get("/ui/search?query=x&memoryType=poem");
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain("(memoryType)");
+    const foreign = await remember(tenantB, "foreign memory", `foreign ${randomUUID()}`);
+    const unknownId = "0190c0de-0000-7000-8000-00000000beef";
+    const page = await browser.get(`/ui/memories/${foreign}`);
+    expect(page.status).toBe(404);
+    expect(page.html.replaceAll(foreign, "ID")).toBe((await browser.get(`/ui/memories/${unknownId}`)).html.replaceAll(unknownId, "ID"));
+    expect((await browser.get("/ui/search?query=foreign%20memory")).html).not.toContain(foreign);
+  });
+});
+
+describe("keys", () => {
+  it("creates a key shown once, lists only the person's own keys, and revokes it", async () => {
+    const browser = await signedIn(tenantA);
+    const list = await browser.get("/ui/keys");
+    expect(list.status).toBe(200);
+    expectPageHeaders(list.headers);
+    const created = await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: `mine ${HOSTILE}`, access: "read_write" });
+    expect(created.status).toBe(201);
+    expectPageHeaders(created.headers);
+    const key = /<p class="key" id="new-key-value">([^<]+)<\/p>/.exec(created.html)?.[1];
+    expect(key).toMatch(/^3ng_/);
+    expect(created.html).toContain("mine &#60;script&#62;");
+    const memory = await core.memoryClient();
+    const resolved = await memory.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } });
+    expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: [SCOPES.read, SCOPES.write] });
+    const again = await browser.get("/ui/keys");
+    expect(again.html).not.toContain(key!);
+    expect(again.html).toContain(`action="/ui/keys/${resolved.keyId}/revoke"`);
+    // Another tenant's list never shows it, and cannot revoke it.
+    const other = await signedIn(tenantB);
+    const otherList = await other.get("/ui/keys");
+    expect(otherList.html).not.toContain(resolved.keyId);
+    expect((await other.post(`/ui/keys/${resolved.keyId}/revoke`, { csrf_token: csrfOf(otherList) })).status).toBe(404);
+    expect((await memory.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } })).keyId).toBe(resolved.keyId);
+
+    const revoked = await browser.post(`/ui/keys/${resolved.keyId}/revoke`, { csrf_token: csrfOf(again) });
+    expect(revoked).toMatchObject({ status: 303, location: "/ui/keys?done=revoked" });
+    const err = await memory.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } }).catch((e: unknown) => e);
+    expect((err as { reason?: string }).reason).toBe("unauthenticated");
+    expect(logLines.join("\n")).not.toContain(key!);
+  });
+
+  it("a read-only session sees no read-write choice and a forged one is refused; a form without its CSRF token changes nothing", async () => {
+    const browser = await signedIn(readOnly);
+    const list = await browser.get("/ui/keys");
+    expect(list.html).not.toContain('value="read_write"');
+    const forged = await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: "escalate", access: "read_write" });
+    expect(forged.status).toBe(403);
+    const memory = await core.memoryClient();
+    const names = async () => (await memory.listMyApiKeys({}, reader(readOnly))).keys.map((k) => k.name);
+    expect(await names()).not.toContain("escalate");
+    expect((await browser.post("/ui/keys", { name: "no csrf", access: "read" })).status).toBe(403);
+    expect((await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: "", access: "read" })).status).toBe(400);
+    expect(await names()).not.toContain("no csrf");
+    const ok = await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: "reader's own", access: "read" });
+    expect(ok.status).toBe(201);
+    expect(await names()).toContain("reader's own");
   });
 });

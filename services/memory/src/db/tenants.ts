@@ -46,14 +46,35 @@ export interface ApiKeyListing {
   lastUsedAt: Date | null;
 }
 
-/** A tenant's keys, newest first: what an operator needs to tell them apart, never the hash. */
-export async function selectApiKeys(db: Queryable, tenantId: string): Promise<ApiKeyListing[]> {
+const API_KEY_COLUMNS = `id, user_id AS "userId", name, prefix, scopes, created_at AS "createdAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"`;
+
+/**
+ * A tenant's keys, newest first: what an owner needs to tell them apart, never the hash. With a
+ * user, only that user's keys; with a limit, only the newest that many.
+ */
+export async function selectApiKeys(db: Queryable, tenantId: string, filter: { userId?: string; limit?: number } = {}): Promise<ApiKeyListing[]> {
   const { rows } = await db.query<ApiKeyListing>(
-    `SELECT id, user_id AS "userId", name, prefix, scopes, created_at AS "createdAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"
-     FROM api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, id`,
-    [tenantId],
+    `SELECT ${API_KEY_COLUMNS}
+     FROM api_keys WHERE tenant_id = $1 AND ($2::uuid IS NULL OR user_id = $2)
+     ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [tenantId, filter.userId ?? null, filter.limit ?? null],
   );
   return rows;
+}
+
+/** One of a user's keys by id, locked for a status change; null when that user has no such key. */
+export async function selectUserApiKeyForUpdate(db: Queryable, tenantId: string, userId: string, keyId: string): Promise<ApiKeyListing | null> {
+  const { rows } = await db.query<ApiKeyListing>(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE`,
+    [tenantId, userId, keyId],
+  );
+  return rows[0] ?? null;
+}
+
+/** How many unrevoked keys a user holds (the self-service cap). */
+export async function countLiveApiKeys(db: Queryable, tenantId: string, userId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL", [tenantId, userId]);
+  return rows[0]?.n ?? 0;
 }
 
 /** Revokes the tenant's live key named by id or prefix; answers the revoked key's id, or null when none matched. */

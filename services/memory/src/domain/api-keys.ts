@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
+import { apiKeyNameSchema, parseInput } from "@3ngram/schema";
+import { z } from "zod";
 
 /**
  * API keys look like `3ng_<prefix>_<secret>`: the prefix (8 chars) is stored in clear so an owner
@@ -29,4 +31,11 @@ export const hashApiKey = sha256Hex;
 
 export function looksLikeApiKey(key: string): boolean {
   return KEY_PATTERN.test(key);
+}
+
+const keyNameInput = z.strictObject({ name: apiKeyNameSchema });
+
+/** A key's name, trimmed and bounded; a bad one is invalid_input naming `name`. */
+export function parseKeyName(name: string): string {
+  return parseInput(keyNameInput, { name }).name;
 }

@@ -8,7 +8,7 @@ import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withOwnerTransaction, type Pool, type PoolClient } from "@3ngram/db";
 import { insertApiKey, revokeApiKeyRow, selectApiKeys, selectUserIds, type ApiKeyListing } from "../db/tenants.js";
-import { generateApiKey } from "./api-keys.js";
+import { generateApiKey, parseKeyName } from "./api-keys.js";
 import { API_KEY_SCOPES } from "./tenants.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -40,8 +40,7 @@ export async function issueApiKey(
   if (scopes.length === 0 || scopes.some((s) => !(API_KEY_SCOPES as readonly string[]).includes(s))) {
     throw new AppError("invalid_input", `scopes: choose from ${API_KEY_SCOPES.join(", ")}`, { field: "scopes" });
   }
-  const name = input.name.trim();
-  if (name.length === 0 || name.length > 256) throw new AppError("invalid_input", "name: 1 to 256 characters", { field: "name" });
+  const name = parseKeyName(input.name);
   return forTenant(pool, input.tenantId, async (db) => {
     const users = await selectUserIds(db, input.tenantId);
     const userId = input.userId ?? users[0];

@@ -1,6 +1,7 @@
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import type { Handlers, Policies } from "@3ngram/rpc";
 import type { MemoryDeps } from "../domain/deps.js";
+import { apiKeyHandlers, apiKeyPolicies } from "./api-key-handlers.js";
 import { archiveHandlers, archivePolicies } from "./archive-handlers.js";
 import { coreHandlers, corePolicies } from "./core-handlers.js";
 import { erasureHandlers, erasurePolicies } from "./erasure-handlers.js";
@@ -14,7 +15,7 @@ import { scopeHandlers, scopePolicies } from "./scope-handlers.js";
 
 /** Every MemoryService RPC, grouped by area; each area module owns its handlers and scope policy. */
 export function memoryHandlers(deps: MemoryDeps): Handlers<typeof MemoryService> {
-  return { ...coreHandlers(deps), ...lifecycleHandlers(deps), ...factHandlers(deps), ...scopeHandlers(deps), ...archiveHandlers(deps), ...orientationHandlers(deps), ...resourceHandlers(deps), ...proposalHandlers(deps), ...oauthHandlers(deps), ...erasureHandlers(deps) };
+  return { ...coreHandlers(deps), ...lifecycleHandlers(deps), ...factHandlers(deps), ...scopeHandlers(deps), ...archiveHandlers(deps), ...orientationHandlers(deps), ...resourceHandlers(deps), ...proposalHandlers(deps), ...oauthHandlers(deps), ...erasureHandlers(deps), ...apiKeyHandlers(deps) };
 }
 
 export const memoryPolicies: Policies<typeof MemoryService> = {
@@ -28,4 +29,5 @@ export const memoryPolicies: Policies<typeof MemoryService> = {
   ...proposalPolicies,
   ...oauthPolicies,
   ...erasurePolicies,
+  ...apiKeyPolicies,
 };

@@ -518,7 +518,9 @@ describe("paging and isolation", () => {
     for (let i = 0; i < 12; i += 1) {
       records.push({ kind: "memory", key: `large-${i}`, memoryType: "note", topic: "large", content: `${i} ${randomUUID()} ${"z".repeat(199_000)}` });
     }
-    const result = await memory.import({ format: "3ngram", ndjson: ndjson(records) }, as(big));
+    // ~2.4 MB in 612 transactions: this checks paging, not speed, so the call gets a deadline a
+    // loaded machine cannot hit (the 10 s default did, with the full suite running beside it).
+    const result = await memory.import({ format: "3ngram", ndjson: ndjson(records) }, { ...as(big), deadlineMs: 120_000 });
     expect(result.created).toBe(612);
     await memory.remember({ memoryType: "note", topic: "other", content: "Belongs to the other tenant only." }, as(other));
 

@@ -1,0 +1,63 @@
+/**
+ * A fact's numeric history as an inline SVG step chart over valid time: each generation is a
+ * point where it became true, held flat until the next one replaced it. Points link to the memory
+ * that asserted them; replaced generations are hollow, the current one filled. No script: the
+ * links and the <title> tooltips are plain SVG, so the strict CSP stays as it is.
+ */
+import type { FactRecord } from "@3ngram/schema";
+import { fullTime, shortDate } from "./format.js";
+import { html, type Html } from "./html.js";
+
+const WIDTH = 640;
+const HEIGHT = 260;
+const PAD = { left: 56, right: 16, top: 16, bottom: 36 };
+
+/** Every value of the series reads as a finite number (the unit lives in the predicate). */
+export function isNumericSeries(facts: readonly FactRecord[]): boolean {
+  return facts.length > 0 && facts.every((f) => f.value.trim() !== "" && Number.isFinite(Number(f.value)));
+}
+
+function niceTicks(min: number, max: number, count = 4): number[] {
+  if (min === max) return [min];
+  const step = 10 ** Math.floor(Math.log10((max - min) / count));
+  const unit = [1, 2, 5, 10].map((m) => m * step).find((s) => (max - min) / s <= count) ?? step * 10;
+  const ticks: number[] = [];
+  for (let t = Math.ceil(min / unit) * unit; t <= max + 1e-9; t += unit) ticks.push(Number(t.toPrecision(12)));
+  return ticks;
+}
+
+/** The chart for one subject + predicate, facts oldest first (as a range read returns them). */
+export function factChart(label: string, facts: readonly FactRecord[], now: number): Html {
+  const points = facts.map((f) => ({ fact: f, start: Date.parse(f.validFrom), end: f.validTo === null ? now : Date.parse(f.validTo), value: Number(f.value) }));
+  const t0 = Math.min(...points.map((p) => p.start));
+  const t1 = Math.max(now, ...points.map((p) => p.end));
+  let v0 = Math.min(...points.map((p) => p.value));
+  let v1 = Math.max(...points.map((p) => p.value));
+  if (v0 === v1) [v0, v1] = [v0 - 1, v1 + 1];
+  const margin = (v1 - v0) * 0.1;
+  [v0, v1] = [v0 - margin, v1 + margin];
+  const x = (t: number) => PAD.left + ((t - t0) / Math.max(t1 - t0, 1)) * (WIDTH - PAD.left - PAD.right);
+  const y = (v: number) => HEIGHT - PAD.bottom - ((v - v0) / (v1 - v0)) * (HEIGHT - PAD.top - PAD.bottom);
+  const round = (n: number) => Math.round(n * 10) / 10;
+
+  const path = points.map((p, i) => `${i === 0 ? "M" : "L"}${round(x(p.start))},${round(y(p.value))} H${round(x(p.end))}`).join(" ");
+  const yTicks = niceTicks(v0, v1).map(
+    (t) => html`<line class="grid-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${round(y(t))}" y2="${round(y(t))}"></line><text class="label" x="${PAD.left - 6}" y="${round(y(t)) + 4}" text-anchor="end">${t}</text>`,
+  );
+  const dots = points.map((p) => {
+    const state = p.fact.validTo === null ? "current" : `replaced ${fullTime(p.fact.validTo)}`;
+    const circle = html`<circle class="point${p.fact.validTo === null ? "" : " superseded"}" cx="${round(x(p.start))}" cy="${round(y(p.value))}" r="6" data-value="${p.fact.value}"><title>${p.fact.value} from ${fullTime(p.fact.validFrom)} (${state})</title></circle>`;
+    return p.fact.memoryId === null ? circle : html`<a href="/ui/memories/${p.fact.memoryId}" aria-label="${p.fact.value}, ${shortDate(p.start)}, ${state}: open the memory">${circle}</a>`;
+  });
+  return html`<figure class="chart">
+      <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="group" aria-label="${label} over time, ${points.length} values">
+        ${yTicks}
+        <line class="axis" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${HEIGHT - PAD.bottom}" y2="${HEIGHT - PAD.bottom}"></line>
+        <text class="label" x="${PAD.left}" y="${HEIGHT - 12}">${shortDate(t0)}</text>
+        <text class="label" x="${WIDTH - PAD.right}" y="${HEIGHT - 12}" text-anchor="end">${shortDate(t1)}</text>
+        <path class="step" d="${path}"></path>
+        ${dots}
+      </svg>
+      <figcaption class="muted">Filled: the current value. Hollow: values later replaced. Each point opens the memory that recorded it.</figcaption>
+    </figure>`;
+}

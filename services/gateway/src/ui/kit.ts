@@ -1,0 +1,35 @@
+/** What every group of UI routes shares: the clients, the page writer, the session and the form guards. */
+import type { Logger } from "@3ngram/runtime";
+import type { RequestHandler, Response } from "express";
+import type { MemoryClient } from "../clients/memory.js";
+import type { SearchClient } from "../clients/search.js";
+import type { SignedIn } from "./layout.js";
+import type { UiSession } from "./session.js";
+
+export interface UiKit {
+  memory: MemoryClient;
+  search: SearchClient;
+  log: Logger;
+  /** Sends a page with the shared security headers. */
+  page(res: Response, status: number, html: string): void;
+  /** The header's signed-in state for this request's session. */
+  signedInView(res: Response): SignedIn;
+  /** The session (or a trip to sign-in) and its rate-limit budgets, before anything else is read. */
+  signedIn: RequestHandler[];
+  /** A small urlencoded form body. */
+  form: RequestHandler;
+  /** The session's CSRF token must come back with the form. */
+  requireCsrf: RequestHandler;
+}
+
+export function sessionOf(res: Response): UiSession {
+  const session = res.locals.uiSession as UiSession | undefined;
+  if (session === undefined) throw new Error("route reached without a session");
+  return session;
+}
+
+/** The text a form field was sent with ("" when absent or repeated). */
+export function field(source: unknown, name: string): string {
+  const value = (source as Record<string, unknown> | undefined)?.[name];
+  return typeof value === "string" ? value : "";
+}
