@@ -97,6 +97,8 @@ export {
 } from "./search.js";
 export { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, embedMemoryJobSchema, type EmbedMemoryJob } from "./jobs.js";
 export { parseInput } from "./parse.js";
+export { perActionInput } from "./per-action.js";
+export { UNSTORABLE_TEXT_MESSAGE, isStorableText, storableText } from "./storable-text.js";
 export { cutText, excerpt, type CutText } from "./text.js";
 export {
   DEFAULT_FACTS_LIMIT,
@@ -264,6 +266,7 @@ export {
   MAX_FACT_PROPOSALS_PER_MEMORY,
   MAX_PROPOSALS_LIMIT,
   MAX_PROPOSAL_RATIONALE_LENGTH,
+  acceptProposalInputSchema,
   createEdgeProposalsInputSchema,
   createFactProposalsInputSchema,
   edgeProposalRecordSchema,
@@ -271,9 +274,11 @@ export {
   listProposalsQuerySchema,
   newEdgeProposalSchema,
   newFactProposalSchema,
+  proposalIdSchema,
   proposalStatusSchema,
   proposedEdgeTypeSchema,
   rejectProposalBodySchema,
+  rejectProposalInputSchema,
   reviewProposalsInputSchema,
   reviewProposalsOutputSchema,
   type CreateEdgeProposalsInput,

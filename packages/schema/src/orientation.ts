@@ -8,6 +8,8 @@ import { z } from "zod";
 import { MAX_TOPIC_LENGTH } from "./limits.js";
 import { COMMITMENT_STATUSES, MEMORY_TYPES, commitmentStatusSchema, excerptedMemoryShape, memoryTypeSchema, projectSchema, scopeNameSchema, type MemoryType } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { perActionInput } from "./per-action.js";
+import { storableText } from "./storable-text.js";
 import { searchLegSchema } from "./search.js";
 import { retrievalPolicySchema, scopeRecordSchema } from "./scopes.js";
 
@@ -39,7 +41,7 @@ export type BriefingMode = z.infer<typeof briefingModeSchema>;
  * default. `project` never matches memories without a project; `scope_project` with
  * includeUnscoped adds the scope's memories that have none. Scope names may be aliases.
  */
-export const selectorSchema = z.discriminatedUnion("kind", [
+export const selectorSchema = perActionInput("kind", [
   z.strictObject({ kind: z.literal("all") }),
   z.strictObject({ kind: z.literal("scope"), scope: scopeNameSchema }),
   z.strictObject({ kind: z.literal("project"), project: projectSchema }),
@@ -132,7 +134,7 @@ export type BriefingOutput = z.infer<typeof briefingOutputSchema>;
 
 export const handoffInputSchema = z.strictObject({
   selector: selectorSchema,
-  generatedFor: z.string().trim().min(1).max(MAX_GENERATED_FOR_LENGTH).optional(),
+  generatedFor: storableText().trim().min(1).max(MAX_GENERATED_FOR_LENGTH).optional(),
   sectionLimit: z.int().min(1).max(MAX_HANDOFF_SECTION_CEILING).default(MAX_HANDOFF_SECTION),
 });
 export type HandoffInput = z.infer<typeof handoffInputSchema>;

@@ -39,6 +39,7 @@ import { identityFor } from "../http/identity.js";
 import { cookieValue, sameToken } from "../http/cookies.js";
 import { setPageHeaders } from "../http/html-page.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
+import { requestFault } from "../http/request-faults.js";
 import { logError } from "../rest/errors.js";
 import {
   renderMemoryPage,
@@ -182,7 +183,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
     const edges = list.proposals ?? [];
     const facts = list.factProposals ?? [];
     const full = edges.length >= query.limit || facts.length >= query.limit;
-    const done = typeof raw.done === "string" ? DONE_TEXT[raw.done] : undefined;
+    const done = typeof raw.done === "string" && Object.hasOwn(DONE_TEXT, raw.done) ? DONE_TEXT[raw.done] : undefined;
     page(
       res,
       200,
@@ -299,8 +300,8 @@ function pageErrors(log: Logger, page: (res: Response, status: number, html: str
       next(err);
       return;
     }
-    const bodyType = (err as { type?: unknown } | null)?.type;
-    const appError = typeof bodyType === "string" && !isAppError(err) ? new AppError("invalid_input", "unreadable form") : toAppError(err);
+    const fault = requestFault(err, { maxBodyBytes: MAX_FORM_BYTES });
+    const appError = fault === undefined ? toAppError(err) : new AppError(fault.reason, fault.reason === "not_found" ? "no such page" : "unreadable form");
     logError(log, err, appError, requestIdOf(res));
     const { reason } = appError;
     const text =
@@ -311,6 +312,6 @@ function pageErrors(log: Logger, page: (res: Response, status: number, html: str
           : appError.details.field
             ? `${appError.message} (${appError.details.field})`
             : appError.message;
-    page(res, REASONS[reason].http, renderMessagePage(TITLES[reason] ?? "Something went wrong", text, signedIn(res)));
+    page(res, fault?.status ?? REASONS[reason].http, renderMessagePage(TITLES[reason] ?? "Something went wrong", text, signedIn(res)));
   };
 }
