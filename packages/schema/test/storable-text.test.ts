@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { zodNodes } from "../../../test/support/zod-nodes.js";
 import * as schemas from "../src/index.js";
 import { UNSTORABLE_TEXT_MESSAGE, isStorableText, rememberInputSchema } from "../src/index.js";
 
@@ -13,41 +14,13 @@ const INPUT_NAME = /(InputSchema|QuerySchema|BodySchema|ArgsSchema|ArgSchema|Lin
 const SAFE_FORMATS = new Set(["uuid", "datetime"]);
 
 /** Paths of every string node under `schema` that lacks the check. */
-function unchecked(schema: unknown, path: string, seen = new Set<unknown>()): string[] {
-  if (schema === null || typeof schema !== "object" || seen.has(schema)) return [];
-  seen.add(schema);
-  const def = (schema as { _zod?: { def?: Record<string, unknown> } })._zod?.def;
-  if (def === undefined) return [];
-  const walk = (child: unknown, at: string) => unchecked(child, at, seen);
-  switch (def.type) {
-    case "string": {
-      if (typeof def.format === "string" && SAFE_FORMATS.has(def.format)) return [];
-      const checks = (def.checks as { _zod: { def: { fn?: unknown } } }[] | undefined) ?? [];
-      return checks.some((c) => c._zod.def.fn === isStorableText) ? [] : [path];
-    }
-    case "object":
-      return Object.entries(def.shape as Record<string, unknown>).flatMap(([key, child]) => walk(child, `${path}.${key}`));
-    case "array":
-      return walk(def.element, `${path}[]`);
-    case "union":
-      return (def.options as unknown[]).flatMap((o, i) => walk(o, `${path}|${i}`));
-    case "record":
-      return [...walk(def.keyType, `${path}{key}`), ...walk(def.valueType, `${path}{}`)];
-    case "pipe":
-      return [...walk(def.in, path), ...walk(def.out, path)];
-    case "optional":
-    case "nullable":
-    case "default":
-    case "prefault":
-    case "readonly":
-    case "catch":
-    case "nonoptional":
-      return walk(def.innerType, path);
-    case "lazy":
-      return walk((def.getter as () => unknown)(), path);
-    default:
-      return [];
-  }
+function unchecked(schema: unknown, name: string): string[] {
+  const checked = (def: Record<string, unknown>) =>
+    (typeof def.format === "string" && SAFE_FORMATS.has(def.format)) ||
+    ((def.checks as { _zod: { def: { fn?: unknown } } }[] | undefined) ?? []).some((c) => c._zod.def.fn === isStorableText);
+  return zodNodes(schema, name)
+    .filter(({ def }) => def.type === "string" && !checked(def))
+    .map(({ path }) => path);
 }
 
 describe("storable text", () => {

@@ -9,14 +9,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { getMemoriesOutputSchema, memoryResourceSchema, rememberOutputSchema, searchOutputSchema } from "@3ngram/schema";
-import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
-import { REDIRECT_URI, approve, tokenRequest } from "../../../../test/support/oauth.js";
+import { ConsentingHost } from "../../../../test/support/consenting-host.js";
+import { tokenRequest } from "../../../../test/support/oauth.js";
 import { startGateway, type RunningGateway } from "../../src/gateway.js";
 import { SERVER_CAPABILITIES, SERVER_INSTRUCTIONS, TOOLS } from "../../src/mcp/server.js";
 import { testConfig } from "../support/gateway.js";
@@ -113,47 +113,9 @@ describe("the legacy official SDK (1.x) with an API key", () => {
   });
 });
 
-/** An MCP host as the 1.x SDK expects one; its "browser" submits the consent form with an API key. */
-class ConsentingHost implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  callback: URLSearchParams | undefined;
-  private verifier = "";
-  redirects = 0;
-  constructor(private readonly apiKey: string) {}
-  get redirectUrl() {
-    return REDIRECT_URI;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: "SDK 1.x host", redirect_uris: [REDIRECT_URI], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  async redirectToAuthorization(url: URL) {
-    this.redirects += 1;
-    this.callback = (await approve(gateway.url, url, this.apiKey)).searchParams;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 describe("the legacy official SDK's OAuth flow, auth() included", () => {
   it("discovers from the 401, registers, authorizes with PKCE, calls tools on the token and refreshes it", async () => {
-    const host = new ConsentingHost(tenant.apiKey);
+    const host = new ConsentingHost(gateway.url, tenant.apiKey);
     const mcpUrl = new URL(`${gateway.url}/mcp`);
 
     // No credentials: the transport meets the 401, follows its resource_metadata to the
