@@ -14,8 +14,12 @@ VITEST_ARGS ?=
 # lockfile changes. The stamp lives inside node_modules: if somebody deletes
 # node_modules the stamp goes with it and the next build reinstalls.
 INSTALL_STAMP := node_modules/.install-stamp
+# The MCP conformance suite needs Node >= 22, so test/conformance is its own package (with its
+# own lockfile) that brings Node 24 from the npm registry. It is not a workspace: its
+# node_modules/.bin/node can never shadow the node the project's own scripts run on.
+CONFORMANCE_STAMP := test/conformance/node_modules/.install-stamp
 
-.PHONY: help install gen gen-check build k8s k8s-check services test run clean
+.PHONY: help install conformance-install gen gen-check build k8s k8s-check services test run clean
 
 help: ## Show this list
 	@echo "Targets:"
@@ -26,6 +30,12 @@ install: $(INSTALL_STAMP) ## Install npm dependencies (npm ci, only when package
 
 $(INSTALL_STAMP): package-lock.json
 	$(NPM) ci
+	@touch $@
+
+conformance-install: $(CONFORMANCE_STAMP) ## Install the MCP conformance suite and its Node 24 (test/conformance, only when its lockfile changed)
+
+$(CONFORMANCE_STAMP): test/conformance/package-lock.json
+	$(NPM) ci --prefix test/conformance --ignore-scripts --no-audit --no-fund
 	@touch $@
 
 gen: $(INSTALL_STAMP) ## Regenerate protobuf TypeScript from proto/ with buf (local plugins)
@@ -54,7 +64,7 @@ services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for
 # rather than as a confusing type error.
 # The retrieval golden-set gate (eval/retrieval, ~30 s) runs after vitest on a full run; a run
 # narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
-test: $(INSTALL_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, start services, run vitest and the retrieval gate
+test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, start services, run vitest (conformance suite included) and the retrieval gate
 	$(NPM) run typecheck:tests
 	npx vitest run $(VITEST_ARGS)
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)

@@ -48,18 +48,30 @@ export function issuePath(issue: ValidationIssue): string {
   return issue.path.map((p) => String(p)).join(".");
 }
 
+/** One problem with an input, as callers are told it: the dotted field and what is wrong (never the value). */
+export interface InputProblem {
+  field: string;
+  message: string;
+}
+
 /**
- * Turns validation issues into one invalid_input error naming the first offending field.
- * Unknown keys are reported by their own name so "content" vs "contnet" is obvious to the caller.
+ * Every problem in a list of validation issues, one per field. An issue about unknown keys names
+ * each key on its own ("bogus: unrecognized key"), so the typo sits next to the key it was meant to be.
  */
+export function inputProblems(issues: readonly ValidationIssue[]): InputProblem[] {
+  return issues.flatMap((issue) => {
+    const at = issuePath(issue);
+    const unknownKeys = (issue as { keys?: unknown }).keys;
+    if (issue.code === "unrecognized_keys" && Array.isArray(unknownKeys) && unknownKeys.length > 0) {
+      return unknownKeys.map((key) => ({ field: [at, String(key)].filter(Boolean).join("."), message: "unrecognized key" }));
+    }
+    return [{ field: at === "" ? "input" : at, message: issue.message }];
+  });
+}
+
+/** Turns validation issues into one invalid_input error naming the first offending field. */
 export function invalidInput(issues: readonly ValidationIssue[]): AppError {
-  const first = issues[0];
+  const [first] = inputProblems(issues);
   if (!first) return new AppError("invalid_input", "invalid input");
-  const unknownKeys = (first as { keys?: unknown }).keys;
-  let field = issuePath(first);
-  if (first.code === "unrecognized_keys" && Array.isArray(unknownKeys) && unknownKeys.length > 0) {
-    field = [field, String(unknownKeys[0])].filter(Boolean).join(".");
-  }
-  const where = field === "" ? "input" : field;
-  return new AppError("invalid_input", `${where}: ${first.message}`, { field: where });
+  return new AppError("invalid_input", `${first.field}: ${first.message}`, { field: first.field });
 }

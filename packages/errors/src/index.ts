@@ -1,2 +1,2 @@
-export { AppError, invalidInput, isAppError, issuePath, toAppError, type ErrorDetails, type ValidationIssue } from "./app-error.js";
+export { AppError, inputProblems, invalidInput, isAppError, issuePath, toAppError, type ErrorDetails, type InputProblem, type ValidationIssue } from "./app-error.js";
 export { GrpcCode, REASONS, REASON_CODES, isReason, reasonMapping, reasonForGrpcCode, type Reason } from "./reasons.js";

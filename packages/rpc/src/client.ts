@@ -12,6 +12,8 @@ export interface CallOptions {
   identity: CallerIdentity;
   /** Overrides the client's default deadline. */
   deadlineMs?: number;
+  /** Cancels the call when aborted (the server's handler sees its own signal abort). */
+  signal?: AbortSignal;
 }
 
 export type RpcClient<S extends AnyService> = {
@@ -54,10 +56,15 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
       const message = create(method.input, request as never);
       return traceClientCall(`${service.typeName}/${method.name}`, metadata, () =>
         new Promise((resolve, reject) => {
-          rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
+          const { signal } = callOptions;
+          const cancel = () => call.cancel();
+          const call: grpc.ClientUnaryCall = rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
+            signal?.removeEventListener("abort", cancel);
             if (err) reject(fromServiceError(err, options.audience));
             else resolve(response);
           });
+          if (signal?.aborted) cancel();
+          else signal?.addEventListener("abort", cancel, { once: true });
         }),
       );
     };

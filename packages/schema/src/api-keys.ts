@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { storableText } from "./storable-text.js";
 import { outputObject } from "./open-object.js";
 
 /** A key's name tells its owner what it is for ("laptop claude", "ci reader"). */
@@ -8,7 +9,7 @@ export const MAX_LIVE_API_KEYS_PER_USER = 25;
 /** The newest keys a listing shows, revoked ones included. */
 export const MAX_LISTED_API_KEYS = 100;
 
-export const apiKeyNameSchema = z.string().trim().min(1).max(MAX_API_KEY_NAME_LENGTH);
+export const apiKeyNameSchema = storableText().trim().min(1).max(MAX_API_KEY_NAME_LENGTH);
 
 /** What a new key may do: read only, or read and write. */
 export const apiKeyAccessSchema = z.enum(["read", "read_write"]);

@@ -11,6 +11,7 @@ import {
   instantSchema,
   memoryStatusSchema,
   memoryTypeSchema,
+  ownerSchema,
   projectSchema,
   scopeNameSchema,
   tagsSchema,
@@ -18,6 +19,7 @@ import {
 } from "./memory.js";
 import { ERASED_MARKER } from "./erasure.js";
 import { outputObject } from "./open-object.js";
+import { storableText } from "./storable-text.js";
 import { MAX_SCOPE_ALIASES, MAX_SCOPE_PROJECTS, retrievalModeSchema } from "./scopes.js";
 
 export const ARCHIVE_FORMAT = "3ngram";
@@ -40,9 +42,9 @@ export const edgeTypeSchema = z.enum(["supersedes", "updates", "extends", "deriv
 export type EdgeType = z.infer<typeof edgeTypeSchema>;
 
 /** Keys are compared exactly (no trimming): they are identifiers, not prose. */
-export const importKeySchema = z.string().min(1).max(MAX_IMPORT_KEY_LENGTH);
+export const importKeySchema = storableText().min(1).max(MAX_IMPORT_KEY_LENGTH);
 
-const importContentSchema = z.string().trim().min(1).max(MAX_IMPORT_CONTENT_LENGTH);
+const importContentSchema = storableText().trim().min(1).max(MAX_IMPORT_CONTENT_LENGTH);
 
 const after = (later: string | null | undefined, earlier: string | null | undefined) =>
   later === null || later === undefined || earlier === null || earlier === undefined || Date.parse(later) >= Date.parse(earlier);
@@ -88,7 +90,7 @@ export const archivePolicySchema = z
 
 export const archiveCommitmentSchema = z.strictObject({
   status: commitmentStatusSchema,
-  owner: z.string().trim().min(1).max(256).nullable().default(null),
+  owner: ownerSchema.nullable().default(null),
   dueAt: instantSchema.nullable().default(null),
   resolvedAt: instantSchema.nullable().default(null),
 });
@@ -181,15 +183,15 @@ export type ExportedEdge = Required<ArchiveEdge>;
 /** The reference MCP memory server's knowledge-graph lines (extra keys some forks add are ignored). */
 export const mcpEntitySchema = z.object({
   type: z.literal("entity"),
-  name: z.string().trim().min(1).max(256),
-  entityType: z.string().trim().min(1).max(64),
-  observations: z.array(z.string()).max(10_000),
+  name: storableText().trim().min(1).max(256),
+  entityType: storableText().trim().min(1).max(64),
+  observations: z.array(storableText()).max(10_000),
 });
 export const mcpRelationSchema = z.object({
   type: z.literal("relation"),
-  from: z.string().trim().min(1).max(256),
-  to: z.string().trim().min(1).max(2000),
-  relationType: z.string().trim().min(1).max(256),
+  from: storableText().trim().min(1).max(256),
+  to: storableText().trim().min(1).max(2000),
+  relationType: storableText().trim().min(1).max(256),
 });
 export const mcpMemoryLineSchema = z.discriminatedUnion("type", [mcpEntitySchema, mcpRelationSchema]);
 export type McpMemoryLine = z.output<typeof mcpMemoryLineSchema>;
@@ -221,5 +223,5 @@ export const importOutputSchema = outputObject({
 export type ImportOutput = z.infer<typeof importOutputSchema>;
 
 /** One export page request: the opaque cursor of the previous page, absent for the first. */
-export const exportInputSchema = z.strictObject({ cursor: z.string().min(1).max(4096).optional() });
+export const exportInputSchema = z.strictObject({ cursor: storableText().min(1).max(4096).optional() });
 export type ExportInput = z.infer<typeof exportInputSchema>;

@@ -5,6 +5,7 @@
  * the database function behind it (migration 0009); these are the shapes of asking for it.
  */
 import { z } from "zod";
+import { storableText } from "./storable-text.js";
 import { factInputSchema, memoryIdSchema, projectSchema, scopeNameSchema, topicSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
 
@@ -24,8 +25,7 @@ export const erasureReasonSchema = z.enum(["data_subject_request", "secret", "mi
 export type ErasureReason = z.infer<typeof erasureReasonSchema>;
 
 /** A ticket or case number: identifier characters only (no spaces), so it cannot carry prose. */
-export const erasureReferenceSchema = z
-  .string()
+export const erasureReferenceSchema = storableText()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,127}$/, { message: "must be a ticket or case id: letters, digits and . _ : / # - (at most 128, no spaces)" });
 
 /**

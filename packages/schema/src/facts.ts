@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { factRecordSchema, instantSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { storableText } from "./storable-text.js";
 
 export const DEFAULT_FACTS_LIMIT = 50;
 export const MAX_FACTS_LIMIT = 200;
@@ -29,8 +30,8 @@ export type TimeRange = z.infer<typeof timeRangeSchema>;
  */
 export const getFactsInputSchema = z
   .strictObject({
-    subject: z.string().trim().min(1).max(256).optional(),
-    predicate: z.string().trim().min(1).max(256).optional(),
+    subject: storableText().trim().min(1).max(256).optional(),
+    predicate: storableText().trim().min(1).max(256).optional(),
     asOf: asOfSchema.optional(),
     range: timeRangeSchema.optional(),
     limit: z.int().min(1).max(MAX_FACTS_LIMIT).default(DEFAULT_FACTS_LIMIT),

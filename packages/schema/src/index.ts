@@ -114,6 +114,8 @@ export {
   type ErasureReason,
   type ErasureSelector,
 } from "./erasure.js";
+export { perActionInput } from "./per-action.js";
+export { UNSTORABLE_TEXT_MESSAGE, isStorableText, storableText } from "./storable-text.js";
 export { cutText, excerpt, type CutText } from "./text.js";
 export {
   DEFAULT_FACTS_LIMIT,
@@ -289,6 +291,7 @@ export {
   MAX_FACT_PROPOSALS_PER_MEMORY,
   MAX_PROPOSALS_LIMIT,
   MAX_PROPOSAL_RATIONALE_LENGTH,
+  acceptProposalInputSchema,
   createEdgeProposalsInputSchema,
   createFactProposalsInputSchema,
   edgeProposalRecordSchema,
@@ -296,9 +299,11 @@ export {
   listProposalsQuerySchema,
   newEdgeProposalSchema,
   newFactProposalSchema,
+  proposalIdSchema,
   proposalStatusSchema,
   proposedEdgeTypeSchema,
   rejectProposalBodySchema,
+  rejectProposalInputSchema,
   reviewProposalsInputSchema,
   reviewProposalsOutputSchema,
   type CreateEdgeProposalsInput,
@@ -339,4 +344,4 @@ export {
   type ApiKeyRecord,
   type CreateApiKeyInput,
 } from "./api-keys.js";
-export { healthOutputSchema, readinessOutputSchema, restErrorBodySchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";
+export { healthOutputSchema, readinessOutputSchema, restErrorOutputSchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";

@@ -14,6 +14,7 @@ import {
   SCOPE_NAME_PATTERN,
 } from "./limits.js";
 import { outputObject } from "./open-object.js";
+import { storableText } from "./storable-text.js";
 
 export const memoryTypeSchema = z.enum(["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"]);
 export type MemoryType = z.infer<typeof memoryTypeSchema>;
@@ -28,17 +29,18 @@ export type EmbeddingState = z.infer<typeof embeddingStateSchema>;
 
 export const memoryIdSchema = z.uuid({ message: "must be a memory id (UUID)" });
 
-export const scopeNameSchema = z
-  .string()
+export const scopeNameSchema = storableText()
   .trim()
   .min(1)
   .max(MAX_SCOPE_LENGTH)
   .regex(SCOPE_NAME_PATTERN, { message: "must be kebab-case: lower-case letters, digits and hyphens" });
 
-export const projectSchema = z.string().trim().min(1).max(MAX_PROJECT_LENGTH);
-export const topicSchema = z.string().trim().min(1).max(MAX_TOPIC_LENGTH);
-export const contentSchema = z.string().trim().min(1).max(MAX_CONTENT_LENGTH);
-export const tagsSchema = z.array(z.string().trim().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS);
+export const projectSchema = storableText().trim().min(1).max(MAX_PROJECT_LENGTH);
+export const topicSchema = storableText().trim().min(1).max(MAX_TOPIC_LENGTH);
+export const contentSchema = storableText().trim().min(1).max(MAX_CONTENT_LENGTH);
+export const tagsSchema = z.array(storableText().trim().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS);
+/** A commitment's owner: who is on the hook (a name, not an account). */
+export const ownerSchema = storableText().trim().min(1).max(256);
 
 /** An instant on the wire: ISO-8601 in UTC with a Z, at most millisecond precision (what JavaScript can hold). */
 export const instantSchema = z.iso
@@ -67,9 +69,9 @@ export const MAX_FACTS_PER_MEMORY = 20;
 
 /** One measurable claim: the unit lives in the predicate (top_set.weight_kg), one measure per fact. */
 export const factInputSchema = z.strictObject({
-  subject: z.string().trim().min(1).max(256),
-  predicate: z.string().trim().min(1).max(256),
-  value: z.string().trim().min(1).max(2000),
+  subject: storableText().trim().min(1).max(256),
+  predicate: storableText().trim().min(1).max(256),
+  value: storableText().trim().min(1).max(2000),
   confidence: z.number().min(0).max(1).optional(),
   validFrom: instantSchema.optional(),
 });
@@ -85,7 +87,7 @@ const memoryFields = {
   tags: tagsSchema.default([]),
   /** Commitments only: when it is due, and who owns it. */
   dueAt: instantSchema.optional(),
-  owner: z.string().trim().min(1).max(256).optional(),
+  owner: ownerSchema.optional(),
   facts: z.array(factInputSchema).max(MAX_FACTS_PER_MEMORY).default([]),
 };
 

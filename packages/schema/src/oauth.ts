@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { storableText } from "./storable-text.js";
 
 /**
  * OAuth client metadata (RFC 7591 §2), the one shape behind both ways a client introduces itself:
@@ -36,7 +37,7 @@ export function isAcceptableRedirectUri(value: string): boolean {
   return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol);
 }
 
-const boundedUrl = z.string().max(MAX_CLIENT_METADATA_URL_LENGTH);
+const boundedUrl = storableText().max(MAX_CLIENT_METADATA_URL_LENGTH);
 
 /**
  * A list a client may fill with values we do not support (Claude's metadata document lists the
@@ -46,7 +47,7 @@ const boundedUrl = z.string().max(MAX_CLIENT_METADATA_URL_LENGTH);
  */
 function narrowedList<T extends string>(supported: readonly [T, ...T[]], noneMessage: string) {
   return z
-    .array(z.string().max(256))
+    .array(storableText().max(256))
     .max(16)
     .transform((list) => [...new Set(list.filter((v): v is T => (supported as readonly string[]).includes(v)))])
     .pipe(z.array(z.enum(supported)).min(1, noneMessage));
@@ -64,13 +65,13 @@ export const oauthClientMetadataSchema = z.object({
     "refresh_token",
   ]),
   response_types: narrowedList(["code"], "only the code response type is supported").default(["code"]),
-  client_name: z.string().trim().min(1).max(MAX_CLIENT_NAME_LENGTH).optional(),
+  client_name: storableText().trim().min(1).max(MAX_CLIENT_NAME_LENGTH).optional(),
   client_uri: httpsUrl.optional(),
   logo_uri: httpsUrl.optional(),
   /** Space-separated scopes the client may ask for; the server narrows it to what it supports. */
-  scope: z.string().max(256).optional(),
-  software_id: z.string().max(256).optional(),
-  software_version: z.string().max(64).optional(),
+  scope: storableText().max(256).optional(),
+  software_id: storableText().max(256).optional(),
+  software_version: storableText().max(64).optional(),
 });
 export type OAuthClientMetadata = z.output<typeof oauthClientMetadataSchema>;
 

@@ -8,6 +8,8 @@ import { z } from "zod";
 import { MAX_TOPIC_LENGTH } from "./limits.js";
 import { COMMITMENT_STATUSES, MEMORY_TYPES, commitmentStatusSchema, excerptedMemoryShape, memoryTypeSchema, projectSchema, scopeNameSchema, type MemoryType } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { perActionInput } from "./per-action.js";
+import { storableText } from "./storable-text.js";
 import { searchLegSchema } from "./search.js";
 import { retrievalPolicySchema, scopeRecordSchema } from "./scopes.js";
 
@@ -35,7 +37,7 @@ export const MAX_CHANGES_CURSOR_LENGTH = 4096;
  * `changesCursor` from an earlier briefing or handoff of the same selector: with it, each section
  * lists only what changed since that read (docs/orientation.md#changes-since-a-cursor).
  */
-export const changesCursorSchema = z.string().min(1).max(MAX_CHANGES_CURSOR_LENGTH);
+export const changesCursorSchema = storableText().min(1).max(MAX_CHANGES_CURSOR_LENGTH);
 
 /**
  * How an item changed since the cursor: `new` entered the section (written, reopened, or, for
@@ -67,7 +69,7 @@ export type BriefingMode = z.infer<typeof briefingModeSchema>;
  * default. `project` never matches memories without a project; `scope_project` with
  * includeUnscoped adds the scope's memories that have none. Scope names may be aliases.
  */
-export const selectorSchema = z.discriminatedUnion("kind", [
+export const selectorSchema = perActionInput("kind", [
   z.strictObject({ kind: z.literal("all") }),
   z.strictObject({ kind: z.literal("scope"), scope: scopeNameSchema }),
   z.strictObject({ kind: z.literal("project"), project: projectSchema }),
@@ -171,7 +173,7 @@ export type BriefingOutput = z.infer<typeof briefingOutputSchema>;
 
 export const handoffInputSchema = z.strictObject({
   selector: selectorSchema,
-  generatedFor: z.string().trim().min(1).max(MAX_GENERATED_FOR_LENGTH).optional(),
+  generatedFor: storableText().trim().min(1).max(MAX_GENERATED_FOR_LENGTH).optional(),
   sectionLimit: z.int().min(1).max(MAX_HANDOFF_SECTION_CEILING).default(MAX_HANDOFF_SECTION),
   since: changesCursorSchema.optional(),
 });

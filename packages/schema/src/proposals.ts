@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { memoryIdSchema, memoryTypeSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { perActionInput } from "./per-action.js";
+import { storableText } from "./storable-text.js";
 
 export const DEFAULT_PROPOSALS_LIMIT = 25;
 export const MAX_PROPOSALS_LIMIT = 100;
@@ -23,21 +25,26 @@ export type ProposalStatus = z.infer<typeof proposalStatusSchema>;
 export const proposedEdgeTypeSchema = z.enum(["extends", "updates", "supersedes"]);
 export type ProposedEdgeType = z.infer<typeof proposedEdgeTypeSchema>;
 
-const rationaleSchema = z.string().trim().min(1).max(MAX_PROPOSAL_RATIONALE_LENGTH);
-const proposalIdSchema = z.uuid({ message: "must be a proposal id (UUID)" });
+const rationaleSchema = storableText().trim().min(1).max(MAX_PROPOSAL_RATIONALE_LENGTH);
+export const proposalIdSchema = z.uuid({ message: "must be a proposal id (UUID)" });
+
+/** review_proposals accept: one proposal by id (either kind; the id says which). */
+export const acceptProposalInputSchema = z.strictObject({ action: z.literal("accept"), proposalId: proposalIdSchema });
+/** review_proposals reject: one proposal by id, optionally with the reviewer's reason (stored with the decision). */
+export const rejectProposalInputSchema = z.strictObject({ action: z.literal("reject"), proposalId: proposalIdSchema, rationale: rationaleSchema.optional() });
 
 /**
  * review_proposals: list the queue (both kinds; status defaults to proposed), or accept / reject
- * one proposal by id. A reject may say why; the reason is stored with the decision.
+ * one proposal by id. Advertised as one flat object (see perActionInput).
  */
-export const reviewProposalsInputSchema = z.discriminatedUnion("action", [
+export const reviewProposalsInputSchema = perActionInput("action", [
   z.strictObject({
     action: z.literal("list"),
     status: proposalStatusSchema.default("proposed"),
     limit: z.int().min(1).max(MAX_PROPOSALS_LIMIT).default(DEFAULT_PROPOSALS_LIMIT),
   }),
-  z.strictObject({ action: z.literal("accept"), proposalId: proposalIdSchema }),
-  z.strictObject({ action: z.literal("reject"), proposalId: proposalIdSchema, rationale: rationaleSchema.optional() }),
+  acceptProposalInputSchema,
+  rejectProposalInputSchema,
 ]);
 export type ReviewProposalsInput = z.infer<typeof reviewProposalsInputSchema>;
 export type ReviewProposalsAction = ReviewProposalsInput["action"];
@@ -119,9 +126,9 @@ export type NewEdgeProposal = z.infer<typeof newEdgeProposalSchema>;
 
 /** What an extractor proposes from one memory (CreateFactProposals). Unit in the predicate, one measure per fact. */
 export const newFactProposalSchema = z.strictObject({
-  subject: z.string().trim().min(1).max(256),
-  predicate: z.string().trim().min(1).max(256),
-  value: z.string().trim().min(1).max(2000),
+  subject: storableText().trim().min(1).max(256),
+  predicate: storableText().trim().min(1).max(256),
+  value: storableText().trim().min(1).max(2000),
   confidence: z.number().min(0).max(1).optional(),
   rationale: rationaleSchema.optional(),
 });
@@ -134,7 +141,7 @@ export type CreateEdgeProposalsInput = z.infer<typeof createEdgeProposalsInputSc
 
 export const createFactProposalsInputSchema = z.strictObject({
   memoryId: memoryIdSchema,
-  extractor: z.string().trim().min(1).max(128),
+  extractor: storableText().trim().min(1).max(128),
   facts: z.array(newFactProposalSchema).max(MAX_FACT_PROPOSALS_PER_MEMORY),
 });
 export type CreateFactProposalsInput = z.infer<typeof createFactProposalsInputSchema>;

@@ -5,7 +5,7 @@ import { outputObject } from "./open-object.js";
  * Every REST error answer: the reason code first, then what the caller can act on. `detail` and
  * `field` name the problem without echoing content; our own failures carry only the request id.
  */
-export const restErrorBodySchema = outputObject({
+export const restErrorOutputSchema = outputObject({
   error: z.string(),
   detail: z.string().optional(),
   /** The path of the offending input field or query parameter. */
@@ -14,7 +14,7 @@ export const restErrorBodySchema = outputObject({
   ids: z.record(z.string(), z.string()).optional(),
   request_id: z.string(),
 });
-export type RestErrorBody = z.infer<typeof restErrorBodySchema>;
+export type RestErrorBody = z.infer<typeof restErrorOutputSchema>;
 
 /** GET /health: the process is up (no I/O). */
 export const healthOutputSchema = outputObject({ status: z.literal("ok") });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { projectSchema, scopeNameSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { perActionInput } from "./per-action.js";
 
 export const MAX_SCOPE_ALIASES = 16;
 export const MAX_SCOPE_PROJECTS = 64;
@@ -9,17 +10,19 @@ export const retrievalModeSchema = z.enum(["off", "default", "require"]);
 export type RetrievalMode = z.infer<typeof retrievalModeSchema>;
 
 const aliasesSchema = z.array(scopeNameSchema).max(MAX_SCOPE_ALIASES);
+const projectsSchema = z.array(projectSchema).max(MAX_SCOPE_PROJECTS);
 
 /**
  * configure_scope: the scope registry. Aliases and project mappings are honoured on every write
- * and read; delete removes only the registry entry (memories keep their scope).
+ * and read; delete removes only the registry entry (memories keep their scope). Advertised as one
+ * flat object (see perActionInput); each action is still validated strictly.
  */
-export const configureScopeInputSchema = z.discriminatedUnion("action", [
+export const configureScopeInputSchema = perActionInput("action", [
   z.strictObject({ action: z.literal("list") }),
   z.strictObject({ action: z.literal("create"), name: scopeNameSchema, aliases: aliasesSchema.default([]) }),
   z.strictObject({ action: z.literal("rename"), name: scopeNameSchema, newName: scopeNameSchema }),
   z.strictObject({ action: z.literal("set_aliases"), name: scopeNameSchema, aliases: aliasesSchema }),
-  z.strictObject({ action: z.literal("set_mappings"), name: scopeNameSchema, projects: z.array(projectSchema).max(MAX_SCOPE_PROJECTS) }),
+  z.strictObject({ action: z.literal("set_mappings"), name: scopeNameSchema, projects: projectsSchema }),
   z.strictObject({ action: z.literal("delete"), name: scopeNameSchema }),
   z
     .strictObject({ action: z.literal("set_retrieval_default"), mode: retrievalModeSchema, scope: scopeNameSchema.nullable().default(null) })

@@ -3,6 +3,7 @@ import { asOfSchema } from "./facts.js";
 import { DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT } from "./limits.js";
 import { excerptedMemoryShape, instantSchema, memoryStatusSchema, memoryTypeSchema, projectSchema, scopeNameSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { storableText } from "./storable-text.js";
 
 /** memoryTypes takes at most this many types (there are 8, so any subset fits). */
 export const MAX_MEMORY_TYPES_FILTER = 8;
@@ -29,7 +30,7 @@ const FILTER_KEYS = ["memoryType", "memoryTypes", "scope", "project", "projects"
 
 export const searchInputSchema = z
   .strictObject({
-    query: z.string().trim().min(1).max(MAX_QUERY_LENGTH).optional(),
+    query: storableText().trim().min(1).max(MAX_QUERY_LENGTH).optional(),
     limit: z.int().min(1).max(MAX_SEARCH_LIMIT).default(DEFAULT_SEARCH_LIMIT),
     memoryType: memoryTypeSchema.optional(),
     memoryTypes: z.array(memoryTypeSchema).min(1).max(MAX_MEMORY_TYPES_FILTER).optional(),
@@ -41,7 +42,7 @@ export const searchInputSchema = z
     recordedBefore: instantSchema.optional(),
     asOf: asOfSchema.optional(),
     order: searchOrderSchema.default("relevance"),
-    cursor: z.string().min(1).max(MAX_CURSOR_LENGTH).optional(),
+    cursor: storableText().min(1).max(MAX_CURSOR_LENGTH).optional(),
     projection: searchProjectionSchema.default("full"),
   })
   .superRefine((v, ctx) => {

@@ -57,8 +57,11 @@ export interface GatewayAppDeps {
   memory: MemoryClient;
   search: SearchClient;
   log: Logger;
-  /** Normalised origins allowed to call /mcp from a browser. */
-  allowedOrigins: readonly string[];
+  /**
+   * Normalised origins allowed to call /mcp from a browser: the configured ones and the server's
+   * own (read per request, because the listening port is known only once the server listens).
+   */
+  allowedOrigins: () => readonly string[];
   /** Health checks behind /ready, one per gRPC peer. */
   peers: PeerChecks;
   metrics?: GatewayMetrics;

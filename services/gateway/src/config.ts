@@ -17,7 +17,10 @@ export const gatewayConfigSchema = z
     SEARCH_ADDR: z.string().min(1).default("127.0.0.1:50052"),
     /** Private Ed25519 JWK (JSON) the gateway signs its per-call service credentials with. */
     SERVICE_SIGNING_JWK: signingKeyEnv,
-    /** Comma-separated browser origins allowed to call /mcp, e.g. "https://claude.ai,https://app.example.com". */
+    /**
+     * Comma-separated browser origins allowed to call /mcp, e.g. "https://claude.ai,https://app.example.com",
+     * besides the server's own (the listening URL and PUBLIC_URL, added once the gateway listens).
+     */
     MCP_ALLOWED_ORIGINS: z
       .string()
       .default("")

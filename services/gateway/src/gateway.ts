@@ -9,6 +9,7 @@ import { createSearchClient, type SearchClient } from "./clients/search.js";
 import type { GatewayConfig } from "./config.js";
 import type { PeerChecks } from "./http/health.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
+import { selfOrigins } from "./http/origin.js";
 import { createMcpEndpoint } from "./mcp/server.js";
 import { createClientMetadataFetcher } from "./oauth/cimd/create-fetcher.js";
 import type { ClientMetadataFetcher } from "./oauth/cimd/fetcher.js";
@@ -51,6 +52,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   // The issuer is PUBLIC_URL, or (local and standalone runs) the URL we end up listening on.
   let listeningUrl = "";
   const location = oauthLocation(() => config.publicUrl ?? listeningUrl);
+  // The server's own origins join the configured ones once the listening URL is known.
+  let allowedOrigins: readonly string[] = config.allowedOrigins;
   // A generated secret keeps a single process working; replicas need the shared UI_SESSION_SECRET.
   if (config.uiSessionSecret === undefined) log.info("review ui sessions signed with a per-process secret (set UI_SESSION_SECRET to share them across replicas)");
   const app = createGatewayApp({
@@ -62,7 +65,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     mcp,
     limits,
     trustProxy: config.trustProxy,
-    allowedOrigins: config.allowedOrigins,
+    allowedOrigins: () => allowedOrigins,
     ...(deps.resolveApiKey ? { resolveApiKey: deps.resolveApiKey } : {}),
     ui: { sessionSecret: config.uiSessionSecret ?? generateSessionSecret(), secureCookies: config.publicUrl?.startsWith("https:") ?? false },
     oauth: { location, clientMetadataFetcher: deps.clientMetadataFetcher ?? createClientMetadataFetcher({ ...config.cimd, logger: log }) },
@@ -80,6 +83,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const { port, address } = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address)}:${port}`;
   listeningUrl = url;
+  allowedOrigins = [...new Set([...config.allowedOrigins, ...selfOrigins([url, config.publicUrl])])];
   log.info({ url, ui: `${config.publicUrl?.replace(/\/$/, "") ?? url}/ui`, publicUrl: config.publicUrl, issuer: location.issuer(), memory: config.memoryAddr, search: config.searchAddr, rateLimits: limits.backend }, "gateway listening");
 
   let closing: Promise<void> | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isOriginAllowed, normalizeOrigin } from "../src/http/origin.js";
+import { isOriginAllowed, normalizeOrigin, selfOrigins } from "../src/http/origin.js";
 
 describe("origin check", () => {
   const allowed = ["https://app.example.com", "http://localhost:3000"];
@@ -35,5 +35,20 @@ describe("origin check", () => {
     expect(normalizeOrigin("http://localhost:80")).toBe("http://localhost");
     expect(normalizeOrigin("ftp://files.example.com")).toBeUndefined();
     expect(normalizeOrigin("claude.ai")).toBeUndefined();
+  });
+
+  it("counts the server's own origins as allowed: each URL, and every loopback name for a loopback one", () => {
+    expect(selfOrigins(["http://127.0.0.1:8080", undefined])).toEqual(["http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080"]);
+    expect(selfOrigins(["http://127.0.0.1:8080", "https://memory.example.com/base/"])).toEqual([
+      "http://127.0.0.1:8080",
+      "http://localhost:8080",
+      "http://[::1]:8080",
+      "https://memory.example.com",
+    ]);
+    // A non-loopback listener is only itself; nothing is derived from a name that is not a URL.
+    expect(selfOrigins(["http://10.0.0.7:8080", "not a url"])).toEqual(["http://10.0.0.7:8080"]);
+    const own = selfOrigins(["http://localhost:3000"]);
+    expect(isOriginAllowed("http://127.0.0.1:3000", own)).toBe(true);
+    for (const other of ["http://127.0.0.1:3001", "https://localhost:3000", "http://evil.example.com"]) expect(isOriginAllowed(other, own), other).toBe(false);
   });
 });

@@ -193,15 +193,15 @@ describe("distributed mode", () => {
 
   it("rejects bad input on every surface, naming the field, and writes nothing", async () => {
     const before = await memoryCount();
-    // Over MCP, arguments that do not parse are a JSON-RPC -32602 error naming the field.
-    const refused = (args: { name: string; arguments: Record<string, unknown> }) =>
-      mcpA.client.callTool(args).then(
-        () => expect.unreachable("the call should have been refused"),
-        (err: unknown) => err as { code?: number; data?: { field?: string } },
-      );
-    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "x".repeat(2001) } })).toMatchObject({ code: -32602, data: { field: "content" } });
-    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "c", mood: "happy" } })).toMatchObject({ code: -32602, data: { field: "mood" } });
-    expect(await refused({ name: "search", arguments: { query: "x", limit: "five" } })).toMatchObject({ code: -32602, data: { field: "limit" } });
+    // Over MCP, arguments that do not parse are an isError result naming the field (SEP-1303).
+    const refused = async (args: { name: string; arguments: Record<string, unknown> }) => {
+      const result = (await mcpA.client.callTool(args)) as { isError?: boolean; content: { text?: string }[] };
+      expect(result.isError).toBe(true);
+      return result.content[0]?.text ?? "";
+    };
+    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "x".repeat(2001) } })).toMatch(/^invalid_input: content: /);
+    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "c", mood: "happy" } })).toBe("invalid_input: mood: unrecognized key");
+    expect(await refused({ name: "search", arguments: { query: "x", limit: "five" } })).toMatch(/^invalid_input: limit: /);
 
     const cases: Array<[string, string, string]> = [
       ["/api/v1/memories", JSON.stringify({ memoryType: "note", topic: "t", content: "x".repeat(2001) }), "content"],

@@ -12,8 +12,14 @@ export const IMPORT_DEADLINE_MS = 15 * 60_000;
 /** One export page (at most 500 lines, about 2 MB). */
 export const EXPORT_PAGE_DEADLINE_MS = 60_000;
 
-export async function importArchive(memory: MemoryClient, input: { format: ImportFormat; ndjson: string }, identity: CallerIdentity): Promise<ImportOutput> {
-  const response = await memory.import({ format: input.format, ndjson: input.ndjson }, { identity, deadlineMs: IMPORT_DEADLINE_MS });
+/** `signal` aborting (the client went away) cancels the import between two records; those stored stay stored. */
+export async function importArchive(
+  memory: MemoryClient,
+  input: { format: ImportFormat; ndjson: string },
+  identity: CallerIdentity,
+  signal?: AbortSignal,
+): Promise<ImportOutput> {
+  const response = await memory.import({ format: input.format, ndjson: input.ndjson }, { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
   return toImportOutput(input.format, response);
 }
 

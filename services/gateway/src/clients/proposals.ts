@@ -8,7 +8,7 @@ import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
 import {
   edgeProposalRecordSchema,
   factProposalRecordSchema,
-  reviewProposalsInputSchema,
+  proposalIdSchema,
   reviewProposalsOutputSchema,
   type EdgeProposalRecord,
   type FactProposalRecord,
@@ -19,7 +19,7 @@ import type { MemoryClient } from "./memory.js";
 
 /** A proposal id from a URL path, validated like the tool's; a malformed one reads like an unknown one. */
 export function proposalIdFromPath(raw: unknown): string {
-  const parsed = reviewProposalsInputSchema.options[1].shape.proposalId.safeParse(raw);
+  const parsed = proposalIdSchema.safeParse(raw);
   if (!parsed.success) throw new AppError("not_found", "proposal not found");
   return parsed.data.toLowerCase();
 }

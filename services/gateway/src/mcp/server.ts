@@ -5,12 +5,14 @@
  * prompts (with debrief.scope completion), the memory resource template, the instructions from
  * the jobs table and a cache hint for every cacheable result.
  *
- * tools/call is dispatched here rather than by McpServer's built-in handler, which answers invalid
- * arguments with an isError result. We answer them with a JSON-RPC -32602 error naming the field,
- * the protocol's signal that a client's cached catalog may be stale. Tool failures after the
- * arguments parsed stay isError results with a reason code.
+ * tools/call is dispatched here rather than by McpServer's built-in handler so that arguments
+ * are parsed by the tool's own zod schema and a refusal names every offending field, never a
+ * value. Per SEP-1303 (protocol 2025-11-25) that refusal is a tool execution error, an isError
+ * result the model reads and corrects itself from, the same on every protocol version
+ * (docs/adr/0018-tool-argument-errors-are-tool-results.md). An unknown tool and a malformed
+ * request stay JSON-RPC errors (-32602).
  */
-import { AppError, invalidInput } from "@3ngram/errors";
+import { AppError, inputProblems, type InputProblem } from "@3ngram/errors";
 import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
 import { errorSummary, type Logger } from "@3ngram/runtime";
 import {
@@ -34,8 +36,9 @@ import type { GatewayMetrics } from "../http/metrics.js";
 import type { LayerLimiter } from "../ratelimit/limiter.js";
 import { CACHE_HINTS } from "./cache.js";
 import { cachedJsonSchema } from "./cached-json-schema.js";
-import { isCallerFault, toolError, toolErrorText } from "./errors.js";
+import { isCallerFault, toolError } from "./errors.js";
 import { SERVER_INSTRUCTIONS } from "./jobs.js";
+import { refuseMalformedParams } from "./params-guard.js";
 import { registerPrompts } from "./prompts.js";
 import { registerMemoryResource } from "./resources.js";
 import type { ToolDefinition } from "./tool.js";
@@ -72,8 +75,22 @@ export interface McpDeps {
 type ToolHandler = (input: unknown, ctx: ServerContext) => Promise<CallToolResult>;
 
 /** One server for one HTTP request; `request.authInfo` is the verified caller the bearer middleware passed on. */
+/**
+ * What initialize and server/discover advertise. A stateless server has no stream to push
+ * list_changed notifications on, and its lists change only with a deployment (which the catalog
+ * cache hints cover), so none of the lists claims them; McpServer would otherwise claim all three.
+ */
+export const SERVER_CAPABILITIES = {
+  tools: { listChanged: false },
+  prompts: { listChanged: false },
+  resources: { listChanged: false },
+} as const;
+
 export function buildMcpServer(deps: McpDeps, request: Pick<McpRequestContext, "authInfo"> = {}): McpServer {
-  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { instructions: SERVER_INSTRUCTIONS, cacheHints: CACHE_HINTS });
+  const server = new McpServer(
+    { name: SERVER_NAME, version: SERVER_VERSION },
+    { instructions: SERVER_INSTRUCTIONS, cacheHints: CACHE_HINTS, capabilities: { ...SERVER_CAPABILITIES } },
+  );
   const handlers = new Map<string, { tool: ToolDefinition<z.ZodType, z.ZodType>; handle: ToolHandler }>();
   for (const tool of TOOLS) handlers.set(tool.name, { tool, handle: registerTool(server, tool, deps) });
   // Replaces the handler registerTool installed (setRequestHandler overwrites); see the header comment.
@@ -90,8 +107,9 @@ export function buildMcpServer(deps: McpDeps, request: Pick<McpRequestContext, "
 }
 
 /**
- * tools/call: an unknown tool or arguments that do not parse are JSON-RPC -32602 errors (the
- * message names the field, never the value); everything else goes to the tool's handler.
+ * tools/call: an unknown tool is a JSON-RPC -32602 error; arguments that do not parse are an
+ * isError result naming every problem (field and reason, never the value); everything else goes
+ * to the tool's handler.
  */
 async function dispatchToolCall(
   server: McpServer,
@@ -104,37 +122,29 @@ async function dispatchToolCall(
   const entry = handlers.get(name);
   if (entry === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
   const parsed = entry.tool.inputSchema.safeParse(call.params.arguments ?? {});
-  if (!parsed.success) {
-    const { appError, fields } = invalidArguments(parsed.error.issues);
-    const requestId = fromAuthInfo(ctx.http?.authInfo)?.requestId ?? "unknown";
-    deps.metrics.toolCalls.inc({ tool: name, outcome: appError.reason });
-    // Field paths can include whatever unknown keys the caller sent, so only their number is logged.
-    deps.log.warn({ request_id: requestId, tool: name, outcome: appError.reason, problems: fields.length }, "tool call refused");
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, toolErrorText(appError, requestId), {
-      reason: appError.reason,
-      tool: name,
-      field: appError.details.field,
-      fields,
-    });
+  if (parsed.success) {
+    const result = await entry.handle(parsed.data, ctx);
+    return server.server.projectCallToolResult(result, outputJsonSchema(entry.tool));
   }
-  const result = await entry.handle(parsed.data, ctx);
-  return server.server.projectCallToolResult(result, outputJsonSchema(entry.tool));
+  const problems = inputProblems(parsed.error.issues);
+  const requestId = fromAuthInfo(ctx.http?.authInfo)?.requestId ?? "unknown";
+  deps.metrics.toolCalls.inc({ tool: name, outcome: "invalid_input" });
+  // Field paths can include whatever unknown keys the caller sent, so only their number is logged.
+  deps.log.warn({ request_id: requestId, tool: name, outcome: "invalid_input", problems: problems.length }, "tool call refused");
+  return { isError: true, content: [{ type: "text", text: invalidArgumentsText(problems) }] };
 }
 
 /** Problems named per refusal; a call rarely has more, and the message stays short. */
 const MAX_NAMED_PROBLEMS = 5;
 
 /**
- * Every problem with the arguments, not just the first, so one round trip fixes them all (a typo'd
- * key usually comes with the missing key it was meant to be). `field` is the first, as on REST.
+ * "invalid_input: content: Too big: …; bogus: unrecognized key": every problem, so one round
+ * trip fixes them all (a typo'd key usually comes with the missing key it was meant to be).
  */
-function invalidArguments(issues: readonly z.core.$ZodIssue[]): { appError: AppError; fields: string[] } {
-  const each = issues.map((issue) => invalidInput([issue]));
-  const fields = [...new Set(each.map((e) => e.details.field ?? "input"))];
-  const named = each.slice(0, MAX_NAMED_PROBLEMS).map((e) => e.message);
-  const more = each.length > MAX_NAMED_PROBLEMS ? `; and ${each.length - MAX_NAMED_PROBLEMS} more` : "";
-  const first = invalidInput(issues);
-  return { appError: new AppError("invalid_input", named.join("; ") + more, { field: first.details.field ?? "input" }), fields };
+export function invalidArgumentsText(problems: readonly InputProblem[]): string {
+  const named = problems.slice(0, MAX_NAMED_PROBLEMS).map((p) => `${p.field}: ${p.message}`);
+  const more = problems.length > MAX_NAMED_PROBLEMS ? `; and ${problems.length - MAX_NAMED_PROBLEMS} more` : "";
+  return `invalid_input: ${named.join("; ")}${more}`;
 }
 
 /**
@@ -205,9 +215,10 @@ const tracer = trace.getTracer("@3ngram/gateway");
 
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
 export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
-  return createMcpHandler((request) => buildMcpServer(deps, request), {
+  const handler = createMcpHandler((request) => buildMcpServer(deps, request), {
     // Messages can quote the request body (e.g. JSON parse errors), so only the error's class and code are logged.
     onerror: (error) => deps.log.warn({ error: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
   });
+  return refuseMalformedParams(handler);
 }

@@ -120,6 +120,16 @@ function hiddenFields(request: ValidRequest): Record<string, string> {
   };
 }
 
+/** The consent page's own fields, each at most once and storable; undefined when any is not. */
+function consentFields(form: Record<string, unknown>): { csrfToken?: string; decision?: string; apiKey?: string } | undefined {
+  try {
+    return { csrfToken: singleParam(form, "csrf_token"), decision: singleParam(form, "decision"), apiKey: singleParam(form, "api_key") };
+  } catch (err) {
+    if (err instanceof OAuthError) return undefined;
+    throw err;
+  }
+}
+
 export function authorizeRouter(deps: AuthorizeDeps): Router {
   const { log, location } = deps;
   const router = Router();
@@ -175,18 +185,22 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
       handleFailure(res, err);
       return;
     }
+    // The page's own fields: a form our page did not produce (a field sent twice, text no key
+    // can hold) is refused like a missing CSRF token, before anything else happens.
+    const consent = consentFields(form);
+    if (consent === undefined || !sameToken(cookieValue(req, CSRF_COOKIE), consent.csrfToken)) {
+      log.warn({ request_id: requestIdOf(res), reason: "csrf" }, "consent form refused");
+      showPage(res, request, 403, "This form expired or was not sent from this page. Please try again.");
+      return;
+    }
     try {
-      if (!sameToken(cookieValue(req, CSRF_COOKIE), singleParam(form, "csrf_token"))) {
-        showPage(res, request, 403, "This form expired or was not sent from this page. Please try again.");
-        return;
-      }
-      if (singleParam(form, "decision") !== "allow") {
+      if (consent.decision !== "allow") {
         redirectWith(res, request, { error: "access_denied", error_description: "the user denied the request" }, location);
         return;
       }
       let principal: Principal;
       try {
-        principal = await deps.resolveApiKey(singleParam(form, "api_key") ?? "");
+        principal = await deps.resolveApiKey(consent.apiKey ?? "");
       } catch (err) {
         if (isAppError(err) && err.reason === "unauthenticated") {
           showPage(res, request, 401, "That API key was not accepted.");

@@ -6,6 +6,7 @@
  */
 import { isAppError, toAppError } from "@3ngram/errors";
 import { errorSummary, type Logger } from "@3ngram/runtime";
+import { UNSTORABLE_TEXT_MESSAGE, isStorableText } from "@3ngram/schema";
 import type { Response } from "express";
 import { requestIdOf } from "../http/locals.js";
 
@@ -35,12 +36,15 @@ export class OAuthError extends Error {
 
 /**
  * A parameter that may appear at most once (RFC 6749 §3.1): express parses a repeated one into an
- * array, which is refused here rather than read as one of its values.
+ * array, which is refused here rather than read as one of its values. Every OAuth form and query
+ * parameter is read through here, so this is also where text the database cannot store (NUL,
+ * unpaired surrogates) is refused, before any lookup.
  */
 export function singleParam(params: Record<string, unknown>, name: string): string | undefined {
-  const value = params[name];
+  const value = Object.hasOwn(params, name) ? params[name] : undefined;
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw new OAuthError("invalid_request", `${name} must appear once`);
+  if (!isStorableText(value)) throw new OAuthError("invalid_request", `${name} ${UNSTORABLE_TEXT_MESSAGE}`);
   return value;
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Logger } from "@3ngram/runtime";
 import { SCOPES } from "@3ngram/rpc";
+import { isStorableText } from "@3ngram/schema";
 import express, { Router, type ErrorRequestHandler, type Request } from "express";
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
@@ -48,6 +49,7 @@ function clientCredentials(req: Request, body: Record<string, unknown>): ClientC
     } catch {
       throw new OAuthError("invalid_client", "client authentication failed", 401);
     }
+    if (!isStorableText(clientId) || !isStorableText(clientSecret)) throw new OAuthError("invalid_client", "client authentication failed", 401);
     if (bodyId !== undefined && bodyId !== clientId) throw new OAuthError("invalid_client", "client authentication failed", 401);
     return { clientId, clientSecret, basic: true };
   }

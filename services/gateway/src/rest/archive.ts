@@ -38,7 +38,17 @@ export function archiveRouter(memory: MemoryClient, auth: RequestHandler, log: L
       const identity = identityFor(res, SCOPES.write);
       const { format } = parseInput(importQuerySchema, { ...req.query });
       const ndjson = typeof req.body === "string" ? req.body : "";
-      res.json(await importArchive(memory, { format, ndjson }, identity));
+      // A client that hangs up stops the import: nobody is left to read the per-line results.
+      const gone = new AbortController();
+      res.on("close", () => {
+        if (!res.writableEnded) gone.abort();
+      });
+      try {
+        res.json(await importArchive(memory, { format, ndjson }, identity, gone.signal));
+      } catch (err) {
+        if (!gone.signal.aborted) throw err;
+        log.info({ request_id: requestIdOf(res) }, "import stopped: the client disconnected");
+      }
     },
   );
 

@@ -2,11 +2,12 @@
  * REST edge of the error model: an AppError becomes `{ error, detail?, field?, ids?, request_id }`
  * with the HTTP status from the one reason table. Unknown errors are never described to the caller.
  */
-import { AppError, REASONS, isAppError, toAppError } from "@3ngram/errors";
+import { AppError, REASONS, toAppError } from "@3ngram/errors";
 import { MAX_REQUEST_BODY_BYTES, type RestErrorBody } from "@3ngram/schema";
 import { errorSummary, type Logger } from "@3ngram/runtime";
 import type { ErrorRequestHandler, Response } from "express";
 import { requestIdOf } from "../http/locals.js";
+import { requestFault } from "../http/request-faults.js";
 
 export const WWW_AUTHENTICATE = 'Bearer realm="3ngram"';
 
@@ -49,36 +50,18 @@ export function logError(log: Logger, original: unknown, appError: AppError, req
   else log.error({ ...fields, error: errorSummary(original) }, "request failed");
 }
 
-/** body-parser failures carry a `type`; anything else is ours. */
-function bodyParserType(err: unknown): string | undefined {
-  const type = (err as { type?: unknown } | null)?.type;
-  return typeof type === "string" ? type : undefined;
-}
-
-/** Last middleware: malformed or oversized bodies, then everything a route let escape. */
+/** Last middleware: a request that could not be read (bad path escapes, bodies), then everything a route let escape. */
 export function restErrorHandler(log: Logger): ErrorRequestHandler {
   return (err, _req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;
     }
-    const requestId = requestIdOf(res);
-    const type = bodyParserType(err);
-    if (type === "entity.parse.failed") {
-      log.warn({ request_id: requestId, reason: "invalid_input" }, "malformed JSON body");
-      res.status(400).json({ error: "invalid_input", detail: "malformed JSON body", request_id: requestId });
-      return;
-    }
-    if (type === "entity.too.large") {
-      log.warn({ request_id: requestId, reason: "invalid_input" }, "body too large");
-      res.status(413).json({ error: "invalid_input", detail: `request body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`, request_id: requestId });
-      return;
-    }
-    if (type !== undefined && !isAppError(err)) {
-      // Unsupported charset or encoding and the like: still the caller's request that is wrong.
-      const status = (err as { status?: unknown }).status;
-      const code = typeof status === "number" && status >= 400 && status < 500 ? status : 400;
-      res.status(code).json({ error: "invalid_input", detail: "unreadable request body", request_id: requestId });
+    const fault = requestFault(err, { maxBodyBytes: MAX_REQUEST_BODY_BYTES });
+    if (fault !== undefined) {
+      const requestId = requestIdOf(res);
+      log.warn({ request_id: requestId, reason: fault.reason, status: fault.status }, "unreadable request refused");
+      res.status(fault.status).json({ error: fault.reason, detail: fault.detail, request_id: requestId });
       return;
     }
     sendError(res, err, log);

@@ -39,7 +39,8 @@ export function factsRouter(memory: MemoryClient, auth: RequestHandler): Router 
 export function factsQueryToInput(query: Record<string, unknown>): GetFactsInput {
   const input: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
-    const path = FACTS_QUERY_PARAMS[name];
+    // Own keys only: a parameter named like a built-in (constructor, __proto__) is just unknown.
+    const path = Object.hasOwn(FACTS_QUERY_PARAMS, name) ? FACTS_QUERY_PARAMS[name] : undefined;
     if (path === undefined) throw new AppError("invalid_input", `${name}: unknown query parameter`, { field: name });
     if (value === undefined) continue;
     if (path.length === 1) {

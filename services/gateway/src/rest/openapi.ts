@@ -44,7 +44,7 @@ import {
   rememberOutputSchema,
   resolveInputSchema,
   resolveOutputSchema,
-  restErrorBodySchema,
+  restErrorOutputSchema,
   reviewProposalsOutputSchema,
   reviseInputSchema,
   reviseOutputSchema,
@@ -266,7 +266,7 @@ const NAMED: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([
   [configureScopeInputSchema, "ConfigureScope"],
   [configureScopeOutputSchema, "ConfigureScopeOutput"],
   [reviewProposalsOutputSchema, "ReviewProposalsOutput"],
-  [restErrorBodySchema, "Error"],
+  [restErrorOutputSchema, "Error"],
   [readinessOutputSchema, "Readiness"],
 ]);
 
@@ -281,7 +281,7 @@ export function openApiDocument(): Json {
     const path = route.path.replace(/:(\w+)/g, "{$1}");
     paths[path] = { ...paths[path], [route.method]: operation(route, components) };
   }
-  const errorRef = components.ref(restErrorBodySchema, "output");
+  const errorRef = components.ref(restErrorOutputSchema, "output");
   const responses = Object.fromEntries(Object.entries(ERROR_TEXT).map(([status, description]) => [`Error${status}`, { description, content: { "application/json": { schema: errorRef } } }]));
   built = {
     openapi: "3.1.0",

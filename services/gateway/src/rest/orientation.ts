@@ -86,12 +86,10 @@ function numberFromQuery(value: string): unknown {
   return Number.isFinite(n) ? n : value;
 }
 
-/** selector.scope → scope: the flat parameter the caller sent; an unknown selector key is reported by its own name. */
+/** selector.scope → scope: the flat parameter the caller sent (a problem with the selector as a whole is kind's). */
 function toQueryIssue(issue: ValidationIssue): ValidationIssue {
   const [head, ...rest] = issue.path;
   if (head !== "selector") return issue;
-  const keys = (issue as { keys?: unknown }).keys;
-  if (rest.length === 0 && Array.isArray(keys) && keys.length > 0) return { path: [String(keys[0])], message: "not accepted with this kind" };
   return { ...issue, path: rest.length > 0 ? rest : ["kind"] };
 }
 

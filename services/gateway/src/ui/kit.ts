@@ -30,6 +30,7 @@ export function sessionOf(res: Response): UiSession {
 
 /** The text a form field was sent with ("" when absent or repeated). */
 export function field(source: unknown, name: string): string {
-  const value = (source as Record<string, unknown> | undefined)?.[name];
+  if (typeof source !== "object" || source === null || !Object.hasOwn(source, name)) return "";
+  const value = (source as Record<string, unknown>)[name];
   return typeof value === "string" ? value : "";
 }

@@ -28,6 +28,7 @@ import type { SearchClient } from "../clients/search.js";
 import { cookieValue, sameToken } from "../http/cookies.js";
 import { setPageHeaders } from "../http/html-page.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
+import { requestFault } from "../http/request-faults.js";
 import { logError } from "../rest/errors.js";
 import { type UiKit, field, sessionOf } from "./kit.js";
 import { messagePage, type Flash, type SignedIn } from "./layout.js";
@@ -185,8 +186,8 @@ function pageErrors(log: Logger, page: (res: Response, status: number, html: str
       next(err);
       return;
     }
-    const bodyType = (err as { type?: unknown } | null)?.type;
-    const appError = typeof bodyType === "string" && !isAppError(err) ? new AppError("invalid_input", "unreadable form") : toAppError(err);
+    const fault = requestFault(err, { maxBodyBytes: MAX_FORM_BYTES });
+    const appError = fault === undefined ? toAppError(err) : new AppError(fault.reason, fault.reason === "not_found" ? "no such page" : "unreadable form");
     logError(log, err, appError, requestIdOf(res));
     const { reason } = appError;
     const text =
@@ -197,6 +198,6 @@ function pageErrors(log: Logger, page: (res: Response, status: number, html: str
           : appError.details.field
             ? `${appError.message} (${appError.details.field})`
             : appError.message;
-    page(res, REASONS[reason].http, messagePage(TITLES[reason] ?? "Something went wrong", text, signedIn(res)));
+    page(res, fault?.status ?? REASONS[reason].http, messagePage(TITLES[reason] ?? "Something went wrong", text, signedIn(res)));
   };
 }

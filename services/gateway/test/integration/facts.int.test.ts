@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidArguments, structured } from "../support/mcp-client.js";
 import { instantBetween, waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
@@ -134,7 +134,7 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
   it("refuses asOf with range, naming the field", async () => {
     // Arguments that do not parse are a JSON-RPC -32602 error naming the field (never the value).
     const refusal = async (args: Record<string, unknown>, field: string) => {
-      const { message, data } = await invalidParams(callTool(client, "get_facts", args));
+      const { message, data } = await invalidArguments(callTool(client, "get_facts", args));
       expect(message).toMatch(new RegExp(`^invalid_input: ${field.replace(".", "\\.")}: `));
       expect(data).toMatchObject({ reason: "invalid_input", field });
       return message;

@@ -17,7 +17,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { connectMcp, type McpConnection } from "../../../../test/support/mcp.js";
-import { invalidParams } from "../support/mcp-client.js";
+import { invalidArguments, type ToolResult } from "../support/mcp-client.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
 
@@ -137,7 +137,7 @@ describe.each([
     await mcp.call("resolve", { memoryId: id, status: "resolved" });
     expect(await mcp.callError("resolve", { memoryId: id, status: "waiting" })).toBe("invalid_transition: resolved -> waiting");
     expect((await getMemories(mcp, [id])).get(id)!.commitment?.status).toBe("resolved");
-    const bad = await invalidParams(mcp.client.callTool({ name: "resolve", arguments: { memoryId: id, status: "finished" } }));
+    const bad = await invalidArguments(mcp.client.callTool({ name: "resolve", arguments: { memoryId: id, status: "finished" } }) as Promise<ToolResult>);
     expect(bad.data).toMatchObject({ reason: "invalid_input", field: "status" });
   });
 

@@ -1,7 +1,7 @@
 /**
  * The MCP surface as a whole, with the official client against a real gateway on the real memory
  * and search services: every protocol version the gateway serves, the instructions, prompts,
- * resource template and completion, cache hints per era, -32602 for arguments that do not parse,
+ * resource template and completion, cache hints per era, isError results for arguments that do not parse,
  * the header telemetry, the schema-openness invariant and the worst-case response size.
  */
 import { randomUUID } from "node:crypto";
@@ -31,7 +31,7 @@ import { CATALOG_CACHE_TTL_MS, MEMORY_RESOURCE_CACHE_TTL_MS } from "../../src/mc
 import { MEMORY_RESOURCE_TEMPLATE } from "../../src/mcp/catalog.js";
 import { SERVER_INSTRUCTIONS, TOOLS } from "../../src/mcp/server.js";
 import { testConfig, type GatewayPeers } from "../support/gateway.js";
-import { ERAS, PROTOCOL_MATRIX, callTool, connect, connectRecorded, errorText, invalidParams, rpcResults, structured, type RecordedClient, type WireExchange } from "../support/mcp-client.js";
+import { ERAS, PROTOCOL_MATRIX, callTool, connect, connectRecorded, errorText, invalidArguments, invalidParams, rpcResults, structured, type RecordedClient, type WireExchange } from "../support/mcp-client.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -147,10 +147,13 @@ describe.each(PROTOCOL_MATRIX)("protocol $name", (version) => {
     await invalidParams(client.getPrompt({ name: "briefing", arguments: { selector: "everything" } }));
   });
 
-  it("answers arguments that do not parse with -32602 naming the field", async () => {
-    const { message, data } = await invalidParams(callTool(client, "search", { query: "q", lmit: 3 }));
-    expect(message).toBe('invalid_input: lmit: Unrecognized key: "lmit"');
-    expect(data).toEqual({ reason: "invalid_input", tool: "search", field: "lmit", fields: ["lmit"] });
+  it("answers arguments that do not parse with an isError result naming every field (SEP-1303), an unknown tool with -32602", async () => {
+    const result = await callTool(client, "search", { query: "q", lmit: 3 });
+    expect(result).toMatchObject({ isError: true, content: [{ type: "text", text: "invalid_input: lmit: unrecognized key" }] });
+    expect(result.structuredContent).toBeUndefined();
+    const { message } = await invalidArguments(callTool(client, "remember", { memoryType: "idea", topic: "", bogus: 1 }));
+    expect(message).toMatch(/^invalid_input: memoryType: .*; topic: .*; content: .*; bogus: unrecognized key$/);
+    expect((await invalidParams(callTool(client, "no_such_tool", {}))).message).toMatch(/no_such_tool/);
   });
 
   if (version.modern) {
@@ -428,13 +431,13 @@ describe("the advertised schemas", () => {
     const client = await connect(gateway.url, owner.apiKey, ERAS[0]);
     try {
       for (const tool of TOOLS) {
-        const { data } = await invalidParams(callTool(client, tool.name, { unexpectedKey: true }));
-        expect(data, tool.name).toMatchObject({ reason: "invalid_input", tool: tool.name });
+        const { data } = await invalidArguments(callTool(client, tool.name, { unexpectedKey: true }));
+        expect(data.fields, tool.name).toContain("unexpectedKey");
         // The first problem named is the unknown key itself, or a required key the call lacked.
         expect(typeof data?.field, tool.name).toBe("string");
       }
       // With otherwise valid arguments, the unknown key is what is named.
-      const { data } = await invalidParams(callTool(client, "get_memories", { ids: [randomUUID()], unexpectedKey: 1 }));
+      const { data } = await invalidArguments(callTool(client, "get_memories", { ids: [randomUUID()], unexpectedKey: 1 }));
       expect(data).toMatchObject({ field: "unexpectedKey" });
     } finally {
       await client.close();

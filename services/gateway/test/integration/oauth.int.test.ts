@@ -14,10 +14,6 @@ import {
   Client,
   StreamableHTTPClientTransport,
   UnauthorizedError,
-  type OAuthClientInformationMixed,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthTokens,
 } from "@modelcontextprotocol/client";
 import { SignJWT, importJWK, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,6 +37,7 @@ import {
   tokenRequest,
 } from "../../../../test/support/oauth.js";
 import { capturedLog } from "../support/captured-log.js";
+import { ConsentingHost } from "../../../../test/support/consenting-host.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -107,54 +104,13 @@ async function connectWithToken(token: string): Promise<Client> {
   return client;
 }
 
-/** An OAuth client provider as an MCP host implements it; the "browser" step submits the consent form with an API key. */
-class ConsentingProvider implements OAuthClientProvider {
-  private info: OAuthClientInformationMixed | undefined;
-  private saved: OAuthTokens | undefined;
-  private verifier = "";
-  callback: URLSearchParams | undefined;
-  constructor(
-    private readonly apiKey: string,
-    private readonly options: { clientMetadataUrl?: string } = {},
-  ) {}
-  get clientMetadataUrl() {
-    return this.options.clientMetadataUrl;
-  }
-  get redirectUrl() {
-    return REDIRECT_URI;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: "SDK test host", redirect_uris: [REDIRECT_URI], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-    secretsSeen.add(tokens.access_token);
-    if (tokens.refresh_token) secretsSeen.add(tokens.refresh_token);
-  }
-  async redirectToAuthorization(url: URL) {
-    this.callback = (await approve(base, url, this.apiKey)).searchParams;
-    const code = this.callback.get("code");
-    if (code) secretsSeen.add(code);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
+/** An MCP host whose every token and code is remembered, to check the logs for them. */
+function host(apiKey: string, options: { clientMetadataUrl?: string } = {}): ConsentingHost {
+  return new ConsentingHost(base, apiKey, { ...options, onSecret: (secret) => secretsSeen.add(secret) });
 }
 
 /** The SDK's whole flow: 401 → discovery → registration (or CIMD) → consent → token → connected client. */
-async function connectThroughOAuth(provider: ConsentingProvider): Promise<Client> {
+async function connectThroughOAuth(provider: ConsentingHost): Promise<Client> {
   const mcpUrl = new URL(`${base}/mcp`);
   const first = new Client({ name: "oauth-sdk", version: "1.0.0" });
   const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
@@ -209,7 +165,7 @@ describe("discovery", () => {
 
 describe("the official MCP client's OAuth flow", () => {
   it("discovers, registers, is authorized with an API key, and calls tools with the access token", async () => {
-    const provider = new ConsentingProvider(tenantA.apiKey);
+    const provider = host(tenantA.apiKey);
     const client = await connectThroughOAuth(provider);
     const stored = await callTool(client, "remember", remember("sdk flow"));
     expect(stored.isError).toBeFalsy();
@@ -228,7 +184,7 @@ describe("the official MCP client's OAuth flow", () => {
   it("authorizes a Client ID Metadata Document client through the injected fetcher", async () => {
     const clientId = "https://host.example/oauth/client.json";
     fetcher.documents.set(clientId, { client_id: clientId, client_name: "Metadata host", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" });
-    const provider = new ConsentingProvider(tenantA.apiKey, { clientMetadataUrl: clientId });
+    const provider = host(tenantA.apiKey, { clientMetadataUrl: clientId });
     const client = await connectThroughOAuth(provider);
     expect((await callTool(client, "remember", remember("cimd"))).isError).toBeFalsy();
     await client.close();

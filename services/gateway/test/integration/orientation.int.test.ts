@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidArguments, structured } from "../support/mcp-client.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -153,9 +153,9 @@ describe("briefing", () => {
   });
 
   it("refuses bad arguments: -32602 over MCP, 400 naming the query parameter over REST", async () => {
-    expect((await invalidParams(callTool(modern, "briefing", {}))).data).toMatchObject({ field: "selector" });
-    expect((await invalidParams(callTool(modern, "briefing", { selector: { kind: "all" }, sectionLimit: 101 }))).data).toMatchObject({ field: "sectionLimit" });
-    expect((await invalidParams(callTool(modern, "briefing", { selector: { kind: "all" }, sections: [] }))).data).toMatchObject({ field: "sections" });
+    expect((await invalidArguments(callTool(modern, "briefing", {}))).data).toMatchObject({ field: "selector" });
+    expect((await invalidArguments(callTool(modern, "briefing", { selector: { kind: "all" }, sectionLimit: 101 }))).data).toMatchObject({ field: "sectionLimit" });
+    expect((await invalidArguments(callTool(modern, "briefing", { selector: { kind: "all" }, sections: [] }))).data).toMatchObject({ field: "sections" });
     for (const [query, field] of [
       ["kind=all&colour=red", "colour"],
       ["mode=full", "kind"],
@@ -202,7 +202,7 @@ describe("handoff", () => {
   });
 
   it("refuses bad arguments over both transports", async () => {
-    expect((await invalidParams(callTool(modern, "handoff", { selector: { kind: "all" }, generatedFor: "x".repeat(257) }))).data).toMatchObject({ field: "generatedFor" });
+    expect((await invalidArguments(callTool(modern, "handoff", { selector: { kind: "all" }, generatedFor: "x".repeat(257) }))).data).toMatchObject({ field: "generatedFor" });
     const res = await post("/api/v1/handoff", { selector: { kind: "all" }, sectionLimit: 500 });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_input", field: "sectionLimit" });
@@ -237,7 +237,7 @@ describe("describe_environment", () => {
   });
 
   it("takes no arguments", async () => {
-    expect((await invalidParams(callTool(modern, "describe_environment", { verbose: true }))).data).toMatchObject({ field: "verbose" });
+    expect((await invalidArguments(callTool(modern, "describe_environment", { verbose: true }))).data).toMatchObject({ field: "verbose" });
     const res = await get("/api/v1/environment?verbose=1");
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_input", field: "verbose" });

@@ -14,7 +14,7 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import { writer } from "../../../../test/support/calls.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidArguments, structured } from "../support/mcp-client.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -80,16 +80,17 @@ const rest = (path: string, init: { method?: string; key?: string; json?: unknow
   });
 
 describe("review_proposals over MCP", () => {
-  it("is advertised with a closed variant per action and the append hints", async () => {
+  it("is advertised as one flat closed object with the append hints", async () => {
     const client = await connect(gateway.url, tenantA.apiKey, ERAS[1]);
     try {
       const tool = (await client.listTools()).tools.find((t) => t.name === "review_proposals")!;
       expect(tool.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
-      const input = tool.inputSchema as { type: string; oneOf?: Array<Record<string, unknown>>; anyOf?: Array<Record<string, unknown>> };
-      expect(input.type).toBe("object");
-      const variants = input.oneOf ?? input.anyOf ?? [];
-      expect(variants.map((v) => (v.properties as { action: { const: string } }).action.const).sort()).toEqual(["accept", "list", "reject"]);
-      for (const v of variants) expect(v.additionalProperties).toBe(false);
+      // One flat, closed object (model APIs refuse a composed root): action is an enum, the rest optional.
+      const input = tool.inputSchema as { type: string; properties: Record<string, { enum?: string[] }>; required: string[]; additionalProperties: unknown };
+      expect(input).not.toHaveProperty("oneOf");
+      expect(input).toMatchObject({ type: "object", required: ["action"], additionalProperties: false });
+      expect(input.properties.action?.enum?.sort()).toEqual(["accept", "list", "reject"]);
+      expect(Object.keys(input.properties).sort()).toEqual(["action", "limit", "proposalId", "rationale", "status"]);
       expect(tool.description).toMatch(/factProposals/);
     } finally {
       await client.close();
@@ -172,12 +173,14 @@ describe("review_proposals over MCP", () => {
       const denied = await callTool(client, "review_proposals", { action: "accept", proposalId: UNKNOWN });
       expect(errorText(denied)).toBe("insufficient_scope: memory:write required");
       expect(errorText(await callTool(client, "review_proposals", { action: "reject", proposalId: UNKNOWN }))).toBe("insufficient_scope: memory:write required");
-      const refused = async (args: Record<string, unknown>) => (await invalidParams(callTool(client, "review_proposals", args))).data?.field;
+      const refused = async (args: Record<string, unknown>) => (await invalidArguments(callTool(client, "review_proposals", args))).data?.field;
       expect(await refused({ action: "list", limit: 101 })).toBe("limit");
       expect(await refused({ action: "list", status: "pending" })).toBe("status");
       expect(await refused({ action: "accept", proposalId: "not-a-uuid" })).toBe("proposalId");
       expect(await refused({ action: "reject", proposalId: UNKNOWN, rationale: "x".repeat(2001) })).toBe("rationale");
       expect(await refused({ action: "approve", proposalId: UNKNOWN })).toBe("action");
+      expect(await refused({ action: "accept" })).toBe("proposalId");
+      expect(await refused({ action: "list", proposalId: UNKNOWN })).toBe("proposalId");
     } finally {
       await client.close();
     }

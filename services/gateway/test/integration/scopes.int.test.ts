@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidArguments, structured } from "../support/mcp-client.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -75,13 +75,12 @@ describe("configure_scope over MCP", () => {
     expect(tools.filter((t) => t.annotations?.destructiveHint === true).map((t) => t.name)).toEqual(["configure_scope"]);
     expect(tool!.title).toBeTruthy();
     expect((tool!.description ?? "").length).toBeGreaterThan(200);
-    // The discriminated union is advertised as an object with one closed variant per action.
-    const input = tool!.inputSchema as { type: string; oneOf?: Array<Record<string, unknown>>; anyOf?: Array<Record<string, unknown>> };
-    expect(input.type).toBe("object");
-    const variants = input.oneOf ?? input.anyOf ?? [];
-    const actions = variants.map((v) => (v.properties as { action: { const: string } }).action.const);
-    expect(actions.sort()).toEqual(["create", "delete", "list", "rename", "set_aliases", "set_mappings", "set_retrieval_default"]);
-    for (const v of variants) expect(v.additionalProperties, JSON.stringify(v)).toBe(false);
+    // One flat, closed object (model APIs refuse a composed root): action is an enum, the rest optional.
+    const input = tool!.inputSchema as { type: string; properties: Record<string, { enum?: string[] }>; required: string[]; additionalProperties: unknown };
+    expect(input).not.toHaveProperty("oneOf");
+    expect(input).toMatchObject({ type: "object", required: ["action"], additionalProperties: false });
+    expect(input.properties.action?.enum?.sort()).toEqual(["create", "delete", "list", "rename", "set_aliases", "set_mappings", "set_retrieval_default"]);
+    expect(Object.keys(input.properties).sort()).toEqual(["action", "aliases", "mode", "name", "newName", "projects", "scope"]);
     expect((tool!.outputSchema as { type: string }).type).toBe("object");
   });
 
@@ -118,9 +117,14 @@ describe("configure_scope over MCP", () => {
   it("refuses bad input naming the field, conflicts and unknown names", async () => {
     const client = await connect(gateway.url, tenantA.apiKey, ERAS[1]);
     try {
-      // Arguments the schema refuses are JSON-RPC -32602 errors naming the field.
-      const refused = async (args: Record<string, unknown>) => (await invalidParams(callTool(client, "configure_scope", args))).data?.field;
+      // Arguments the schema refuses are isError results naming the field (SEP-1303).
+      const refused = async (args: Record<string, unknown>) => (await invalidArguments(callTool(client, "configure_scope", args))).data?.field;
       expect(await refused({ action: "create", name: "Not Kebab" })).toBe("name");
+      // Each action is held to its own fields: a missing one is required, another action's is not accepted.
+      const missing = await invalidArguments(callTool(client, "configure_scope", { action: "rename", name: "work" }));
+      expect(missing.message).toBe('invalid_input: newName: required with action "rename"');
+      const foreign = await invalidArguments(callTool(client, "configure_scope", { action: "list", name: "work" }));
+      expect(foreign.message).toBe('invalid_input: name: not accepted with action "list"');
       expect(await refused({ action: "explode" })).toBe("action");
       expect(await refused({ action: "list", extra: 1 })).toBe("extra");
       expect(await refused({ action: "set_retrieval_default", mode: "default" })).toBe("scope");

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
-import { ERAS, callTool, connect, errorText, invalidParams, structured } from "../support/mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidArguments, structured } from "../support/mcp-client.js";
 
 type Key = { tenantId: string; userId: string; apiKey: string };
 
@@ -146,17 +146,17 @@ describe.each(ERAS.slice(0, 2))("search over MCP, $name", (era) => {
   });
 
   it("refuses invalid combinations naming the field", async () => {
-    const both = await invalidParams(callTool(client, "search", { query: "q", project: "a", projects: ["b"] }));
+    const both = await invalidArguments(callTool(client, "search", { query: "q", project: "a", projects: ["b"] }));
     expect(both.data).toMatchObject({ reason: "invalid_input", field: "projects" });
-    const unfiltered = await invalidParams(callTool(client, "search", { order: "chronological" }));
+    const unfiltered = await invalidArguments(callTool(client, "search", { order: "chronological" }));
     expect(unfiltered.data).toMatchObject({ field: "query" });
-    const noQuery = await invalidParams(callTool(client, "search", { memoryType: "note" }));
+    const noQuery = await invalidArguments(callTool(client, "search", { memoryType: "note" }));
     expect(noQuery.data).toMatchObject({ field: "query" });
-    const reversed = await invalidParams(callTool(client, "search", { query: "q", recordedAfter: "2026-02-01T00:00:00Z", recordedBefore: "2026-01-01T00:00:00Z" }));
+    const reversed = await invalidArguments(callTool(client, "search", { query: "q", recordedAfter: "2026-02-01T00:00:00Z", recordedBefore: "2026-01-01T00:00:00Z" }));
     expect(reversed.data).toMatchObject({ field: "recordedBefore" });
-    const precise = await invalidParams(callTool(client, "search", { query: "q", recordedAfter: "2026-02-01T00:00:00.1234Z" }));
+    const precise = await invalidArguments(callTool(client, "search", { query: "q", recordedAfter: "2026-02-01T00:00:00.1234Z" }));
     expect(precise.data).toMatchObject({ field: "recordedAfter" });
-    const types = await invalidParams(callTool(client, "search", { query: "q", memoryTypes: [] }));
+    const types = await invalidArguments(callTool(client, "search", { query: "q", memoryTypes: [] }));
     expect(types.data).toMatchObject({ field: "memoryTypes" });
   });
 

@@ -8,7 +8,7 @@ import { request } from "node:http";
 import { getMemoriesOutputSchema, memoryRecordSchema, rememberOutputSchema, searchOutputSchema } from "@3ngram/schema";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERAS, callTool, connect, errorText, invalidParams, structured } from "./mcp-client.js";
+import { ERAS, callTool, connect, errorText, invalidArguments, invalidParams, structured } from "./mcp-client.js";
 
 /** The MCP surface this issue serves, sorted; a new tool must be added here deliberately. */
 const EXPECTED_TOOLS = ["briefing", "configure_scope", "describe_environment", "get_facts", "get_memories", "handoff", "remember", "resolve", "review_proposals", "revise", "search"];
@@ -176,20 +176,21 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
         structured(await callTool(ro, "search", { query: marker }));
       });
 
-      it("invalid arguments are a JSON-RPC -32602 error that names the field and does not echo content", async () => {
+      it("invalid arguments are an isError result (SEP-1303) that names the field and does not echo content", async () => {
         const secret = `leak${marker}`;
-        const tooLong = await invalidParams(callTool(client, "remember", { memoryType: "note", topic: "t", content: secret + "x".repeat(2001) }));
+        const tooLong = await invalidArguments(callTool(client, "remember", { memoryType: "note", topic: "t", content: secret + "x".repeat(2001) }));
         expect(tooLong.message).toMatch(/^invalid_input: content: /);
-        expect(tooLong.data).toMatchObject({ reason: "invalid_input", tool: "remember", field: "content" });
+        expect(tooLong.data).toMatchObject({ reason: "invalid_input", field: "content" });
         expect(JSON.stringify(tooLong)).not.toContain(secret);
         // Every problem is named, so the typo'd key shows up next to the key it was meant to be.
-        const typo = await invalidParams(callTool(client, "remember", { memoryType: "note", topic: "t", contnet: "c" }));
+        const typo = await invalidArguments(callTool(client, "remember", { memoryType: "note", topic: "t", contnet: "c" }));
         expect(typo.message).toMatch(/\bcontent: .*; contnet: /);
         expect(typo.data).toMatchObject({ field: "content", fields: ["content", "contnet"] });
-        const bounds = await invalidParams(callTool(client, "get_memories", { ids: [rememberedId], maxContentChars: 10 }));
+        const bounds = await invalidArguments(callTool(client, "get_memories", { ids: [rememberedId], maxContentChars: 10 }));
         expect(bounds.data).toMatchObject({ field: "maxContentChars" });
-        const both = await invalidParams(callTool(client, "search", { query: "q", memoryType: "note", memoryTypes: ["fact"] }));
+        const both = await invalidArguments(callTool(client, "search", { query: "q", memoryType: "note", memoryTypes: ["fact"] }));
         expect(both.data).toMatchObject({ field: "memoryTypes" });
+        // An unknown tool is not a tool's answer: it stays a JSON-RPC -32602 error.
         expect((await invalidParams(callTool(client, "no_such_tool", {}))).message).toMatch(/no_such_tool/);
       });
     });

@@ -127,6 +127,21 @@ export function rpcResults(exchange: WireExchange): Record<string, unknown>[] {
     .map((m) => m.result!);
 }
 
+/**
+ * Expects arguments refused per SEP-1303: an isError tool result whose text is
+ * "invalid_input: <field>: <problem>; …". Returns that text and the fields it names, in order.
+ */
+export async function invalidArguments(promise: Promise<ToolResult>): Promise<{ message: string; data: { reason: string; field: string | undefined; fields: string[] } }> {
+  const message = errorText(await promise);
+  expect(message, message).toMatch(/^invalid_input: /);
+  const fields = message
+    .slice("invalid_input: ".length)
+    .replace(/; and \d+ more$/, "")
+    .split("; ")
+    .map((problem) => problem.slice(0, problem.indexOf(": ")));
+  return { message, data: { reason: "invalid_input", field: fields[0], fields } };
+}
+
 /** Expects a JSON-RPC -32602 (invalid params) rejection and returns its message and data. */
 export async function invalidParams(promise: Promise<unknown>): Promise<{ message: string; data: Record<string, unknown> | undefined }> {
   const error = await promise.then(

@@ -13,6 +13,7 @@ import { MEMORY_RESOURCE_TEMPLATE, PROMPT_NAMES, TOOL_NAMES } from "../../src/mc
 import { JOBS, SERVER_INSTRUCTIONS, SURFACE_RULES } from "../../src/mcp/jobs.js";
 import { renderBriefingPrompt, renderDebriefPrompt } from "../../src/mcp/prompts.js";
 import { TOOLS } from "../../src/mcp/server.js";
+import { zodNodes } from "../../../../test/support/zod-nodes.js";
 
 const registered = TOOLS.map((t) => t.name);
 
@@ -70,29 +71,11 @@ describe("the annotations table", () => {
 });
 
 /** Paths of every object in a zod schema that would accept a key it does not declare. */
-function nonStrictObjects(schema: unknown, path = "$", seen = new Set<unknown>()): string[] {
-  if (schema === null || typeof schema !== "object" || seen.has(schema)) return [];
-  seen.add(schema);
-  const def = (schema as { _zod?: { def?: Record<string, unknown> } })._zod?.def;
-  if (def === undefined) return [];
-  const walk = (child: unknown, at: string) => nonStrictObjects(child, at, seen);
-  switch (def.type) {
-    case "object": {
-      const strict = (def.catchall as { _zod?: { def?: { type?: string } } } | undefined)?._zod?.def?.type === "never";
-      const shape = def.shape as Record<string, unknown>;
-      return [...(strict ? [] : [path]), ...Object.entries(shape).flatMap(([k, v]) => walk(v, `${path}.${k}`))];
-    }
-    case "array":
-      return walk(def.element, `${path}[]`);
-    case "union":
-      return (def.options as unknown[]).flatMap((o, i) => walk(o, `${path}|${i}`));
-    case "record":
-      return walk(def.valueType, `${path}{}`);
-    case "pipe":
-      return [...walk(def.in, path), ...walk(def.out, path)];
-    default:
-      return "innerType" in def ? walk(def.innerType, path) : [];
-  }
+function nonStrictObjects(schema: unknown): string[] {
+  const strict = (def: Record<string, unknown>) => (def.catchall as { _zod?: { def?: { type?: string } } } | undefined)?._zod?.def?.type === "never";
+  return zodNodes(schema)
+    .filter(({ def }) => def.type === "object" && !strict(def))
+    .map(({ path }) => path);
 }
 
 describe("the output schemas", () => {

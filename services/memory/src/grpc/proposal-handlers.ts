@@ -7,7 +7,9 @@ import {
   createEdgeProposalsInputSchema,
   createFactProposalsInputSchema,
   memoryIdSchema,
+  acceptProposalInputSchema as acceptInputSchema,
   parseInput,
+  rejectProposalInputSchema as rejectInputSchema,
   reviewProposalsInputSchema,
 } from "@3ngram/schema";
 import type { EdgeProposalRow, FactProposalRow } from "../db/proposals.js";
@@ -37,10 +39,6 @@ type ProposalMethods =
   | "listTenants"
   | "listPendingEmbeddings"
   | "expireCommitments";
-
-/** The review_proposals actions validate their id and rationale with the tool's own schema. */
-const acceptInputSchema = reviewProposalsInputSchema.options[1];
-const rejectInputSchema = reviewProposalsInputSchema.options[2];
 
 export function proposalHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, ProposalMethods> {
   return {

@@ -31,7 +31,9 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
     const edges = list.proposals ?? [];
     const facts = list.factProposals ?? [];
     const full = edges.length >= query.limit || facts.length >= query.limit;
-    const done = DONE_TEXT[field(raw, "done")];
+    const doneKey = field(raw, "done");
+    // Own keys only: ?done=constructor must not find Object.prototype's.
+    const done = Object.hasOwn(DONE_TEXT, doneKey) ? DONE_TEXT[doneKey] : undefined;
     const view = {
       ...query,
       edges,
