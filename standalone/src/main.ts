@@ -1,9 +1,11 @@
-import { createLogger, errorSummary, onShutdown } from "@3ngram/runtime";
+import { isTransientDatabaseError } from "@3ngram/db";
+import { createLogger, errorSummary, guardProcess, onShutdown } from "@3ngram/runtime";
 import { startStandalone } from "./standalone.js";
 
 const env = process.env;
 const logLevel = env.LOG_LEVEL ?? "warn";
 const log = createLogger({ service: "standalone", level: logLevel });
+guardProcess(log, { recoverable: isTransientDatabaseError });
 try {
   const running = await startStandalone({
     dataDir: env.THREENGRAM_DATA_DIR ?? "./data",

@@ -2,3 +2,4 @@ export { ConfigError, envBool, envLogLevel, envPort, loadConfig, type Env } from
 export { createLogger, type Logger } from "./logger.js";
 export { errorSummary, onShutdown, type Closer } from "./shutdown.js";
 export { createMetricsRegistry, serveMetrics } from "./metrics.js";
+export { guardProcess, type ProcessGuardOptions } from "./process-guard.js";

@@ -1,5 +1,5 @@
 /** The gateway process: the only module with side effects. */
-import { ConfigError, createLogger, loadConfig, onShutdown } from "@3ngram/runtime";
+import { ConfigError, createLogger, guardProcess, loadConfig, onShutdown } from "@3ngram/runtime";
 import { gatewayConfigSchema } from "./config.js";
 import { startGateway } from "./gateway.js";
 
@@ -13,5 +13,6 @@ try {
 }
 
 const log = createLogger({ service: "gateway", level: config.logLevel });
+guardProcess(log);
 const gateway = await startGateway(config, { log });
 onShutdown(log, [() => gateway.close()]);

@@ -1,9 +1,11 @@
-import { createLogger, errorSummary, onShutdown } from "@3ngram/runtime";
+import { isTransientDatabaseError } from "@3ngram/db";
+import { createLogger, errorSummary, guardProcess, onShutdown } from "@3ngram/runtime";
 import { loadMemoryConfig } from "./config.js";
 import { startMemoryService } from "./memory-service.js";
 
 const config = loadMemoryConfig();
 const log = createLogger({ service: "memory", level: config.LOG_LEVEL });
+guardProcess(log, { recoverable: isTransientDatabaseError });
 try {
   const service = await startMemoryService(config, { log });
   onShutdown(log, [() => service.close()]);
