@@ -25,7 +25,8 @@ export interface RunningMemoryService {
   close(): Promise<void>;
 }
 
-const HEALTH_INTERVAL_MS = 5_000;
+/** How often health re-checks the database: short, so SERVING returns within seconds of it. */
+const HEALTH_INTERVAL_MS = 2_000;
 
 /**
  * Boots the memory service: migrations (unless disabled), the RLS guard on the runtime role,
@@ -72,10 +73,9 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
     server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.
-    const healthTimer = setInterval(() => void ping(pool).then((ok) => server.setServing(ok)), HEALTH_INTERVAL_MS);
-    healthTimer.unref();
+    const stopHealth = server.followDependency(() => ping(pool), HEALTH_INTERVAL_MS);
     closers.unshift(async () => {
-      clearInterval(healthTimer);
+      stopHealth();
       await server.shutdown();
     });
 
