@@ -72,10 +72,16 @@ export function withTenant<T>(pool: Pool, scope: TenantScope, fn: (client: PoolC
 
 /**
  * Pre-tenant work (API-key lookup, OAuth client and code bookkeeping) as the runtime role, with no
- * tenant bound: RLS shows it no tenant rows. Read-only unless asked otherwise.
+ * tenant bound: RLS shows it no tenant rows unless a setting switches a narrow cross-tenant policy
+ * on (`settings`). Read-only unless asked otherwise.
  */
-export function withRole<T>(pool: Pool, role: string, fn: (client: PoolClient) => Promise<T>, options: { readOnly?: boolean } = {}): Promise<T> {
-  return inRoleTransaction(pool, { role, readOnly: options.readOnly ?? true }, fn);
+export function withRole<T>(
+  pool: Pool,
+  role: string,
+  fn: (client: PoolClient) => Promise<T>,
+  options: { readOnly?: boolean; settings?: Readonly<Record<string, string>> } = {},
+): Promise<T> {
+  return inRoleTransaction(pool, { role, readOnly: options.readOnly ?? true, ...(options.settings ? { settings: options.settings } : {}) }, fn);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

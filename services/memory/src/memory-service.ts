@@ -7,6 +7,7 @@ import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "
 import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
+import { OutboxRelay } from "./domain/outbox-relay.js";
 import { memoryHandlers, memoryPolicies } from "./grpc/memory-service.js";
 
 export interface MemoryServiceDeps {
@@ -57,6 +58,10 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     }
 
     const registry = createMetricsRegistry("memory");
+    // Moves the jobs writes record in the outbox onto the queue; closed before the queue and pool.
+    const relay = new OutboxRelay({ pool, role: config.RUNTIME_DB_ROLE, queue, log, registry });
+    relay.start();
+    closers.unshift(() => relay.close());
     const server = new RpcServer({
       name: "memory",
       verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS),
@@ -67,7 +72,15 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     });
     server.addService(
       MemoryService,
-      memoryHandlers({ pool, runtimeRole: config.RUNTIME_DB_ROLE, embedder, queue, ...(queueCounts ? { queueCounts } : {}), inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS, log }),
+      memoryHandlers({
+        pool,
+        runtimeRole: config.RUNTIME_DB_ROLE,
+        embedder,
+        jobsRecorded: () => relay.kick(),
+        ...(queueCounts ? { queueCounts } : {}),
+        inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
+        log,
+      }),
       memoryPolicies,
     );
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
