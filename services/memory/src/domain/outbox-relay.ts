@@ -44,6 +44,8 @@ export class OutboxRelay {
   private stopped = false;
   private failures = 0;
   private wake: (() => void) | undefined;
+  /** A write recorded jobs while a batch was in hand: look again at once. */
+  private kicked = false;
   private loop: Promise<void> | undefined;
   private lastPrune = 0;
 
@@ -88,7 +90,9 @@ export class OutboxRelay {
 
   /** A write just recorded jobs: relay now rather than at the next idle tick (unless backing off). */
   kick(): void {
-    if (this.failures === 0) this.wake?.();
+    if (this.failures > 0) return;
+    this.kicked = true;
+    this.wake?.();
   }
 
   /** Stops after the batch in hand; pending rows stay for the next start (or another replica). */
@@ -134,13 +138,17 @@ export class OutboxRelay {
   private async run(): Promise<void> {
     while (!this.stopped) {
       let delay = this.idleMs;
+      this.kicked = false;
       try {
         const { relayed, refused } = await this.relayBatch();
         this.relayed?.inc(relayed);
         this.failures = refused ? this.failures + 1 : 0;
         if (refused) delay = this.backoff();
-        else if (relayed === this.batchSize) delay = 0;
-        await this.pruneNow();
+        else if (relayed === this.batchSize || this.kicked) delay = 0;
+        if (Date.now() - this.lastPrune >= PRUNE_EVERY_MS) {
+          this.lastPrune = Date.now();
+          await this.pruneExpired();
+        }
       } catch (err) {
         this.failures += 1;
         delay = this.backoff();
@@ -168,10 +176,8 @@ export class OutboxRelay {
     });
   }
 
-  /** Hourly: relayed rows past a day and idempotency keys past retention go. */
-  private async pruneNow(): Promise<void> {
-    if (Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
-    this.lastPrune = Date.now();
+  /** Removes relayed rows older than a day and idempotency keys past retention (the loop runs it hourly). */
+  async pruneExpired(): Promise<{ jobs: number; keys: number }> {
     const { pool, role, log } = this.options;
     const removed = await withRole(
       pool,
@@ -180,5 +186,6 @@ export class OutboxRelay {
       { readOnly: false, settings: HOUSEKEEPING_SETTINGS },
     );
     if (removed.jobs > 0 || removed.keys > 0) log.info(removed, "housekeeping: relayed jobs and expired idempotency keys removed");
+    return removed;
   }
 }

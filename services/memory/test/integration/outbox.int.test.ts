@@ -16,6 +16,7 @@ import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix, t
 import { createTestKeys, type TestKeys } from "../../../../test/support/keys.js";
 import { eventually, freePort } from "../../../../test/support/processes.js";
 import { writer } from "../../../../test/support/calls.js";
+import { OutboxRelay } from "../../src/domain/outbox-relay.js";
 
 let db: TestDatabase;
 let keys: TestKeys;
@@ -99,5 +100,13 @@ describe("the job outbox", () => {
     // Each job reached the queue once (deduplicated by job id while waiting).
     expect((await queue.counts(EMBEDDINGS_QUEUE)).waiting).toBe(5);
     expect((await queue.counts(EXTRACTION_QUEUE)).waiting).toBe(5);
+  });
+
+  it("keeps relayed rows a day and idempotency keys 24 hours, then removes them", async () => {
+    const pool = running[0]!.pool;
+    await pool.query("UPDATE job_outbox SET relayed_at = now() - interval '25 hours' WHERE id IN (SELECT id FROM job_outbox ORDER BY id LIMIT 4)");
+    const relay = new OutboxRelay({ pool, role: "threengram_app", queue: queue.queue, log });
+    expect(await relay.pruneExpired()).toEqual({ jobs: 4, keys: 0 });
+    expect(await outboxRows()).toHaveLength(6);
   });
 });
