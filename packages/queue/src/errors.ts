@@ -11,3 +11,29 @@ export class PermanentJobError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * Thrown by a job handler when something it needs is away for now — a peer restarting, the
+ * database down. Retried with backoff like any failure; a job whose attempts run out this way is
+ * dead-lettered with the cause `unavailable`, which is worth re-driving once the outage is over.
+ */
+export class UnavailableJobError extends Error {
+  override readonly name = "UnavailableJobError";
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/**
+ * Why a dead-lettered job failed: `permanent` (it can never succeed), `unavailable` (a dependency
+ * was away through every attempt) or `error` (anything else).
+ */
+export const FAILURE_CAUSES = ["unavailable", "permanent", "error"] as const;
+export type FailureCause = (typeof FAILURE_CAUSES)[number];
+
+export function failureCause(err: unknown): FailureCause {
+  if (err instanceof PermanentJobError) return "permanent";
+  if (err instanceof UnavailableJobError) return "unavailable";
+  return "error";
+}
