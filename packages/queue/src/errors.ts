@@ -1,3 +1,5 @@
+import { JOB_FAILURE_CAUSES, type JobFailureCause } from "@3ngram/schema";
+
 /**
  * Thrown by a job handler when trying again cannot help — a malformed payload, an unknown job
  * name, a request the peer refuses as invalid. The job goes straight to the failed (dead-letter)
@@ -25,12 +27,9 @@ export class UnavailableJobError extends Error {
   }
 }
 
-/**
- * Why a dead-lettered job failed: `permanent` (it can never succeed), `unavailable` (a dependency
- * was away through every attempt) or `error` (anything else).
- */
-export const FAILURE_CAUSES = ["unavailable", "permanent", "error"] as const;
-export type FailureCause = (typeof FAILURE_CAUSES)[number];
+/** Why a dead-lettered job failed; the list is public (describe_environment reports it), so it lives in @3ngram/schema. */
+export const FAILURE_CAUSES = JOB_FAILURE_CAUSES;
+export type FailureCause = JobFailureCause;
 
 export function failureCause(err: unknown): FailureCause {
   if (err instanceof PermanentJobError) return "permanent";

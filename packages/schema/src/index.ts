@@ -256,9 +256,11 @@ export {
   EXTRACTION_QUEUE,
   EXTRACT_FACTS_JOB,
   EXTRACT_RETRY_POLICY,
+  JOB_FAILURE_CAUSES,
   MAINTENANCE_QUEUE,
   extractFactsJobSchema,
   type ExtractFactsJob,
+  type JobFailureCause,
 } from "./jobs.js";
 export {
   DEFAULT_PROPOSALS_LIMIT,

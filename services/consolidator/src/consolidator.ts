@@ -11,11 +11,12 @@ import type { ConsolidatorConfig } from "./config.js";
 import { createExtractor, type FactExtractor } from "./extraction/index.js";
 import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
 import { OAUTH_GC_SCHEDULE } from "./jobs/oauth-gc.js";
+import { REDRIVE_SCHEDULE } from "./jobs/redrive-dead-letters.js";
 import { SCHEDULES as TENANT_SCAN_SCHEDULES } from "./jobs/tenant-scans.js";
 import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
 
 /** Every scheduled job this service registers at start-up. */
-export const SCHEDULES = [...TENANT_SCAN_SCHEDULES, OAUTH_GC_SCHEDULE];
+export const SCHEDULES = [...TENANT_SCAN_SCHEDULES, OAUTH_GC_SCHEDULE, REDRIVE_SCHEDULE];
 
 /**
  * Anything passed here is used as is and left open on close (its owner closes it). Standalone
@@ -103,10 +104,35 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
         }
       },
     });
+    new Gauge({
+      name: "threengram_consolidator_dead_letters",
+      help: "Dead-lettered jobs per queue by cause (unavailable ones are re-driven every 10 minutes).",
+      labelNames: ["queue", "cause"],
+      registers: [registry],
+      async collect() {
+        for (const queue of CONSUMED_QUEUES) {
+          try {
+            for (const [cause, value] of Object.entries(await queueBackend.deadLetters(queue))) this.set({ queue, cause }, value);
+          } catch (err) {
+            log.warn({ error: errorSummary(err), queue }, "dead-letter counts unavailable");
+          }
+        }
+      },
+    });
 
     const workers = startWorkers({
       backend,
-      deps: { memory, search, embedder, extractor, queue: backend.queue, commitmentGraceMs: config.commitmentGraceMs, oauthClientIdleDays: config.oauthClientIdleDays, log },
+      deps: {
+        memory,
+        search,
+        embedder,
+        extractor,
+        queue: backend.queue,
+        deadLetters: backend,
+        commitmentGraceMs: config.commitmentGraceMs,
+        oauthClientIdleDays: config.oauthClientIdleDays,
+        log,
+      },
       concurrency: config.workerConcurrency,
       onOutcome: (job, outcome) => jobs.inc({ job, outcome }),
     });

@@ -1,7 +1,7 @@
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, type Embedder } from "@3ngram/embeddings";
-import { createRedisQueueBackend, type JobQueue, type QueueCounts } from "@3ngram/queue";
+import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
@@ -14,8 +14,9 @@ export interface MemoryServiceDeps {
   pool?: Pool;
   embedder?: Embedder | null;
   queue?: JobQueue;
-  /** The injected queue's counts (standalone passes its in-process backend's), for describe_environment. */
+  /** The injected queue's counts and dead letters (standalone passes its in-process backend's), for describe_environment. */
   queueCounts?: (queue: string) => Promise<QueueCounts>;
+  deadLetters?: (queue: string) => Promise<DeadLetterCounts>;
   log?: Logger;
 }
 
@@ -50,10 +51,12 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
     let queue = deps.queue;
     let queueCounts = deps.queueCounts;
+    let deadLetters = deps.deadLetters;
     if (!queue) {
       const backend = createRedisQueueBackend({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX });
       queue = backend.queue;
       queueCounts = backend.counts;
+      deadLetters = backend.deadLetters;
       closers.push(() => backend.close());
     }
 
@@ -78,6 +81,7 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
         embedder,
         jobsRecorded: () => relay.kick(),
         ...(queueCounts ? { queueCounts } : {}),
+        ...(deadLetters ? { deadLetters } : {}),
         inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
         log,
       }),
