@@ -53,6 +53,12 @@ export interface RedisQueueBackendOptions {
 }
 
 const DEFAULT_KEEP_COMPLETED = 1000;
+/**
+ * How often a job may be taken back from a worker that vanished mid-job (killed, or cut off by a
+ * Redis restart) before it is dead-lettered. BullMQ's default of 1 dead-letters a job that met a
+ * Redis outage and then a worker restart; three still stops a job that keeps killing its worker.
+ */
+const MAX_STALLED_COUNT = 3;
 const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
 /** Our backoff as BullMQ stores it on a job: exponential from `delay`, capped at `maxDelay`. */
 const CAPPED_EXPONENTIAL = "capped-exponential";
@@ -143,6 +149,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
         connection: workerConnection,
         prefix,
         concurrency,
+        maxStalledCount: MAX_STALLED_COUNT,
         settings: {
           backoffStrategy: (attemptsMade, _type, _err, job) => {
             const backoff = job?.opts.backoff as { delay?: number; maxDelay?: number } | undefined;

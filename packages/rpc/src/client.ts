@@ -39,12 +39,12 @@ export interface RpcClientOptions {
 /**
  * How a channel rides out a peer restart. grpc-js' own reconnect backoff grows to 120 s, so a peer
  * back after a minute would stay unreachable for another two; bounded here, a restarted peer is
- * found within about two seconds. Keepalive pings notice a peer that vanished without closing the
+ * found within about a second of it listening. Keepalive pings notice a peer that vanished without closing the
  * connection (a lost node, a cut network) instead of waiting on the kernel.
  */
 const CHANNEL_OPTIONS = {
   "grpc.initial_reconnect_backoff_ms": 250,
-  "grpc.max_reconnect_backoff_ms": 2_000,
+  "grpc.max_reconnect_backoff_ms": 1_000,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
   "grpc.keepalive_permit_without_calls": 1,
