@@ -200,6 +200,18 @@ describe("faults under load", () => {
     for (const name of ["memory", "search", "consolidator", "gateway"] as const) expect(processes[name].child.exitCode, name).toBeNull();
   }, 120_000);
 
+  it("reports the database's absence in health and /ready, and recovers by itself when it is back", async () => {
+    const health = () => Promise.all([checkHealth(envs.memory.MEMORY_ADDR!), checkHealth(envs.search.SEARCH_ADDR!)]);
+    await fault("PostgreSQL stopped (fast) until health says so", async () => {
+      await pg.stop("fast");
+      await eventually(async () => expect(await health()).toEqual(["NOT_SERVING", "NOT_SERVING"]), 15_000, 100);
+      await eventually(async () => expect((await fetch(`${baseUrl}/ready`)).status).toBe(503), 15_000, 100);
+      await pg.start();
+    });
+    await eventually(async () => expect(await health()).toEqual(["SERVING", "SERVING"]), RECOVERY_BOUND_MS, 100);
+    await eventually(async () => expect((await fetch(`${baseUrl}/ready`)).status).toBe(200), RECOVERY_BOUND_MS, 100);
+  }, 60_000);
+
   it("recovers from memory kill -9 and a restart", async () => {
     await fault("memory kill -9 + restart", async () => {
       await kill9("memory");
