@@ -28,15 +28,19 @@ describe("a connection lost under a request", () => {
     await db.drop();
   });
 
-  const terminate = (pid: number) => killer.query("SELECT pg_terminate_backend($1)", [pid]);
+  /**
+   * Ends the server session under `client` and gives its FATAL message time to arrive while
+   * nothing is queued on the connection: that is when node-postgres emits 'error' on the client.
+   */
+  const endSessionOf = async (client: pg.ClientBase) => {
+    const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    await killer.query("SELECT pg_terminate_backend($1)", [rows[0]!.pid]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  };
 
   it("answers unavailable when the backend is terminated mid-transaction, and the next request works", async () => {
     const failure = await withOwnerTransaction(pool, async (client) => {
-      const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-      await terminate(rows[0]!.pid);
-      // Give the server's FATAL message time to arrive while nothing is queued on the connection:
-      // that is when node-postgres emits 'error' on the client.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await endSessionOf(client);
       await client.query("SELECT 1");
     }).catch((err: unknown) => err);
 
@@ -48,9 +52,7 @@ describe("a connection lost under a request", () => {
 
   it("answers unavailable when a session connection dies, and releases it", async () => {
     const failure = await withClient(pool, async (client) => {
-      const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-      await terminate(rows[0]!.pid);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await endSessionOf(client);
       await client.query("SELECT 1");
     }).catch((err: unknown) => err);
     expect(failure).toMatchObject({ reason: "unavailable" });

@@ -87,38 +87,30 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
       registers: [registry],
     });
     const queueBackend = backend;
-    new Gauge({
-      name: "threengram_consolidator_queue_jobs",
-      help: "Jobs per queue and state; state=\"failed\" is the dead-letter count.",
-      labelNames: ["queue", "state"],
-      registers: [registry],
-      async collect() {
-        for (const queue of CONSUMED_QUEUES) {
-          try {
-            const counts = await queueBackend.counts(queue);
-            for (const [state, value] of Object.entries(counts)) this.set({ queue, state }, value);
-          } catch (err) {
-            // A scrape during a Redis outage still answers, just without these series.
-            log.warn({ error: errorSummary(err), queue }, "queue counts unavailable");
+    /** A gauge read on scrape, one series per queue and key of `read`'s answer; a scrape during a Redis outage answers without them. */
+    const perQueueGauge = (name: string, help: string, label: string, read: (queue: string) => Promise<Record<string, number>>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["queue", label],
+        registers: [registry],
+        async collect() {
+          for (const queue of CONSUMED_QUEUES) {
+            try {
+              for (const [key, value] of Object.entries(await read(queue))) this.set({ queue, [label]: key }, value);
+            } catch (err) {
+              log.warn({ error: errorSummary(err), queue, metric: name }, "queue counts unavailable");
+            }
           }
-        }
-      },
-    });
-    new Gauge({
-      name: "threengram_consolidator_dead_letters",
-      help: "Dead-lettered jobs per queue by cause (unavailable ones are re-driven every 10 minutes).",
-      labelNames: ["queue", "cause"],
-      registers: [registry],
-      async collect() {
-        for (const queue of CONSUMED_QUEUES) {
-          try {
-            for (const [cause, value] of Object.entries(await queueBackend.deadLetters(queue))) this.set({ queue, cause }, value);
-          } catch (err) {
-            log.warn({ error: errorSummary(err), queue }, "dead-letter counts unavailable");
-          }
-        }
-      },
-    });
+        },
+      });
+    perQueueGauge("threengram_consolidator_queue_jobs", 'Jobs per queue and state; state="failed" is the dead-letter count.', "state", async (q) => ({ ...(await queueBackend.counts(q)) }));
+    perQueueGauge(
+      "threengram_consolidator_dead_letters",
+      "Dead-lettered jobs per queue by cause (unavailable ones are re-driven every 10 minutes).",
+      "cause",
+      (q) => queueBackend.deadLetters(q),
+    );
 
     const workers = startWorkers({
       backend,

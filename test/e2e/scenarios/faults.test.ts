@@ -20,6 +20,7 @@ import { checkHealth } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, EXTRACTION_QUEUE } from "@3ngram/schema";
 import { ACCEPTABLE_STATUSES, FaultLoad, type WriteAttempt } from "../../support/fault-load.js";
 import { createTestKeys } from "../../support/keys.js";
+import { serviceEnv } from "../../support/service-env.js";
 import { connectMcp, type McpConnection } from "../../support/mcp.js";
 import { startPrivatePostgres, type PrivatePostgres } from "../../support/private-postgres.js";
 import { startPrivateRedis, type PrivateRedis } from "../../support/private-redis.js";
@@ -85,6 +86,15 @@ async function kill9(name: Name): Promise<void> {
   await proc.exited();
 }
 
+/** A fault of its own: kill -9, down for `downMs` while the load meets it, then started again. */
+function killAndRestart(name: Name, downMs: number): () => Promise<void> {
+  return async () => {
+    await kill9(name);
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    spawn(name);
+  };
+}
+
 const serving = (address: string) => async () => (await checkHealth(address)) === "SERVING";
 
 async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
@@ -134,19 +144,7 @@ beforeAll(async () => {
   const keys = await createTestKeys();
   const prefix = `faults-${runId}`;
   const [memoryPort, searchPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
-  const common = {
-    DATABASE_URL: databaseUrl,
-    SERVICE_TRUSTED_JWKS: keys.trustedJwks,
-    SERVICE_SIGNING_JWK: keys.signingJwk,
-    REDIS_URL: redis.url,
-    REDIS_KEY_PREFIX: prefix,
-    EMBEDDINGS_PROVIDER: "hashing",
-    METRICS_PORT: "0",
-    LOG_LEVEL: "warn",
-    GRPC_HOST: "127.0.0.1",
-    MEMORY_ADDR: `127.0.0.1:${memoryPort}`,
-    SEARCH_ADDR: `127.0.0.1:${searchPort}`,
-  };
+  const common = serviceEnv({ databaseUrl, redisUrl: redis.url, prefix, keys, memoryPort, searchPort });
   // No inline embedding: every memory's embedding goes through the outbox and the consolidator, so
   // "embedded" proves its job was neither lost nor stuck.
   envs.memory = { ...common, GRPC_PORT: String(memoryPort), EMBED_INLINE_BUDGET_MS: "0" };
@@ -213,20 +211,11 @@ describe("faults under load", () => {
   }, 60_000);
 
   it("recovers from memory kill -9 and a restart", async () => {
-    await fault("memory kill -9 + restart", async () => {
-      await kill9("memory");
-      // Down long enough for requests to meet it.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      spawn("memory");
-    });
+    await fault("memory kill -9 + restart", killAndRestart("memory", 2_000));
   }, 60_000);
 
   it("recovers from search kill -9 and a restart", async () => {
-    await fault("search kill -9 + restart", async () => {
-      await kill9("search");
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      spawn("search");
-    });
+    await fault("search kill -9 + restart", killAndRestart("search", 2_000));
   }, 60_000);
 
   it("keeps acknowledging writes while Redis is stopped for 15 s; the outbox grows and then drains", async () => {
@@ -249,11 +238,7 @@ describe("faults under load", () => {
   it("recovers from a consolidator kill -9 in the middle of a job", async () => {
     // Wait until a job is running, then kill.
     await eventually(async () => expect((await queues.counts(EXTRACTION_QUEUE)).active + (await queues.counts(EMBEDDINGS_QUEUE)).active).toBeGreaterThan(0), 20_000, 20);
-    await fault("consolidator kill -9 mid-job + restart", async () => {
-      await kill9("consolidator");
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      spawn("consolidator");
-    });
+    await fault("consolidator kill -9 mid-job + restart", killAndRestart("consolidator", 1_000));
   }, 60_000);
 
   it("answers only success or a retryable unavailable, never a 500", () => {
