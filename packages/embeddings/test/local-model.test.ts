@@ -45,11 +45,16 @@ afterAll(() => {
 describe("LocalModelEmbedder (Universal Sentence Encoder Lite)", () => {
   const embedder = new LocalModelEmbedder();
 
-  it("loads the bundled model without touching the network", { timeout: 60_000 }, async () => {
+  it("loads the bundled model without touching the network or the process's error handlers", { timeout: 60_000 }, async () => {
+    // The WebAssembly backend's prelude registers rethrowing process-wide handlers; loading must
+    // leave the process with exactly the listeners it had.
+    const listeners = () => [process.listeners("uncaughtException"), process.listeners("unhandledRejection")];
+    const before = listeners();
     await embedder.warmup();
     const [vector] = await embedder.embed(["hello world"]);
     expect(vector).toHaveLength(512);
     expect(networkAttempts).toEqual([]);
+    expect(listeners()).toEqual(before);
   });
 
   it("reports its model id and size", () => {

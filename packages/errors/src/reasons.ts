@@ -36,6 +36,8 @@ export const REASONS = {
   duplicate_memory: { grpc: GrpcCode.ALREADY_EXISTS, http: 409, callerFault: true },
   conflict: { grpc: GrpcCode.FAILED_PRECONDITION, http: 409, callerFault: true },
   invalid_transition: { grpc: GrpcCode.FAILED_PRECONDITION, http: 409, callerFault: true },
+  /** An idempotency key sent again with a different request (422, as the Idempotency-Key draft says). */
+  idempotency_key_reused: { grpc: GrpcCode.FAILED_PRECONDITION, http: 422, callerFault: true },
   unauthenticated: { grpc: GrpcCode.UNAUTHENTICATED, http: 401, callerFault: true },
   insufficient_scope: { grpc: GrpcCode.PERMISSION_DENIED, http: 403, callerFault: true },
   rate_limited: { grpc: GrpcCode.RESOURCE_EXHAUSTED, http: 429, callerFault: true },

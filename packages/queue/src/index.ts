@@ -6,11 +6,13 @@ export type {
   JobSchedule,
   QueueBackend,
   QueueCounts,
+  DeadLetterCounts,
+  RedriveOptions,
   QueueWorker,
   RetryPolicy,
   WorkOptions,
 } from "./queue.js";
-export { PermanentJobError } from "./errors.js";
+export { FAILURE_CAUSES, PermanentJobError, UnavailableJobError, failureCause, type FailureCause } from "./errors.js";
 export { MAX_JOB_ID_LENGTH } from "./options.js";
 export { createMemoryQueueBackend } from "./memory-queue.js";
 export { createRedisQueueBackend, type RedisQueueBackendOptions } from "./redis-queue.js";

@@ -4,10 +4,23 @@
  * are lost; the producer side must therefore treat the queue as best effort (the memory service
  * keeps the memory as `embedded: "pending"`, so nothing the user stored is lost with it).
  */
-import { PermanentJobError } from "./errors.js";
+import { PermanentJobError, failureCause, type FailureCause } from "./errors.js";
 import { traceEnqueue, traceJob, type TraceCarrier } from "./trace-context.js";
-import { NO_RETRY, backoffDelay, checkConcurrency, checkEnqueue, checkSchedule, nextBoundary } from "./options.js";
-import type { EnqueueOptions, Job, JobHandler, JobQueue, JobSchedule, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
+import { DEFAULT_REDRIVE_LIMIT, NO_RETRY, backoffDelay, checkConcurrency, checkEnqueue, checkSchedule, emptyDeadLetterCounts, nextBoundary } from "./options.js";
+import type {
+  DeadLetterCounts,
+  EnqueueOptions,
+  Job,
+  JobHandler,
+  JobQueue,
+  JobSchedule,
+  QueueBackend,
+  QueueCounts,
+  QueueWorker,
+  RedriveOptions,
+  RetryPolicy,
+  WorkOptions,
+} from "./queue.js";
 
 interface StoredJob {
   readonly id: string;
@@ -19,6 +32,8 @@ interface StoredJob {
   readonly trace: TraceCarrier | undefined;
   /** Attempts that have failed so far. */
   failures: number;
+  /** Set once the job is dead-lettered. */
+  cause?: FailureCause;
 }
 
 interface Consumer {
@@ -61,7 +76,8 @@ interface QueueState {
   readonly pendingIds: Set<string>;
   delayed: number;
   active: number;
-  failed: number;
+  /** The dead letters, oldest first, kept so they can be counted by cause and re-driven. */
+  readonly failed: StoredJob[];
 }
 
 export function createMemoryQueueBackend(): QueueBackend {
@@ -76,7 +92,7 @@ export function createMemoryQueueBackend(): QueueBackend {
   const stateOf = (name: string): QueueState => {
     let state = queues.get(name);
     if (!state) {
-      state = { waiting: new Fifo(), consumers: new Set(), pendingIds: new Set(), delayed: 0, active: 0, failed: 0 };
+      state = { waiting: new Fifo(), consumers: new Set(), pendingIds: new Set(), delayed: 0, active: 0, failed: [] };
       queues.set(name, state);
     }
     return state;
@@ -144,7 +160,8 @@ export function createMemoryQueueBackend(): QueueBackend {
     const exhausted = job.failures >= job.retry.attempts;
     if (err instanceof PermanentJobError || exhausted || closed) {
       // A job that fails while the backend is closing is not retried: there is nobody left to run it.
-      state.failed += 1;
+      job.cause = failureCause(err);
+      state.failed.push(job);
       release(state, job);
       return;
     }
@@ -241,7 +258,32 @@ export function createMemoryQueueBackend(): QueueBackend {
 
   const counts = async (queueName: string): Promise<QueueCounts> => {
     const state = stateOf(queueName);
-    return { waiting: state.waiting.size, active: state.active, delayed: state.delayed, failed: state.failed };
+    return { waiting: state.waiting.size, active: state.active, delayed: state.delayed, failed: state.failed.length };
+  };
+
+  const deadLetters = async (queueName: string): Promise<DeadLetterCounts> => {
+    const counts = emptyDeadLetterCounts();
+    for (const job of stateOf(queueName).failed) counts[job.cause ?? "error"] += 1;
+    return counts;
+  };
+
+  /** Back to waiting with no failed attempts; a job whose id is pending again is already covered. */
+  const redrive = async (queueName: string, options: RedriveOptions = {}): Promise<number> => {
+    const state = stateOf(queueName);
+    const limit = options.limit ?? DEFAULT_REDRIVE_LIMIT;
+    const chosen = state.failed.filter((job) => options.cause === undefined || job.cause === options.cause).slice(0, limit);
+    const set = new Set(chosen);
+    state.failed.splice(0, state.failed.length, ...state.failed.filter((job) => !set.has(job)));
+    for (const job of chosen) {
+      if (job.dedupeId !== undefined) {
+        if (state.pendingIds.has(job.dedupeId)) continue;
+        state.pendingIds.add(job.dedupeId);
+      }
+      job.failures = 0;
+      delete job.cause;
+      schedule(state, job, 0);
+    }
+    return chosen.length;
   };
 
   const close = async (): Promise<void> => {
@@ -260,5 +302,5 @@ export function createMemoryQueueBackend(): QueueBackend {
     await Promise.all(running);
   };
 
-  return { queue, work, schedule: repeat, counts, close };
+  return { queue, work, schedule: repeat, counts, deadLetters, redrive, close };
 }

@@ -1,3 +1,4 @@
+import type { FailureCause } from "./errors.js";
 import type { EnqueueOptions, RetryPolicy } from "./queue.js";
 
 /** Without a retry policy a job gets exactly one try. */
@@ -21,13 +22,25 @@ export function checkEnqueue(queue: string, name: string, options: EnqueueOption
   if (retry !== undefined) {
     if (!Number.isInteger(retry.attempts) || retry.attempts < 1) throw new RangeError("retry.attempts must be an integer >= 1");
     if (!Number.isFinite(retry.backoffMs) || retry.backoffMs < 0) throw new RangeError("retry.backoffMs must be >= 0");
+    if (retry.maxBackoffMs !== undefined && (!Number.isFinite(retry.maxBackoffMs) || retry.maxBackoffMs < retry.backoffMs)) {
+      throw new RangeError("retry.maxBackoffMs must be >= retry.backoffMs");
+    }
   }
   if (delayMs !== undefined && (!Number.isFinite(delayMs) || delayMs < 0)) throw new RangeError("delayMs must be >= 0");
 }
 
-/** Delay before the retry that follows failed attempt number `failedAttempt` (1-based): base, 2×base, 4×base… */
+/** Delay before the retry that follows failed attempt number `failedAttempt` (1-based): base, 2×base, 4×base… up to the cap. */
 export function backoffDelay(policy: RetryPolicy, failedAttempt: number): number {
-  return policy.backoffMs * 2 ** (failedAttempt - 1);
+  return Math.min(policy.backoffMs * 2 ** (failedAttempt - 1), policy.maxBackoffMs ?? Number.POSITIVE_INFINITY);
+}
+
+/** Dead letters looked at by deadLetters() and, per call, by redrive() unless it is given a limit. */
+export const DEAD_LETTER_SCAN_LIMIT = 1_000;
+export const DEFAULT_REDRIVE_LIMIT = 10_000;
+
+/** A dead-letter count with every cause present. */
+export function emptyDeadLetterCounts(): Record<FailureCause, number> {
+  return { unavailable: 0, permanent: 0, error: 0 };
 }
 
 export function checkConcurrency(concurrency: number): number {

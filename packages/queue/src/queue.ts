@@ -1,3 +1,5 @@
+import type { FailureCause } from "./errors.js";
+
 /**
  * The queue contract shared by the producer (memory service) and the consumer (consolidator).
  * Two backends implement it — BullMQ on Redis for distributed mode and an in-process queue for
@@ -6,8 +8,10 @@
 
 export interface RetryPolicy {
   attempts: number;
-  /** First retry waits this long; each later one doubles it. */
+  /** First retry waits this long; each later one doubles it… */
   backoffMs: number;
+  /** …up to this (no cap when absent). */
+  maxBackoffMs?: number;
 }
 
 export interface EnqueueOptions {
@@ -38,6 +42,16 @@ export interface QueueCounts {
   delayed: number;
   /** Jobs that used up their retries: the dead-letter view. */
   failed: number;
+}
+
+/** Dead-lettered jobs by why they failed. */
+export type DeadLetterCounts = Record<FailureCause, number>;
+
+export interface RedriveOptions {
+  /** Only jobs that failed for this reason (default: every dead-lettered job). */
+  cause?: FailureCause;
+  /** At most this many jobs (default 10 000). */
+  limit?: number;
 }
 
 export interface WorkOptions {
@@ -80,5 +94,9 @@ export interface QueueBackend {
    */
   schedule(queueName: string, schedule: JobSchedule): Promise<void>;
   counts(queueName: string): Promise<QueueCounts>;
+  /** The dead letters by cause (BullMQ: counted over the newest 1 000; `counts().failed` is exact). */
+  deadLetters(queueName: string): Promise<DeadLetterCounts>;
+  /** Puts dead-lettered jobs back on the queue with a fresh set of attempts; resolves to how many. */
+  redrive(queueName: string, options?: RedriveOptions): Promise<number>;
   close(): Promise<void>;
 }

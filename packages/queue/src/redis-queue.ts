@@ -3,12 +3,34 @@
  * `<prefix>:<queue>:…`), so deployments, and test runs, sharing one Redis never see each
  * other's jobs.
  */
-import { Queue, UnrecoverableError, Worker, type JobsOptions } from "bullmq";
+import { Queue, UnrecoverableError, Worker, type Job as BullJob, type JobsOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { PermanentJobError } from "./errors.js";
+import { FAILURE_CAUSES, failureCause, type FailureCause } from "./errors.js";
 import { parseTraceCarrier, traceEnqueue, traceJob } from "./trace-context.js";
-import { NO_RETRY, checkConcurrency, checkEnqueue, checkSchedule, nextBoundary } from "./options.js";
-import type { EnqueueOptions, JobHandler, JobQueue, JobSchedule, QueueBackend, QueueCounts, QueueWorker, RetryPolicy, WorkOptions } from "./queue.js";
+import {
+  DEAD_LETTER_SCAN_LIMIT,
+  DEFAULT_REDRIVE_LIMIT,
+  NO_RETRY,
+  backoffDelay,
+  checkConcurrency,
+  checkEnqueue,
+  checkSchedule,
+  emptyDeadLetterCounts,
+  nextBoundary,
+} from "./options.js";
+import type {
+  DeadLetterCounts,
+  EnqueueOptions,
+  JobHandler,
+  JobQueue,
+  JobSchedule,
+  QueueBackend,
+  QueueCounts,
+  QueueWorker,
+  RedriveOptions,
+  RetryPolicy,
+  WorkOptions,
+} from "./queue.js";
 
 export interface RedisQueueBackendOptions {
   redisUrl: string;
@@ -32,7 +54,33 @@ export interface RedisQueueBackendOptions {
 }
 
 const DEFAULT_KEEP_COMPLETED = 1000;
+/**
+ * How often a job may be taken back from a worker that vanished mid-job (killed, or cut off by a
+ * Redis restart) before it is dead-lettered. BullMQ's default of 1 dead-letters a job that met a
+ * Redis outage and then a worker restart; three still stops a job that keeps killing its worker.
+ */
+const MAX_STALLED_COUNT = 3;
 const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
+/** Our backoff as BullMQ stores it on a job: exponential from `delay`, capped at `maxDelay`. */
+const CAPPED_EXPONENTIAL = "capped-exponential";
+/** Page size when walking the failed set. */
+const FAILED_PAGE = 500;
+
+/**
+ * BullMQ keeps an error's message as the job's failedReason; ours lead with the cause
+ * ("unavailable: …"), which is how a dead letter's cause is read back.
+ */
+function withCause(err: unknown): Error {
+  const cause = failureCause(err);
+  const message = `${cause}: ${err instanceof Error ? err.message : String(err)}`;
+  // BullMQ skips the remaining attempts only for its own error class.
+  return cause === "permanent" ? new UnrecoverableError(message) : new Error(message);
+}
+
+function causeOf(job: BullJob): FailureCause {
+  const prefix = job.failedReason?.split(":", 1)[0];
+  return (FAILURE_CAUSES as readonly string[]).includes(prefix ?? "") ? (prefix as FailureCause) : "error";
+}
 
 export function createRedisQueueBackend(options: RedisQueueBackendOptions): QueueBackend {
   const { prefix } = options;
@@ -100,15 +148,20 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
           // attemptsMade counts the attempts that already failed, so this one is attemptsMade + 1.
           await traced({ id: job.id ?? "", name: job.name, data: job.data, attempt: job.attemptsMade + 1 }, parseTraceCarrier(job.opts.telemetry?.metadata));
         } catch (err) {
-          // BullMQ skips the remaining attempts only for its own error class.
-          if (err instanceof PermanentJobError) throw new UnrecoverableError(err.message);
-          throw err;
+          throw withCause(err);
         }
       },
       {
         connection: workerConnection,
         prefix,
         concurrency,
+        maxStalledCount: MAX_STALLED_COUNT,
+        settings: {
+          backoffStrategy: (attemptsMade, _type, _err, job) => {
+            const backoff = job?.opts.backoff as { delay?: number; maxDelay?: number } | undefined;
+            return backoffDelay({ attempts: 0, backoffMs: backoff?.delay ?? 0, ...(backoff?.maxDelay !== undefined ? { maxBackoffMs: backoff.maxDelay } : {}) }, attemptsMade);
+          },
+        },
         ...(options.lockDurationMs !== undefined ? { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs } : {}),
       },
     );
@@ -126,7 +179,8 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
   /** Job options shared by enqueued and scheduled jobs: retries with exponential backoff, failures kept. */
   const retryOptions = (retry: RetryPolicy) => ({
     attempts: retry.attempts,
-    backoff: { type: "exponential", delay: retry.backoffMs },
+    // Computed by the worker's backoffStrategy, with the same rule as the in-process backend.
+    backoff: { type: CAPPED_EXPONENTIAL, delay: retry.backoffMs, ...(retry.maxBackoffMs !== undefined ? { maxDelay: retry.maxBackoffMs } : {}) },
     removeOnComplete: { count: keepCompleted },
     // Failed jobs stay: they are the dead-letter view that counts().failed reports.
     removeOnFail: false,
@@ -155,6 +209,37 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
     };
   };
 
+  const deadLetters = async (queueName: string): Promise<DeadLetterCounts> => {
+    const counts = emptyDeadLetterCounts();
+    for (const job of await queueFor(queueName).getFailed(0, DEAD_LETTER_SCAN_LIMIT - 1)) counts[causeOf(job)] += 1;
+    return counts;
+  };
+
+  const redrive = async (queueName: string, redriveOptions: RedriveOptions = {}): Promise<number> => {
+    const limit = redriveOptions.limit ?? DEFAULT_REDRIVE_LIMIT;
+    const queue = queueFor(queueName);
+    let offset = 0;
+    let moved = 0;
+    while (moved < limit) {
+      const page = await queue.getFailed(offset, offset + FAILED_PAGE - 1);
+      if (page.length === 0) break;
+      let kept = 0;
+      for (const job of page) {
+        if (moved >= limit || (redriveOptions.cause !== undefined && causeOf(job) !== redriveOptions.cause)) {
+          kept += 1;
+          continue;
+        }
+        // A fresh set of attempts: the outage that used up the last set is over, or the cause fixed.
+        await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+        moved += 1;
+      }
+      // Re-driven jobs leave the failed set; the ones kept are skipped next page.
+      offset += kept;
+      if (page.length < FAILED_PAGE) break;
+    }
+    return moved;
+  };
+
   const close = (): Promise<void> => {
     closing ??= (async () => {
       // Stop intake and drain first, then the producers, then the shared connections they used.
@@ -166,7 +251,7 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
     return closing;
   };
 
-  return { queue, work, schedule, counts, close };
+  return { queue, work, schedule, counts, deadLetters, redrive, close };
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {

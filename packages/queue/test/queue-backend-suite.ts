@@ -6,7 +6,7 @@ import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-node";
 import { startTracing } from "@3ngram/runtime";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PermanentJobError, type Job, type QueueBackend, type QueueCounts } from "../src/index.js";
+import { PermanentJobError, UnavailableJobError, type Job, type QueueBackend, type QueueCounts } from "../src/index.js";
 import { eventually } from "../../../test/support/processes.js";
 
 /** Tiny backoff keeps retries quick; the suite asserts order and counts, never durations. */
@@ -267,6 +267,55 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
       expect((await backend.counts(queueName)).failed).toBe(0);
     });
 
+    it("retries under a capped backoff policy through every attempt", async () => {
+      const { backend, queueName } = setup();
+      const attempts: number[] = [];
+      backend.work(queueName, async (job) => {
+        attempts.push(job.attempt);
+        throw new Error("still failing");
+      });
+      await backend.queue.enqueue(queueName, "capped", {}, { retry: { attempts: 4, backoffMs: BACKOFF_MS, maxBackoffMs: BACKOFF_MS * 2 } });
+      await eventually(async () => expect((await backend.counts(queueName)).failed).toBe(1));
+      expect(attempts).toEqual([1, 2, 3, 4]);
+    });
+
+    it("counts dead letters by cause", async () => {
+      const { backend, queueName } = setup();
+      backend.work(queueName, async (job) => {
+        if (job.name === "refused") throw new PermanentJobError("bad payload");
+        if (job.name === "away") throw new UnavailableJobError("memory service unavailable");
+        throw new Error("something else");
+      });
+      for (const name of ["refused", "away", "broken", "away"]) await backend.queue.enqueue(queueName, name, {}, { retry: { attempts: 2, backoffMs: BACKOFF_MS } });
+      await eventually(async () => expect((await backend.counts(queueName)).failed).toBe(4));
+      expect(await backend.deadLetters(queueName)).toEqual({ unavailable: 2, permanent: 1, error: 1 });
+    });
+
+    it("re-drives the dead letters of one cause with a fresh set of attempts, leaving the others", async () => {
+      const { backend, queueName } = setup();
+      let peerBack = false;
+      const runs: Array<[string, number]> = [];
+      backend.work(queueName, async (job) => {
+        runs.push([job.name, job.attempt]);
+        if (job.name === "refused") throw new PermanentJobError("bad payload");
+        if (!peerBack) throw new UnavailableJobError("memory service unavailable");
+      });
+      await backend.queue.enqueue(queueName, "refused", {}, { retry: { attempts: 2, backoffMs: BACKOFF_MS } });
+      await backend.queue.enqueue(queueName, "away", {}, { jobId: "away-1", retry: { attempts: 2, backoffMs: BACKOFF_MS } });
+      await eventually(async () => expect((await backend.counts(queueName)).failed).toBe(2));
+
+      peerBack = true;
+      expect(await backend.redrive(queueName, { cause: "unavailable" })).toBe(1);
+      await eventually(async () => expect(await backend.counts(queueName)).toEqual({ ...idle(), failed: 1 }));
+      expect(runs.filter(([name]) => name === "away")).toEqual([["away", 1], ["away", 2], ["away", 1]]);
+      expect(await backend.deadLetters(queueName)).toEqual({ unavailable: 0, permanent: 1, error: 0 });
+
+      // Without a cause every dead letter goes back; the refused one fails again.
+      expect(await backend.redrive(queueName)).toBe(1);
+      await eventually(() => expect(runs.filter(([name]) => name === "refused")).toHaveLength(2));
+      await eventually(async () => expect((await backend.counts(queueName)).failed).toBe(1));
+    });
+
     it("refuses malformed schedules", async () => {
       const { backend, queueName } = setup();
       await expect(backend.schedule(queueName, { id: "s", name: "x", everyMs: 0 })).rejects.toThrow(RangeError);
@@ -281,6 +330,7 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
         RangeError,
       );
       await expect(backend.queue.enqueue(queueName, "", {})).rejects.toThrow(RangeError);
+      await expect(backend.queue.enqueue(queueName, "x", {}, { retry: { attempts: 2, backoffMs: 100, maxBackoffMs: 50 } })).rejects.toThrow(RangeError);
     });
   });
 }

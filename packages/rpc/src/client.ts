@@ -1,7 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
-import { create } from "@bufbuild/protobuf";
+import { create, type DescMethod } from "@bufbuild/protobuf";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { AppError, isReason, reasonForGrpcCode, type Reason } from "@3ngram/errors";
 import type { CallerIdentity, CredentialSigner } from "./credentials.js";
+import { checkHealthOn, type ServingStatus } from "./health.js";
 import { FIELD_TRAILER, REASON_TRAILER } from "./server.js";
 import { grpcServiceDefinition } from "./service-definition.js";
 import { traceClientCall } from "./trace-context.js";
@@ -18,7 +20,11 @@ export interface CallOptions {
 
 export type RpcClient<S extends AnyService> = {
   [K in MethodName<S>]: (request: RequestInitOf<S, K>, options: CallOptions) => Promise<ResponseOf<S, K>>;
-} & { close(): void };
+} & {
+  /** The peer's gRPC health, asked over the channel that serves these calls. */
+  health(): Promise<ServingStatus>;
+  close(): void;
+};
 
 export interface RpcClientOptions {
   /** host:port, or dns:///name:port to balance over every address of a headless Service. */
@@ -34,19 +40,66 @@ export interface RpcClientOptions {
 }
 
 /**
+ * How a channel rides out a peer restart. grpc-js' own reconnect backoff grows to 120 s, so a peer
+ * back after a minute would stay unreachable for another two; bounded here, a restarted peer is
+ * found within about a second of it listening. Keepalive pings notice a peer that vanished without closing the
+ * connection (a lost node, a cut network) instead of waiting on the kernel.
+ */
+const CHANNEL_OPTIONS = {
+  "grpc.initial_reconnect_backoff_ms": 250,
+  "grpc.max_reconnect_backoff_ms": 1_000,
+  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_timeout_ms": 10_000,
+  "grpc.keepalive_permit_without_calls": 1,
+} as const;
+
+/**
+ * Calls that change nothing (or only repeat a change, like stamping a key's last use) are retried
+ * on UNAVAILABLE by grpc-js itself, inside the caller's deadline; which ones is declared in the
+ * .proto (`idempotency_level`). Writes are never retried here: whether a failed write landed is
+ * for the caller to settle, with an idempotency key.
+ */
+const READ_RETRY_POLICY = {
+  maxAttempts: 4,
+  initialBackoff: "0.1s",
+  maxBackoff: "1s",
+  backoffMultiplier: 2,
+  retryableStatusCodes: ["UNAVAILABLE"],
+};
+/** A peer that keeps failing is not hammered: retries stop while most recent calls fail. */
+const RETRY_THROTTLING = { maxTokens: 10, tokenRatio: 0.1 };
+
+function isRetryableRead(method: DescMethod): boolean {
+  return method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS || method.idempotency === MethodOptions_IdempotencyLevel.IDEMPOTENT;
+}
+
+/** The grpc-js service config: round-robin over every resolved address, and retries for the reads. */
+export function serviceConfig(service: AnyService): string {
+  const reads = service.methods.filter(isRetryableRead).map((m) => ({ service: service.typeName, method: m.name }));
+  return JSON.stringify({
+    // Round-robin over every resolved address so scaled-out search pods all take load.
+    loadBalancingConfig: [{ round_robin: {} }],
+    ...(reads.length > 0 ? { methodConfig: [{ name: reads, retryPolicy: READ_RETRY_POLICY }], retryThrottling: RETRY_THROTTLING } : {}),
+  });
+}
+
+/**
  * A typed client for a protobuf-es service over grpc-js. Every call carries a signed service
  * credential and a deadline; failures come back as AppError with the server's reason code.
  */
 export function createRpcClient<S extends AnyService>(service: S, options: RpcClientOptions): RpcClient<S> {
   const Ctor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.name);
   const client = new Ctor(options.address, grpc.credentials.createInsecure(), {
-    // Round-robin over every resolved address so scaled-out search pods all take load.
-    "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    ...CHANNEL_OPTIONS,
+    "grpc.service_config": serviceConfig(service),
     ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
     ...(options.maxSendMessageBytes !== undefined ? { "grpc.max_send_message_length": options.maxSendMessageBytes } : {}),
   });
   const defaultDeadlineMs = options.defaultDeadlineMs ?? 10_000;
-  const methods: Record<string, unknown> = { close: () => client.close() };
+  const methods: Record<string, unknown> = {
+    close: () => client.close(),
+    health: () => checkHealthOn(client.getChannel()),
+  };
   for (const method of service.methods) {
     const rpc = (client as unknown as Record<string, Function>)[method.localName]!.bind(client);
     methods[method.localName] = async (request: object, callOptions: CallOptions) => {

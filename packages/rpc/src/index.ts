@@ -13,8 +13,8 @@ export {
   type VerifiedCaller,
 } from "./credentials.js";
 export { CallContext, FIELD_TRAILER, REASON_TRAILER, RpcServer, type Handlers, type MethodPolicy, type Policies, type RpcServerOptions } from "./server.js";
-export { createRpcClient, fromServiceError, type CallOptions, type RpcClient, type RpcClientOptions } from "./client.js";
-export { checkHealth, type ServingStatus } from "./health.js";
+export { createRpcClient, fromServiceError, serviceConfig, type CallOptions, type RpcClient, type RpcClientOptions } from "./client.js";
+export { checkHealth, checkHealthOn, type ServingStatus } from "./health.js";
 export { grpcServiceDefinition } from "./service-definition.js";
 export type { AnyService, MethodName, RequestInitOf, RequestOf, ResponseInitOf, ResponseOf } from "./types.js";
 export { signingKeyEnv, trustedKeysEnv } from "./credential-env.js";

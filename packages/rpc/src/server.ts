@@ -124,6 +124,25 @@ export class RpcServer {
     for (const name of this.serviceNames) this.health.setStatus(name, status);
   }
 
+  /**
+   * Keeps health in step with a dependency: `check` runs every `intervalMs` (never two at once)
+   * and its answer sets SERVING or NOT_SERVING, so health goes NOT_SERVING while the database is
+   * unreachable and back to SERVING on its own. Returns the function that stops watching.
+   */
+  followDependency(check: () => Promise<boolean>, intervalMs: number): () => void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      void check()
+        .catch(() => false)
+        .then((ok) => this.setServing(ok))
+        .finally(() => (running = false));
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** Stops intake, lets in-flight calls finish within the grace period, then forces. */
   async shutdown(graceMs = 5_000): Promise<void> {
     this.setServing(false);

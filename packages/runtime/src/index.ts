@@ -2,4 +2,5 @@ export { ConfigError, envBool, envLogLevel, envPort, loadConfig, type Env } from
 export { createLogger, type Logger } from "./logger.js";
 export { errorSummary, onShutdown, type Closer } from "./shutdown.js";
 export { createMetricsRegistry, serveMetrics } from "./metrics.js";
+export { guardProcess, type ProcessGuardOptions } from "./process-guard.js";
 export { startTracing, traceExporterFrom, type TraceExporterKind, type Tracing, type TracingOptions } from "./tracing.js";

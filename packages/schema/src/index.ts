@@ -25,6 +25,7 @@ export {
   COMMITMENT_STATUSES,
   COMMITMENT_TRANSITIONS,
   MAX_FACTS_PER_MEMORY,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
   MEMORY_STATUSES,
   MEMORY_TYPES,
   archiveOutputSchema,
@@ -33,6 +34,7 @@ export {
   edgeIntentSchema,
   factInputSchema,
   factRecordSchema,
+  idempotencyKeySchema,
   instantSchema,
   resolveInputSchema,
   resolveOutputSchema,
@@ -281,9 +283,11 @@ export {
   EXTRACTION_QUEUE,
   EXTRACT_FACTS_JOB,
   EXTRACT_RETRY_POLICY,
+  JOB_FAILURE_CAUSES,
   MAINTENANCE_QUEUE,
   extractFactsJobSchema,
   type ExtractFactsJob,
+  type JobFailureCause,
 } from "./jobs.js";
 export {
   DEFAULT_PROPOSALS_LIMIT,

@@ -13,8 +13,15 @@ const memoryJobSchema = z.strictObject({
 export const embedMemoryJobSchema = memoryJobSchema;
 export type EmbedMemoryJob = z.infer<typeof embedMemoryJobSchema>;
 
-/** Embedding retries: transient failures (model busy, memory service restarting) get five tries. */
-export const EMBED_RETRY_POLICY = { attempts: 5, backoffMs: 2_000 } as const;
+/**
+ * Per-memory job retries: 2 s doubling to a 60 s cap, ten attempts, about five minutes in all, so
+ * a job outlasts a peer or database restart (a backlog retried 2+4+8+16 s used its attempts up in
+ * half a minute). One that still fails as unavailable is re-driven by the consolidator later.
+ */
+const MEMORY_JOB_RETRY_POLICY = { attempts: 10, backoffMs: 2_000, maxBackoffMs: 60_000 } as const;
+
+/** Embedding retries: the model may be busy or the memory service restarting. */
+export const EMBED_RETRY_POLICY = MEMORY_JOB_RETRY_POLICY;
 
 /**
  * Fact extraction: the memory service queues one job per new memory (after remember, revise and
@@ -28,10 +35,17 @@ export const extractFactsJobSchema = memoryJobSchema;
 export type ExtractFactsJob = z.infer<typeof extractFactsJobSchema>;
 
 /** Extraction retries like an embedding: the memory service or the extractor may be briefly away. */
-export const EXTRACT_RETRY_POLICY = { attempts: 5, backoffMs: 2_000 } as const;
+export const EXTRACT_RETRY_POLICY = MEMORY_JOB_RETRY_POLICY;
 
 /** Scheduled and per-tenant maintenance (consolidation scan, embedding backfill, commitment sweep). */
 export const MAINTENANCE_QUEUE = "maintenance";
+
+/**
+ * Why a dead-lettered job failed: `unavailable` (a peer or the database was away through every
+ * attempt; re-driven automatically), `permanent` (it can never succeed as it is) or `error`.
+ */
+export const JOB_FAILURE_CAUSES = ["unavailable", "permanent", "error"] as const;
+export type JobFailureCause = (typeof JOB_FAILURE_CAUSES)[number];
 
 /** Every queue the consolidator consumes, for whoever reports their depth and dead letters. */
 export const CONSOLIDATOR_QUEUES = [EMBEDDINGS_QUEUE, EXTRACTION_QUEUE, MAINTENANCE_QUEUE] as const;

@@ -77,6 +77,19 @@ export const factInputSchema = z.strictObject({
 });
 export type FactInput = z.infer<typeof factInputSchema>;
 
+/**
+ * A client's name for one write, as in the IETF httpapi Idempotency-Key draft (REST sends it as
+ * that header): sending the same write again with the same key returns the first result instead
+ * of storing a second memory. Visible ASCII, up to 255 characters; a UUID is a good choice.
+ */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+export const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+  .regex(/^[\x21-\x7e]+$/, { message: "must be visible ASCII characters (a UUID, for instance)" })
+  .describe("Optional: a unique string (a UUID) for this write. If the call fails or times out, send it again with the same key: the first result comes back instead of a second memory.");
+
 /** The fields a new memory carries, shared by remember and revise. */
 const memoryFields = {
   memoryType: memoryTypeSchema,
@@ -89,6 +102,7 @@ const memoryFields = {
   dueAt: instantSchema.optional(),
   owner: ownerSchema.optional(),
   facts: z.array(factInputSchema).max(MAX_FACTS_PER_MEMORY).default([]),
+  idempotencyKey: idempotencyKeySchema.optional(),
 };
 
 function commitmentFieldsOnlyOnCommitments(value: { memoryType: MemoryType; dueAt?: string | undefined; owner?: string | undefined }, ctx: z.RefinementCtx): void {

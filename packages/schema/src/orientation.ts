@@ -5,6 +5,7 @@
  * never pulls a whole tenant by accident.
  */
 import { z } from "zod";
+import { JOB_FAILURE_CAUSES } from "./jobs.js";
 import { MAX_TOPIC_LENGTH } from "./limits.js";
 import { COMMITMENT_STATUSES, MEMORY_TYPES, commitmentStatusSchema, excerptedMemoryShape, memoryTypeSchema, projectSchema, scopeNameSchema, type MemoryType } from "./memory.js";
 import { outputObject } from "./open-object.js";
@@ -244,6 +245,8 @@ export const queueDepthSchema = outputObject({
   delayed: z.int().min(0),
   /** Jobs that used up their retries (the dead-letter view). */
   failed: z.int().min(0),
+  /** The dead letters by why they failed (over the newest 1 000 on Redis); `unavailable` ones are re-driven on their own. */
+  failedByCause: countsByKey(JOB_FAILURE_CAUSES),
 });
 export type QueueDepth = z.infer<typeof queueDepthSchema>;
 
@@ -278,6 +281,8 @@ export const describeEnvironmentOutputSchema = outputObject({
     queues: z.array(queueDepthSchema),
     /** Failed jobs across the live queues. */
     deadLetter: z.int().min(0),
+    /** The same dead letters by cause. */
+    deadLetterByCause: countsByKey(JOB_FAILURE_CAUSES),
   }),
 });
 export type DescribeEnvironmentOutput = z.infer<typeof describeEnvironmentOutputSchema>;

@@ -1,24 +1,77 @@
 /**
- * Operator commands: run a consolidator job now instead of waiting for its schedule.
+ * Operator commands on the consolidator's queues (REDIS_URL, REDIS_KEY_PREFIX):
  *   run consolidation-scan | embedding-backfill | commitment-sweep      every tenant
  *   run consolidate-tenant | backfill-tenant | sweep-tenant <tenant-id>  one tenant
- * The job is queued on the same Redis queue the schedule uses (REDIS_URL, REDIS_KEY_PREFIX), so a
- * running consolidator picks it up, with the same retries and dead-letter handling.
+ *   dead-letters                                                         dead letters per queue and cause
+ *   redrive [<queue>] [--cause unavailable|permanent|error]              put dead letters back
+ * `run` queues the job on the same Redis queue the schedule uses, so a running consolidator picks
+ * it up, with the same retries and dead-letter handling. `redrive` gives each job a fresh set of
+ * attempts; without --cause every dead letter of the queue (or of every queue) goes back.
  */
-import { createRedisQueueBackend } from "@3ngram/queue";
-import { MAINTENANCE_QUEUE } from "@3ngram/schema";
+import { FAILURE_CAUSES, createRedisQueueBackend, type FailureCause, type QueueBackend } from "@3ngram/queue";
+import { CONSOLIDATOR_QUEUES, MAINTENANCE_QUEUE } from "@3ngram/schema";
 import { BACKFILL_TENANT_JOB } from "./jobs/backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB } from "./jobs/consolidate-tenant.js";
 import { SWEEP_TENANT_JOB } from "./jobs/sweep-tenant.js";
 import { SCAN_RETRY_POLICY, TENANT_JOB_RETRY_POLICY, TENANT_SCANS } from "./jobs/tenant-scans.js";
 
-const USAGE = `usage: cli.js run ${Object.keys(TENANT_SCANS).join(" | ")}\n       cli.js run ${[CONSOLIDATE_TENANT_JOB, BACKFILL_TENANT_JOB, SWEEP_TENANT_JOB].join(" | ")} <tenant-id>`;
+const PER_TENANT: readonly string[] = [CONSOLIDATE_TENANT_JOB, BACKFILL_TENANT_JOB, SWEEP_TENANT_JOB];
+const USAGE = [
+  `usage: cli.js run ${Object.keys(TENANT_SCANS).join(" | ")}`,
+  `       cli.js run ${PER_TENANT.join(" | ")} <tenant-id>`,
+  "       cli.js dead-letters",
+  `       cli.js redrive [${CONSOLIDATOR_QUEUES.join(" | ")}] [--cause ${FAILURE_CAUSES.join(" | ")}]`,
+].join("\n");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const [command, job, tenantId] = process.argv.slice(2);
-const perTenant: readonly string[] = [CONSOLIDATE_TENANT_JOB, BACKFILL_TENANT_JOB, SWEEP_TENANT_JOB];
-const scan = job !== undefined && Object.hasOwn(TENANT_SCANS, job);
-if (command !== "run" || job === undefined || (!scan && !(perTenant.includes(job) && tenantId !== undefined && UUID.test(tenantId)))) {
+type Command = (backend: QueueBackend) => Promise<unknown>;
+
+/** The command line as a command, or undefined when it is not one. */
+function parse(args: readonly string[]): Command | undefined {
+  const [command, ...rest] = args;
+  if (command === "run") {
+    const [job, tenantId] = rest;
+    if (job !== undefined && Object.hasOwn(TENANT_SCANS, job) && tenantId === undefined) {
+      return async (backend) => {
+        await backend.queue.enqueue(MAINTENANCE_QUEUE, job, {}, { retry: SCAN_RETRY_POLICY });
+        return { queued: job, queue: MAINTENANCE_QUEUE };
+      };
+    }
+    if (job !== undefined && PER_TENANT.includes(job) && tenantId !== undefined && UUID.test(tenantId)) {
+      return async (backend) => {
+        await backend.queue.enqueue(MAINTENANCE_QUEUE, job, { tenantId: tenantId.toLowerCase() }, { retry: TENANT_JOB_RETRY_POLICY });
+        return { queued: job, queue: MAINTENANCE_QUEUE, tenantId: tenantId.toLowerCase() };
+      };
+    }
+    return undefined;
+  }
+  if (command === "dead-letters" && rest.length === 0) {
+    return async (backend) => {
+      const report: Record<string, unknown> = {};
+      for (const queue of CONSOLIDATOR_QUEUES) report[queue] = { failed: (await backend.counts(queue)).failed, byCause: await backend.deadLetters(queue) };
+      return report;
+    };
+  }
+  if (command === "redrive") {
+    let queues: readonly string[] = CONSOLIDATOR_QUEUES;
+    let cause: FailureCause | undefined;
+    for (let i = 0; i < rest.length; i++) {
+      const arg = rest[i]!;
+      if (arg === "--cause" && (FAILURE_CAUSES as readonly string[]).includes(rest[i + 1] ?? "")) cause = rest[++i] as FailureCause;
+      else if ((CONSOLIDATOR_QUEUES as readonly string[]).includes(arg) && queues === CONSOLIDATOR_QUEUES) queues = [arg];
+      else return undefined;
+    }
+    return async (backend) => {
+      const redriven: Record<string, number> = {};
+      for (const queue of queues) redriven[queue] = await backend.redrive(queue, cause === undefined ? {} : { cause });
+      return { redriven, ...(cause !== undefined ? { cause } : {}) };
+    };
+  }
+  return undefined;
+}
+
+const command = parse(process.argv.slice(2));
+if (command === undefined) {
   console.error(USAGE);
   process.exit(2);
 }
@@ -28,12 +81,7 @@ const backend = createRedisQueueBackend({
   prefix: process.env.REDIS_KEY_PREFIX ?? "3ngram",
 });
 try {
-  if (scan) {
-    await backend.queue.enqueue(MAINTENANCE_QUEUE, job, {}, { retry: SCAN_RETRY_POLICY });
-  } else {
-    await backend.queue.enqueue(MAINTENANCE_QUEUE, job, { tenantId: tenantId!.toLowerCase() }, { retry: TENANT_JOB_RETRY_POLICY });
-  }
-  console.log(JSON.stringify({ queued: job, queue: MAINTENANCE_QUEUE, ...(scan ? {} : { tenantId: tenantId!.toLowerCase() }) }));
+  console.log(JSON.stringify(await command(backend)));
 } catch (err) {
   console.error((err as Error).message);
   process.exitCode = 1;

@@ -11,11 +11,12 @@ import type { ConsolidatorConfig } from "./config.js";
 import { createExtractor, type FactExtractor } from "./extraction/index.js";
 import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
 import { OAUTH_GC_SCHEDULE } from "./jobs/oauth-gc.js";
+import { REDRIVE_SCHEDULE } from "./jobs/redrive-dead-letters.js";
 import { SCHEDULES as TENANT_SCAN_SCHEDULES } from "./jobs/tenant-scans.js";
 import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
 
 /** Every scheduled job this service registers at start-up. */
-export const SCHEDULES = [...TENANT_SCAN_SCHEDULES, OAUTH_GC_SCHEDULE];
+export const SCHEDULES = [...TENANT_SCAN_SCHEDULES, OAUTH_GC_SCHEDULE, REDRIVE_SCHEDULE];
 
 /**
  * Anything passed here is used as is and left open on close (its owner closes it). Standalone
@@ -86,27 +87,44 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
       registers: [registry],
     });
     const queueBackend = backend;
-    new Gauge({
-      name: "threengram_consolidator_queue_jobs",
-      help: "Jobs per queue and state; state=\"failed\" is the dead-letter count.",
-      labelNames: ["queue", "state"],
-      registers: [registry],
-      async collect() {
-        for (const queue of CONSUMED_QUEUES) {
-          try {
-            const counts = await queueBackend.counts(queue);
-            for (const [state, value] of Object.entries(counts)) this.set({ queue, state }, value);
-          } catch (err) {
-            // A scrape during a Redis outage still answers, just without these series.
-            log.warn({ error: errorSummary(err), queue }, "queue counts unavailable");
+    /** A gauge read on scrape, one series per queue and key of `read`'s answer; a scrape during a Redis outage answers without them. */
+    const perQueueGauge = (name: string, help: string, label: string, read: (queue: string) => Promise<Record<string, number>>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["queue", label],
+        registers: [registry],
+        async collect() {
+          for (const queue of CONSUMED_QUEUES) {
+            try {
+              for (const [key, value] of Object.entries(await read(queue))) this.set({ queue, [label]: key }, value);
+            } catch (err) {
+              log.warn({ error: errorSummary(err), queue, metric: name }, "queue counts unavailable");
+            }
           }
-        }
-      },
-    });
+        },
+      });
+    perQueueGauge("threengram_consolidator_queue_jobs", 'Jobs per queue and state; state="failed" is the dead-letter count.', "state", async (q) => ({ ...(await queueBackend.counts(q)) }));
+    perQueueGauge(
+      "threengram_consolidator_dead_letters",
+      "Dead-lettered jobs per queue by cause (unavailable ones are re-driven every 10 minutes).",
+      "cause",
+      (q) => queueBackend.deadLetters(q),
+    );
 
     const workers = startWorkers({
       backend,
-      deps: { memory, search, embedder, extractor, queue: backend.queue, commitmentGraceMs: config.commitmentGraceMs, oauthClientIdleDays: config.oauthClientIdleDays, log },
+      deps: {
+        memory,
+        search,
+        embedder,
+        extractor,
+        queue: backend.queue,
+        deadLetters: backend,
+        commitmentGraceMs: config.commitmentGraceMs,
+        oauthClientIdleDays: config.oauthClientIdleDays,
+        log,
+      },
       concurrency: config.workerConcurrency,
       onOutcome: (job, outcome) => jobs.inc({ job, outcome }),
     });

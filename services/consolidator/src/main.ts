@@ -1,5 +1,5 @@
 /** The consolidator process: read the environment, start, stop cleanly on SIGTERM. */
-import { ConfigError, createLogger, loadConfig, onShutdown, startTracing, type Tracing } from "@3ngram/runtime";
+import { ConfigError, createLogger, guardProcess, loadConfig, onShutdown, startTracing, type Tracing } from "@3ngram/runtime";
 import { consolidatorConfigSchema, type ConsolidatorConfig } from "./config.js";
 import { startConsolidator } from "./consolidator.js";
 
@@ -18,5 +18,6 @@ try {
 }
 
 const log = createLogger({ service: "consolidator", level: config.logLevel });
+guardProcess(log);
 const consolidator = await startConsolidator(config, { log });
 onShutdown(log, [() => consolidator.close(), () => tracing.shutdown()], SHUTDOWN_GRACE_MS);

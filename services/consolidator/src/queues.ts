@@ -4,7 +4,8 @@
  * live in @3ngram/schema, next to the queue and job names, because the memory service enqueues
  * with them; the scheduled and per-tenant jobs' policies live beside their runners).
  */
-import { PermanentJobError, type Job, type JobQueue, type QueueBackend, type QueueWorker } from "@3ngram/queue";
+import { isAppError } from "@3ngram/errors";
+import { PermanentJobError, UnavailableJobError, failureCause, type Job, type JobQueue, type QueueBackend, type QueueWorker } from "@3ngram/queue";
 import { errorSummary } from "@3ngram/runtime";
 import { CONSOLIDATOR_QUEUES, EMBED_MEMORY_JOB } from "@3ngram/schema";
 import type { FactExtractor } from "./extraction/index.js";
@@ -14,6 +15,7 @@ import { embedMemory, type EmbedMemoryDeps } from "./jobs/embed-memory.js";
 import { EXTRACT_FACTS_JOB, extractFactsFromMemory } from "./jobs/extract-facts.js";
 import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
 import { OAUTH_GC_JOB, collectOAuthGarbage } from "./jobs/oauth-gc.js";
+import { REDRIVE_DEAD_LETTERS_JOB, redriveUnavailableDeadLetters } from "./jobs/redrive-dead-letters.js";
 import { SWEEP_TENANT_JOB, sweepTenant } from "./jobs/sweep-tenant.js";
 import { COMMITMENT_SWEEP_JOB, CONSOLIDATION_SCAN_JOB, EMBEDDING_BACKFILL_JOB, fanOutToTenants } from "./jobs/tenant-scans.js";
 
@@ -28,6 +30,7 @@ export const KNOWN_JOBS = [
   BACKFILL_TENANT_JOB,
   SWEEP_TENANT_JOB,
   OAUTH_GC_JOB,
+  REDRIVE_DEAD_LETTERS_JOB,
 ] as const;
 
 /** Everything the job runners need. */
@@ -37,6 +40,8 @@ export interface JobDeps extends EmbedMemoryDeps {
   extractor: FactExtractor;
   /** Where the scheduled jobs queue their per-tenant jobs. */
   queue: JobQueue;
+  /** The dead letters the periodic re-drive puts back. */
+  deadLetters: Pick<QueueBackend, "redrive">;
   /** How long after its due time a live commitment expires. */
   commitmentGraceMs: number;
   /** OAuth clients unused for this many days are garbage-collected. */
@@ -46,6 +51,7 @@ export interface JobDeps extends EmbedMemoryDeps {
 /** How a job attempt ended, as counted in metrics: a runner's own outcome, or a failure kind. */
 export type JobOutcome = string;
 export const FAILED_RETRYABLE = "failed_retryable";
+export const FAILED_UNAVAILABLE = "failed_unavailable";
 export const FAILED_PERMANENT = "failed_permanent";
 
 /** Runs one job by name and returns its outcome. An unknown name can never succeed, so it is permanent. */
@@ -67,9 +73,20 @@ export async function runJob(job: Job, deps: JobDeps): Promise<JobOutcome> {
       return sweepTenant(job.data, deps);
     case OAUTH_GC_JOB:
       return collectOAuthGarbage(job.data, deps);
+    case REDRIVE_DEAD_LETTERS_JOB:
+      return redriveUnavailableDeadLetters(job.data, deps);
     default:
       throw new PermanentJobError(`unknown job name "${job.name.slice(0, 64)}"`);
   }
+}
+
+/**
+ * A peer (or its database) being away is `unavailable` on the wire; as a job failure it is an
+ * UnavailableJobError, so a job that outlives its attempts that way is re-driven later on its own.
+ */
+function asJobError(err: unknown): unknown {
+  if (isAppError(err) && err.reason === "unavailable") return new UnavailableJobError(err.message, { cause: err });
+  return err;
 }
 
 export interface WorkerSetup {
@@ -95,12 +112,14 @@ export function startWorkers(setup: WorkerSetup): QueueWorker {
           const outcome = await runJob(job, { ...deps, log });
           onOutcome(jobLabel, outcome);
           log.info({ outcome, ms: ms() }, "job done");
-        } catch (err) {
-          if (err instanceof PermanentJobError) {
+        } catch (raw) {
+          const err = asJobError(raw);
+          const cause = failureCause(err);
+          if (cause === "permanent") {
             onOutcome(jobLabel, FAILED_PERMANENT);
             log.error({ error: errorSummary(err), ms: ms() }, "job failed permanently");
           } else {
-            onOutcome(jobLabel, FAILED_RETRYABLE);
+            onOutcome(jobLabel, cause === "unavailable" ? FAILED_UNAVAILABLE : FAILED_RETRYABLE);
             log.warn({ error: errorSummary(err), ms: ms() }, "job failed; retried while attempts remain");
           }
           throw err;

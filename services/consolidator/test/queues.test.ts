@@ -13,6 +13,7 @@ import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB } from "@3ngram/schema";
 import { startCoreServices, type CoreServices } from "../../../test/support/core-services.js";
 import { TEST_REDIS_URL, deleteKeyPrefix, uniqueKeyPrefix } from "../../../test/support/database.js";
 import { freePort } from "../../../test/support/processes.js";
+import { REDRIVE_DEAD_LETTERS_JOB } from "../src/jobs/redrive-dead-letters.js";
 import { runJob, startWorkers } from "../src/queues.js";
 import {
   consolidatorClient,
@@ -86,7 +87,7 @@ describe.each([
     if (redisPrefix) await deleteKeyPrefix(redisPrefix);
   });
 
-  it("retries while the memory service is down, embeds once it is up, dead-letters unknown jobs at once, and reports each attempt", async () => {
+  it("retries while the memory service is down (as unavailable), embeds once it is up, dead-letters unknown jobs at once, and reports each attempt", async () => {
     // Its own key prefix, so the embed jobs the memory service queues itself are not in this queue.
     backend = redisPrefix ? createRedisQueueBackend({ redisUrl: TEST_REDIS_URL, prefix: redisPrefix }) : createMemoryQueueBackend();
     const port = await freePort();
@@ -102,7 +103,7 @@ describe.each([
 
     // Backoff doubles from 100 ms, so ten attempts span some 50 s: ample time for the service to come up.
     await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId }, { retry: { attempts: 10, backoffMs: 100 } });
-    await eventually(() => expect(outcomes).toContain("embed-memory:failed_retryable"));
+    await eventually(() => expect(outcomes).toContain("embed-memory:failed_unavailable"));
     expect(await embeddingState(stack, tenant, memoryId)).toBe("pending");
 
     late = await startMemoryOn(stack, port);
@@ -116,8 +117,31 @@ describe.each([
     const embedAttempts = outcomes.filter((o) => o.startsWith("embed-memory:"));
     expect(embedAttempts.at(-1)).toBe("embed-memory:embedded");
     expect(embedAttempts.length).toBeGreaterThan(1);
-    expect(new Set(embedAttempts.slice(0, -1))).toEqual(new Set(["embed-memory:failed_retryable"]));
+    expect(new Set(embedAttempts.slice(0, -1))).toEqual(new Set(["embed-memory:failed_unavailable"]));
     expect(outcomes.filter((o) => o.startsWith("unknown:"))).toEqual(["unknown:failed_permanent"]);
     expect(await backend.counts(EMBEDDINGS_QUEUE)).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 1 });
+    expect(await backend.deadLetters(EMBEDDINGS_QUEUE)).toEqual({ unavailable: 0, permanent: 1, error: 0 });
   }, 90_000);
+
+  it("dead-letters a job the memory service was down for through every attempt as unavailable; the periodic re-drive brings it back", async () => {
+    backend = redisPrefix ? createRedisQueueBackend({ redisUrl: TEST_REDIS_URL, prefix: redisPrefix }) : createMemoryQueueBackend();
+    const port = await freePort();
+    client = await consolidatorClient(stack, `127.0.0.1:${port}`);
+    const memoryId = await pendingMemory();
+    const deps = { ...others, memory: client, embedder, log: silentLog, queue: backend.queue, deadLetters: backend };
+    workers = startWorkers({ backend, deps, concurrency: 2 });
+    await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId }, { retry: { attempts: 2, backoffMs: 10 } });
+    await eventually(async () => expect(await backend!.deadLetters(EMBEDDINGS_QUEUE)).toEqual({ unavailable: 1, permanent: 0, error: 0 }));
+
+    // Still down: the re-drive puts it back, it fails again and lands where it was.
+    expect(await runJob({ id: "r1", name: REDRIVE_DEAD_LETTERS_JOB, data: {}, attempt: 1 }, deps)).toBe("redriven");
+    await eventually(async () => expect(await backend!.counts(EMBEDDINGS_QUEUE)).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 1 }));
+
+    late = await startMemoryOn(stack, port);
+    await eventually(async () => {
+      await runJob({ id: "r2", name: REDRIVE_DEAD_LETTERS_JOB, data: {}, attempt: 1 }, deps);
+      expect(await embeddingState(stack, tenant, memoryId)).toBe("done");
+    }, 30_000, 500);
+    await eventually(async () => expect(await backend!.counts(EMBEDDINGS_QUEUE)).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 }));
+  }, 60_000);
 });

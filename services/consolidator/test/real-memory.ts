@@ -8,7 +8,7 @@ import { toVectorLiteral } from "@3ngram/db";
 import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { createMemoryQueueBackend, type JobQueue } from "@3ngram/queue";
+import { createMemoryQueueBackend, type JobQueue, type QueueBackend } from "@3ngram/queue";
 import { CredentialSigner, SCOPES, createRpcClient, generateServiceKeyPair, type RpcClient } from "@3ngram/rpc";
 import { RulesFactExtractor, type FactExtractor } from "../src/extraction/index.js";
 import { createLogger } from "@3ngram/runtime";
@@ -40,17 +40,25 @@ export async function consolidatorSearchClient(stack: CoreServices, address: str
 
 /**
  * The job dependencies besides the memory client and the embedder: a search client of the stack,
- * the rules extractor, an in-process queue for fan-out, and no commitment grace. Close with `close`.
+ * the rules extractor, an in-process queue for fan-out (and its dead letters), and no commitment
+ * grace. Close with `close`.
  */
-export async function otherJobDeps(
-  stack: CoreServices,
-): Promise<{ search: SearchRpc; extractor: FactExtractor; queue: JobQueue; commitmentGraceMs: number; oauthClientIdleDays: number; close(): Promise<void> }> {
+export async function otherJobDeps(stack: CoreServices): Promise<{
+  search: SearchRpc;
+  extractor: FactExtractor;
+  queue: JobQueue;
+  deadLetters: Pick<QueueBackend, "redrive">;
+  commitmentGraceMs: number;
+  oauthClientIdleDays: number;
+  close(): Promise<void>;
+}> {
   const search = await consolidatorSearchClient(stack);
   const backend = createMemoryQueueBackend();
   return {
     search,
     extractor: new RulesFactExtractor(),
     queue: backend.queue,
+    deadLetters: backend,
     commitmentGraceMs: 0,
     oauthClientIdleDays: 30,
     async close() {

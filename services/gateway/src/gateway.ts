@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { CredentialSigner, checkHealth } from "@3ngram/rpc";
+import { CredentialSigner } from "@3ngram/rpc";
 import { createLogger, type Logger } from "@3ngram/runtime";
 import { createGatewayApp } from "./app.js";
 import type { ApiKeyResolver } from "./auth/api-key.js";
@@ -46,7 +46,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const memory = deps.memory ?? createMemoryClient(config.memoryAddr, signer!);
   const search = deps.search ?? createSearchClient(config.searchAddr, signer!);
   const metrics = deps.metrics ?? createGatewayMetrics();
-  const peers = deps.peers ?? { memory: () => checkHealth(config.memoryAddr), search: () => checkHealth(config.searchAddr) };
+  // /ready asks over the very channels requests use: a fresh probe connection could succeed while
+  // the serving channel still sits in reconnect backoff.
+  const peers = deps.peers ?? { memory: () => memory.health(), search: () => search.health() };
   const limits = await createRateLimits(config.rateLimits, { log, metrics });
   const mcp = createMcpEndpoint({ memory, search, log, metrics, completionLimiter: limits.completion });
   // The issuer is PUBLIC_URL, or (local and standalone runs) the URL we end up listening on.

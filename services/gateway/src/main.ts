@@ -1,5 +1,5 @@
 /** The gateway process: the only module with side effects. */
-import { ConfigError, createLogger, loadConfig, onShutdown, startTracing, type Tracing } from "@3ngram/runtime";
+import { ConfigError, createLogger, guardProcess, loadConfig, onShutdown, startTracing, type Tracing } from "@3ngram/runtime";
 import { gatewayConfigSchema } from "./config.js";
 import { startGateway } from "./gateway.js";
 
@@ -16,5 +16,6 @@ try {
 }
 
 const log = createLogger({ service: "gateway", level: config.logLevel });
+guardProcess(log);
 const gateway = await startGateway(config, { log });
 onShutdown(log, [() => gateway.close(), () => tracing.shutdown()]);

@@ -23,6 +23,7 @@ describe("error mapping", () => {
       duplicate_memory: 409,
       conflict: 409,
       invalid_transition: 409,
+      idempotency_key_reused: 422,
       unauthenticated: 401,
       insufficient_scope: 403,
       rate_limited: 429,

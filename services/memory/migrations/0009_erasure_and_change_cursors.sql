@@ -185,6 +185,10 @@ BEGIN
      SET owner = NULL, next_surfacing_at = NULL, updated_at = now()
    WHERE c.tenant_id = p_tenant_id AND c.memory_id = ANY (target_ids);
 
+  -- A retry key is the client's own text and its request hash is a hash of the content, so both
+  -- go: a late retry with that key then simply writes anew, as after the key's 24 h.
+  DELETE FROM public.idempotency_keys k WHERE k.tenant_id = p_tenant_id AND k.memory_id = ANY (target_ids);
+
   -- Further copies derived from memory text (for example per-tenant term statistics) get one
   -- statement each here, keyed on target_ids, in the migration that adds the table
   -- (CREATE OR REPLACE FUNCTION, with the grants threengram_eraser needs on it).
@@ -210,7 +214,8 @@ END $$;
 REVOKE ALL ON FUNCTION erase_memories(uuid, uuid[], text, uuid, text, uuid, text, text) FROM PUBLIC;
 
 -- The eraser may rewrite exactly the columns the function scrubs, insert the audit rows, and read
--- what it must match on. It never deletes, and it cannot log in: only the function acts as it.
+-- what it must match on. It deletes nothing but retry keys, and it cannot log in: only the
+-- function acts as it.
 GRANT USAGE ON SCHEMA public TO threengram_eraser;
 GRANT SELECT ON memories, facts, fact_proposals, consolidation_proposals, commitments TO threengram_eraser;
 GRANT UPDATE (topic, content, tags, content_hash, import_key, embedding, embedding_model, embedding_dim, erased_at, status)
@@ -220,6 +225,7 @@ GRANT UPDATE (subject, predicate, value, rationale, decision_rationale, status, 
 GRANT UPDATE (rationale, decision_rationale, status, decided_at) ON consolidation_proposals TO threengram_eraser;
 GRANT UPDATE (owner, next_surfacing_at, updated_at) ON commitments TO threengram_eraser;
 GRANT INSERT ON memory_events, erasures TO threengram_eraser;
+GRANT SELECT, DELETE ON idempotency_keys TO threengram_eraser;
 
 -- Handing the function to the eraser: a non-superuser migrator must be a member of the new owner,
 -- and the owner needs CREATE on the schema at that moment (taken back straight after).

@@ -1,20 +1,22 @@
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, type Embedder } from "@3ngram/embeddings";
-import { createRedisQueueBackend, type JobQueue, type QueueCounts } from "@3ngram/queue";
+import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
+import { OutboxRelay } from "./domain/outbox-relay.js";
 import { memoryHandlers, memoryPolicies } from "./grpc/memory-service.js";
 
 export interface MemoryServiceDeps {
   pool?: Pool;
   embedder?: Embedder | null;
   queue?: JobQueue;
-  /** The injected queue's counts (standalone passes its in-process backend's), for describe_environment. */
+  /** The injected queue's counts and dead letters (standalone passes its in-process backend's), for describe_environment. */
   queueCounts?: (queue: string) => Promise<QueueCounts>;
+  deadLetters?: (queue: string) => Promise<DeadLetterCounts>;
   log?: Logger;
 }
 
@@ -25,7 +27,8 @@ export interface RunningMemoryService {
   close(): Promise<void>;
 }
 
-const HEALTH_INTERVAL_MS = 5_000;
+/** How often health re-checks the database: short, so SERVING returns within seconds of it. */
+const HEALTH_INTERVAL_MS = 2_000;
 
 /**
  * Boots the memory service: migrations (unless disabled), the RLS guard on the runtime role,
@@ -48,14 +51,20 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
     let queue = deps.queue;
     let queueCounts = deps.queueCounts;
+    let deadLetters = deps.deadLetters;
     if (!queue) {
       const backend = createRedisQueueBackend({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX });
       queue = backend.queue;
       queueCounts = backend.counts;
+      deadLetters = backend.deadLetters;
       closers.push(() => backend.close());
     }
 
     const registry = createMetricsRegistry("memory");
+    // Moves the jobs writes record in the outbox onto the queue; closed before the queue and pool.
+    const relay = new OutboxRelay({ pool, role: config.RUNTIME_DB_ROLE, queue, log, registry });
+    relay.start();
+    closers.unshift(() => relay.close());
     const server = new RpcServer({
       name: "memory",
       verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS),
@@ -66,16 +75,24 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     });
     server.addService(
       MemoryService,
-      memoryHandlers({ pool, runtimeRole: config.RUNTIME_DB_ROLE, embedder, queue, ...(queueCounts ? { queueCounts } : {}), inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS, log }),
+      memoryHandlers({
+        pool,
+        runtimeRole: config.RUNTIME_DB_ROLE,
+        embedder,
+        jobsRecorded: () => relay.kick(),
+        ...(queueCounts ? { queueCounts } : {}),
+        ...(deadLetters ? { deadLetters } : {}),
+        inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
+        log,
+      }),
       memoryPolicies,
     );
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
     server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.
-    const healthTimer = setInterval(() => void ping(pool).then((ok) => server.setServing(ok)), HEALTH_INTERVAL_MS);
-    healthTimer.unref();
+    const stopHealth = server.followDependency(() => ping(pool), HEALTH_INTERVAL_MS);
     closers.unshift(async () => {
-      clearInterval(healthTimer);
+      stopHealth();
       await server.shutdown();
     });
 

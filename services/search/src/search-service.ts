@@ -27,7 +27,8 @@ export interface RunningSearchService {
   close(): Promise<void>;
 }
 
-const HEALTH_INTERVAL_MS = 5_000;
+/** How often health re-checks the database: short, so SERVING returns within seconds of it. */
+const HEALTH_INTERVAL_MS = 2_000;
 
 /** Boots the search service. It only reads: its role has SELECT and nothing else. */
 export async function startSearchService(config: SearchConfig, deps: SearchServiceDeps = {}): Promise<RunningSearchService> {
@@ -57,10 +58,10 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     );
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
     server.setServing(true);
-    const healthTimer = setInterval(() => void ping(pool).then((ok) => server.setServing(ok)), HEALTH_INTERVAL_MS);
-    healthTimer.unref();
+    // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.
+    const stopHealth = server.followDependency(() => ping(pool), HEALTH_INTERVAL_MS);
     closers.unshift(async () => {
-      clearInterval(healthTimer);
+      stopHealth();
       await server.shutdown();
     });
     if (config.METRICS_PORT > 0) {

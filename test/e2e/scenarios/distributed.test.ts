@@ -9,6 +9,7 @@ import { createPool, type Pool } from "@3ngram/db";
 import { checkHealth } from "@3ngram/rpc";
 import { createTestDatabase, TEST_REDIS_URL, uniqueKeyPrefix, type TestDatabase } from "../../support/database.js";
 import { createTestKeys } from "../../support/keys.js";
+import { serviceEnv } from "../../support/service-env.js";
 import { connectMcp, type McpConnection } from "../../support/mcp.js";
 import { freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
 
@@ -53,19 +54,7 @@ beforeAll(async () => {
   owner = createPool({ connectionString: db.url, max: 2, applicationName: "3ngram-e2e" });
   const keys = await createTestKeys();
   const [memoryPort, searchPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
-  const common = {
-    DATABASE_URL: db.url,
-    SERVICE_TRUSTED_JWKS: keys.trustedJwks,
-    SERVICE_SIGNING_JWK: keys.signingJwk,
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_KEY_PREFIX: uniqueKeyPrefix("e2e"),
-    EMBEDDINGS_PROVIDER: "hashing",
-    METRICS_PORT: "0",
-    LOG_LEVEL: "warn",
-    GRPC_HOST: "127.0.0.1",
-    MEMORY_ADDR: `127.0.0.1:${memoryPort}`,
-    SEARCH_ADDR: `127.0.0.1:${searchPort}`,
-  };
+  const common = serviceEnv({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, prefix: uniqueKeyPrefix("e2e"), keys, memoryPort, searchPort });
   // Inline embedding is switched off so every memory goes through the consolidator's retry job.
   const memory = startServiceProcess("memory", "services/memory/dist/main.js", { ...common, GRPC_PORT: String(memoryPort), EMBED_INLINE_BUDGET_MS: "0" });
   await waitFor("memory health", async () => (await checkHealth(common.MEMORY_ADDR)) === "SERVING", 60_000, memory);

@@ -19,6 +19,7 @@ import { createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { EXTRACTION_QUEUE } from "@3ngram/schema";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix, type TestDatabase } from "../../support/database.js";
 import { createTestKeys } from "../../support/keys.js";
+import { serviceEnv } from "../../support/service-env.js";
 import { connectMcp, type McpConnection } from "../../support/mcp.js";
 import { eventually, freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
 
@@ -108,19 +109,7 @@ beforeAll(async () => {
   prefix = uniqueKeyPrefix("e2eproposals");
   const keys = await createTestKeys();
   const [memoryPort, searchPort, gatewayPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  common = {
-    DATABASE_URL: db.url,
-    SERVICE_TRUSTED_JWKS: keys.trustedJwks,
-    SERVICE_SIGNING_JWK: keys.signingJwk,
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_KEY_PREFIX: prefix,
-    EMBEDDINGS_PROVIDER: "hashing",
-    METRICS_PORT: "0",
-    LOG_LEVEL: "warn",
-    GRPC_HOST: "127.0.0.1",
-    MEMORY_ADDR: `127.0.0.1:${memoryPort}`,
-    SEARCH_ADDR: `127.0.0.1:${searchPort}`,
-  };
+  common = serviceEnv({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, prefix, keys, memoryPort, searchPort });
   // A short job lock, so a killed consolidator's running jobs are taken over within seconds.
   consolidatorEnv = { ...common, METRICS_PORT: String(metricsPort), JOB_LOCK_MS: "2000" };
   consolidatorMetrics = `http://127.0.0.1:${metricsPort}`;

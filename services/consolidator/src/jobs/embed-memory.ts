@@ -8,10 +8,10 @@
 import { isAppError } from "@3ngram/errors";
 import { memoryEmbeddingText, type Embedder } from "@3ngram/embeddings";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { PermanentJobError } from "@3ngram/queue";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { EMBED_MEMORY_JOB, embedMemoryJobSchema } from "@3ngram/schema";
+import { callPeer, parsePayload } from "./peer.js";
 
 /** The two memory RPCs this job uses (a full memory-service client satisfies it). */
 export type MemoryClient = Pick<RpcClient<typeof MemoryService>, "getMemories" | "storeEmbedding">;
@@ -27,22 +27,14 @@ export type EmbedMemoryOutcome = "embedded" | "already_embedded" | "not_found";
 /** Memories are at most 2 000 characters; this bound only guards against a runaway record. */
 const MAX_CONTENT_CHARS = 8000;
 
-/** Refusals that the same call will meet again on every retry. */
-const PERMANENT_REASONS = new Set(["invalid_input", "unauthenticated", "insufficient_scope"]);
-
 export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Promise<EmbedMemoryOutcome> {
-  const parsed = embedMemoryJobSchema.safeParse(payload);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue && issue.path.length > 0 ? issue.path.join(".") : "payload";
-    throw new PermanentJobError(`invalid ${EMBED_MEMORY_JOB} payload: ${where}: ${issue?.message ?? "invalid"}`);
-  }
-  const { tenantId } = parsed.data;
+  const parsed = parsePayload(EMBED_MEMORY_JOB, embedMemoryJobSchema, payload);
+  const { tenantId } = parsed;
   // The memory service answers with lower-case ids; compare in that form.
-  const memoryId = parsed.data.memoryId.toLowerCase();
+  const memoryId = parsed.memoryId.toLowerCase();
   const { memory, embedder, log } = deps;
 
-  const found = await call(() =>
+  const found = await callPeer("memory", () =>
     memory.getMemories(
       { ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS },
       { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } },
@@ -68,7 +60,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   }
 
   try {
-    const result = await call(() =>
+    const result = await callPeer("memory", () =>
       memory.storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
     );
     log.info({ memoryId, model: embedder.model, dimensions: vector.length, stored: result.stored }, "embedding stored");
@@ -77,21 +69,6 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
     if (isAppError(err) && err.reason === "not_found") {
       log.info({ memoryId }, "memory gone before its embedding was stored");
       return "not_found";
-    }
-    throw err;
-  }
-}
-
-/**
- * Runs one RPC. Refusals that cannot change on a retry become PermanentJobError; everything else
- * (unavailable, deadline, internal) propagates as is so the queue retries with backoff.
- */
-async function call<T>(rpc: () => Promise<T>): Promise<T> {
-  try {
-    return await rpc();
-  } catch (err) {
-    if (isAppError(err) && PERMANENT_REASONS.has(err.reason)) {
-      throw new PermanentJobError(`memory service refused: ${err.reason}`, { cause: err });
     }
     throw err;
   }

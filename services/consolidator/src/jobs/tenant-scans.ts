@@ -19,10 +19,10 @@ export const CONSOLIDATION_SCAN_JOB = "consolidation-scan";
 export const EMBEDDING_BACKFILL_JOB = "embedding-backfill";
 export const COMMITMENT_SWEEP_JOB = "commitment-sweep";
 
-/** A scheduled run may fail while the memory service restarts; the next run comes anyway. */
-export const SCAN_RETRY_POLICY: RetryPolicy = { attempts: 3, backoffMs: 10_000 };
-/** Per-tenant work: a few more tries, since it is the part that does the work. */
-export const TENANT_JOB_RETRY_POLICY: RetryPolicy = { attempts: 5, backoffMs: 5_000 };
+/** A scheduled run may fail while the memory service restarts (10 s doubling to a minute, ~2 min); the next run comes anyway. */
+export const SCAN_RETRY_POLICY: RetryPolicy = { attempts: 5, backoffMs: 10_000, maxBackoffMs: 60_000 };
+/** Per-tenant work: more tries, since it is the part that does the work (5 s doubling to a minute, ~4 min). */
+export const TENANT_JOB_RETRY_POLICY: RetryPolicy = { attempts: 8, backoffMs: 5_000, maxBackoffMs: 60_000 };
 
 const MINUTE = 60_000;
 

@@ -19,6 +19,7 @@ import { consolidatorConfigSchema, startConsolidator, type Consolidator } from "
 import { BACKFILL_TENANT_JOB } from "../../src/jobs/backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB, proposedEdge } from "../../src/jobs/consolidate-tenant.js";
 import { OAUTH_GC_EVERY_MS, OAUTH_GC_JOB } from "../../src/jobs/oauth-gc.js";
+import { REDRIVE_DEAD_LETTERS_JOB, REDRIVE_EVERY_MS } from "../../src/jobs/redrive-dead-letters.js";
 import { SWEEP_TENANT_JOB } from "../../src/jobs/sweep-tenant.js";
 import { COMMITMENT_SWEEP_JOB, CONSOLIDATION_SCAN_JOB, TENANT_SCANS } from "../../src/jobs/tenant-scans.js";
 import { startMemoryOn } from "../real-memory.js";
@@ -81,14 +82,18 @@ afterAll(async () => {
 });
 
 describe("the consolidator's schedules", () => {
-  it("registers the scan, backfill, sweep and OAuth GC in Redis, each at its next interval boundary", async () => {
+  it("registers the scan, backfill, sweep, OAuth GC and dead-letter re-drive in Redis, each at its next interval boundary", async () => {
     const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
     try {
       // RESP2 answers a flat [member, score, …] list, RESP3 a list of pairs: flatten either way.
       const entries = ((await redis.call("ZRANGE", `${stack.redisPrefix}:${MAINTENANCE_QUEUE}:repeat`, "0", "-1", "WITHSCORES")) as unknown[]).flat() as string[];
       const next = Object.fromEntries(Array.from({ length: entries.length / 2 }, (_, i) => [entries[2 * i]!, Number(entries[2 * i + 1])]));
-      expect(Object.keys(next).sort()).toEqual([...Object.keys(TENANT_SCANS), OAUTH_GC_JOB].sort());
-      for (const [name, scan] of [...Object.entries(TENANT_SCANS), [OAUTH_GC_JOB, { everyMs: OAUTH_GC_EVERY_MS }] as const]) {
+      expect(Object.keys(next).sort()).toEqual([...Object.keys(TENANT_SCANS), OAUTH_GC_JOB, REDRIVE_DEAD_LETTERS_JOB].sort());
+      for (const [name, scan] of [
+        ...Object.entries(TENANT_SCANS),
+        [OAUTH_GC_JOB, { everyMs: OAUTH_GC_EVERY_MS }] as const,
+        [REDRIVE_DEAD_LETTERS_JOB, { everyMs: REDRIVE_EVERY_MS }] as const,
+      ]) {
         expect(next[name]! % scan.everyMs, name).toBe(0);
         expect(next[name]!).toBeGreaterThan(Date.now() - scan.everyMs);
       }
@@ -243,13 +248,13 @@ describe("retries", () => {
       // Backoff doubles from 3 s: the third attempt comes 6 s after the second failure, long after
       // the memory service below is up (it is started only once two attempts have failed).
       await queue.queue.enqueue(EXTRACTION_QUEUE, EXTRACT_FACTS_JOB, { tenantId: tenant.tenantId, memoryId }, { retry: { attempts: 5, backoffMs: 3_000 } });
-      await eventually(async () => expect(await jobsTotal(ownMetrics, EXTRACT_FACTS_JOB, "failed_retryable")).toBe(2), 20_000);
+      await eventually(async () => expect(await jobsTotal(ownMetrics, EXTRACT_FACTS_JOB, "failed_unavailable")).toBe(2), 20_000);
       expect((await proposals()).rows).toEqual([]);
 
       late = await startMemoryOn(own, port);
       await eventually(async () => expect(await jobsTotal(ownMetrics, EXTRACT_FACTS_JOB, "proposed")).toBe(1), 30_000);
       await eventually(async () => expect(await queue.counts(EXTRACTION_QUEUE)).toEqual(idle));
-      expect(await jobsTotal(ownMetrics, EXTRACT_FACTS_JOB, "failed_retryable")).toBe(2);
+      expect(await jobsTotal(ownMetrics, EXTRACT_FACTS_JOB, "failed_unavailable")).toBe(2);
       expect(await jobsTotal(ownMetrics, EXTRACT_FACTS_JOB, "failed_permanent")).toBe(0);
       expect((await proposals()).rows).toEqual([{ predicate: "top_set.weight_kg", value: "180" }]);
     } finally {

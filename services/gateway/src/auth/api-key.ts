@@ -4,7 +4,10 @@
  * the gateway asks it to resolve each key and caches successful answers briefly, keyed by a
  * SHA-256 of the key so the key itself is never held in memory longer than the request.
  *
- * Trade-off: a revoked key keeps working for up to the cache TTL on each gateway instance.
+ * Trade-off: a revoked key keeps working for up to the cache TTL on each gateway instance. While
+ * the memory service is unavailable (restarting, say), a key resolved within the last few minutes
+ * keeps working, so search and the other peers stay usable; revocation cannot be learnt then
+ * anyway, and it takes effect again within the TTL once memory answers.
  */
 import { createHash } from "node:crypto";
 import { AppError, isAppError } from "@3ngram/errors";
@@ -20,6 +23,8 @@ import { accessTokenCredential, apiKeyCredential, type Credential } from "../rat
 import { WWW_AUTHENTICATE, sendError } from "../rest/errors.js";
 
 export const API_KEY_CACHE_TTL_MS = 30_000;
+/** How long after it was resolved a key is still honoured, only while memory is unavailable. */
+export const API_KEY_STALE_WHILE_UNAVAILABLE_MS = 5 * 60_000;
 export const API_KEY_CACHE_MAX_ENTRIES = 1_000;
 /** Longer than any key we issue; anything bigger is refused without a round trip. */
 const MAX_API_KEY_LENGTH = 512;
@@ -31,6 +36,7 @@ export type ApiKeyResolver = (apiKey: string) => Promise<ResolvedApiKey>;
 
 export interface ApiKeyResolverOptions {
   ttlMs?: number;
+  staleWhileUnavailableMs?: number;
   maxEntries?: number;
   now?: () => number;
   log?: Logger;
@@ -38,29 +44,36 @@ export interface ApiKeyResolverOptions {
 
 /**
  * Resolves API keys through the memory service. Rejects with AppError: unauthenticated for an
- * unknown, revoked or malformed key; unavailable when memory cannot be reached; internal_error
- * for anything else.
+ * unknown, revoked or malformed key; unavailable when memory cannot be reached and no recent
+ * resolution of the key is cached; internal_error for anything else.
  */
 export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolverOptions = {}): ApiKeyResolver {
   const ttlMs = options.ttlMs ?? API_KEY_CACHE_TTL_MS;
+  const staleMs = Math.max(ttlMs, options.staleWhileUnavailableMs ?? API_KEY_STALE_WHILE_UNAVAILABLE_MS);
   const maxEntries = options.maxEntries ?? API_KEY_CACHE_MAX_ENTRIES;
   const now = options.now ?? Date.now;
   // Insertion-ordered, so the first key is the oldest entry when the map is full.
-  const cache = new Map<string, ResolvedApiKey>();
+  const cache = new Map<string, { principal: ResolvedApiKey; resolvedAt: number }>();
 
   return async (apiKey) => {
     if (apiKey.length === 0 || apiKey.length > MAX_API_KEY_LENGTH) throw invalidKey();
     const digest = createHash("sha256").update(apiKey).digest("hex");
     const cached = cache.get(digest);
-    if (cached !== undefined && cached.expiresAt * 1000 > now()) return cached;
-    cache.delete(digest);
+    if (cached !== undefined && now() < cached.resolvedAt + ttlMs) return cached.principal;
 
     let response;
     try {
       response = await memory.resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
     } catch (err) {
       const reason = isAppError(err) ? err.reason : "internal_error";
-      if (reason === "unavailable") throw err;
+      if (reason === "unavailable") {
+        if (cached !== undefined && now() < cached.resolvedAt + staleMs) {
+          options.log?.warn({ reason }, "memory unavailable; honouring a recent key resolution");
+          return { ...cached.principal, expiresAt: Math.floor(Math.min(now() + ttlMs, cached.resolvedAt + staleMs) / 1000) };
+        }
+        throw err;
+      }
+      cache.delete(digest);
       // Memory's message is safe to log (it never contains the key) and tells "unknown key" from "memory refused our credential".
       const fields = { reason, message: isAppError(err) ? err.message : undefined };
       if (reason === "unauthenticated") options.log?.debug(fields, "api key not resolved");
@@ -68,12 +81,14 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
       if (reason === "internal_error" || reason === "rate_limited") throw err;
       throw invalidKey();
     }
+    cache.delete(digest);
     if (!response.tenantId || !response.userId) throw invalidKey();
+    const resolvedAt = now();
     const principal: ResolvedApiKey = {
       tenantId: response.tenantId,
       userId: response.userId,
       scopes: publicScopes(response.scopes),
-      expiresAt: Math.floor((now() + ttlMs) / 1000),
+      expiresAt: Math.floor((resolvedAt + ttlMs) / 1000),
       keyId: response.keyId,
     };
     while (cache.size >= maxEntries) {
@@ -81,7 +96,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
       if (oldest === undefined) break;
       cache.delete(oldest);
     }
-    cache.set(digest, principal);
+    cache.set(digest, { principal, resolvedAt });
     return principal;
   };
 }

@@ -52,6 +52,7 @@ export function toRememberRequest(input: RememberInput): RememberRequestInit {
     tags: input.tags,
     ...(input.dueAt !== undefined ? { dueAt: timestampFromIso(input.dueAt) } : {}),
     ...(input.owner !== undefined ? { owner: input.owner } : {}),
+    ...(input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {}),
     facts: input.facts.map((f) => ({
       subject: f.subject,
       predicate: f.predicate,

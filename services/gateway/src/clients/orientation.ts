@@ -24,6 +24,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   COMMITMENT_STATUSES,
+  JOB_FAILURE_CAUSES,
   MEMORY_TYPES,
   briefingOutputSchema,
   describeEnvironmentOutputSchema,
@@ -217,7 +218,14 @@ export function toDescribeEnvironmentOutput(response: DescribeEnvironmentRespons
   const { stats } = response;
   if (stats === undefined) throw new AppError("internal_error", "memory service returned no stats");
   const live = response.queues.filter((q) => q.live);
-  const depths = live.map((q) => ({ name: q.name, waiting: q.waiting ?? 0, active: q.active ?? 0, delayed: q.delayed ?? 0, failed: q.failed ?? 0 }));
+  const depths = live.map((q) => ({
+    name: q.name,
+    waiting: q.waiting ?? 0,
+    active: q.active ?? 0,
+    delayed: q.delayed ?? 0,
+    failed: q.failed ?? 0,
+    failedByCause: countsFor(JOB_FAILURE_CAUSES, q.failedByCause),
+  }));
   const consolidation = stats.pendingConsolidationProposals;
   const fact = stats.pendingFactProposals;
   return describeEnvironmentOutputSchema.parse({
@@ -241,6 +249,10 @@ export function toDescribeEnvironmentOutput(response: DescribeEnvironmentRespons
       pendingProposals: { consolidation, fact, total: consolidation + fact },
       queues: depths,
       deadLetter: depths.reduce((sum, q) => sum + q.failed, 0),
+      deadLetterByCause: countsFor(
+        JOB_FAILURE_CAUSES,
+        Object.fromEntries(JOB_FAILURE_CAUSES.map((cause) => [cause, depths.reduce((sum, q) => sum + q.failedByCause[cause], 0)])),
+      ),
     },
   });
 }

@@ -1,6 +1,7 @@
 /**
- * /health answers without I/O (the process is up); /ready asks each gRPC peer's health service and
- * answers 503 naming the peers that are not serving, so a load balancer stops sending traffic.
+ * /health answers without I/O (the process is up); /ready asks each gRPC peer's health service over
+ * the channel that serves its requests and answers 503 naming the peers that are not serving, so a
+ * load balancer stops sending traffic.
  */
 import type { ServingStatus } from "@3ngram/rpc";
 import type { ReadinessOutput } from "@3ngram/schema";

@@ -11,6 +11,7 @@ import { toArchiveOutput, toHistoryOutput, toResolveOutput, toResolveRequest, to
 import type { MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
+import { withIdempotencyKey } from "./idempotency-key.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
@@ -20,7 +21,7 @@ export function lifecycleRouter(memory: MemoryClient, auth: RequestHandler): Rou
   router.post("/memories/:id/revise", routeLabel("POST /api/v1/memories/:id/revise"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const predecessorId = pathId(req);
-    const input = parseInput(reviseInputSchema, { ...bodyWithout(req, "predecessorId"), predecessorId });
+    const input = parseInput(reviseInputSchema, { ...withIdempotencyKey(req, bodyWithout(req, "predecessorId")), predecessorId });
     res.status(201).json(toReviseOutput(await memory.revise(toReviseRequest(input), { identity })));
   });
 

@@ -1,5 +1,6 @@
 /**
- * /api/v1/memories: the same schemas and service calls as the remember and get_memories tools.
+ * /api/v1/memories: the same schemas and service calls as the remember and get_memories tools. A
+ * POST may carry an Idempotency-Key header: repeating it answers 201 with the first write's memory.
  */
 import { AppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
@@ -8,6 +9,7 @@ import { Router, type RequestHandler } from "express";
 import { toGetMemoriesOutput, toGetMemoriesRequest, toRememberOutput, toRememberRequest, type MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
+import { withIdempotencyKey } from "./idempotency-key.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
@@ -16,7 +18,7 @@ export function memoriesRouter(memory: MemoryClient, auth: RequestHandler): Rout
 
   router.post("/memories", routeLabel("POST /api/v1/memories"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
-    const input = parseInput(rememberInputSchema, req.body);
+    const input = parseInput(rememberInputSchema, withIdempotencyKey(req, req.body));
     const output = toRememberOutput(await memory.remember(toRememberRequest(input), { identity }));
     res.status(201).json(output);
   });

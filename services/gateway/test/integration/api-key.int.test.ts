@@ -1,7 +1,10 @@
+import { loadMemoryConfig, startMemoryService } from "@3ngram/memory";
 import { SCOPES } from "@3ngram/rpc";
+import { createLogger } from "@3ngram/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
-import { freePort } from "../../../../test/support/processes.js";
+import { TEST_REDIS_URL } from "../../../../test/support/database.js";
+import { eventually, freePort } from "../../../../test/support/processes.js";
 import { bearerToken, createApiKeyResolver, fromAuthInfo, toAuthInfo } from "../../src/auth/api-key.js";
 import { createMemoryClient, type MemoryClient } from "../../src/clients/memory.js";
 
@@ -66,6 +69,46 @@ describe("API key resolution against the real memory service", () => {
     const unreachable = createMemoryClient(`127.0.0.1:${await freePort()}`, await stack.keys.signer("gateway"));
     await expect(createApiKeyResolver(unreachable)(`3ng_${"a".repeat(8)}_${"b".repeat(43)}`)).rejects.toMatchObject({ reason: "unavailable" });
     unreachable.close();
+  });
+
+  it("honours a recent resolution while memory is down, for a bounded time, and revocation applies once memory is back", async () => {
+    const tenant = await stack.createTenant("stale");
+    const port = await freePort();
+    // A memory service of its own on a fixed port, so it can go away and come back at the same address.
+    const env = {
+      DATABASE_URL: stack.db.url,
+      SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: String(port),
+      METRICS_PORT: "0",
+      MIGRATE_ON_START: "false",
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: stack.redisPrefix,
+      EMBEDDINGS_PROVIDER: "hashing",
+    };
+    const start = () => startMemoryService(loadMemoryConfig(env), { embedder: null, log: createLogger({ service: "test", level: "silent" }) });
+    let own = await start();
+    const client = createMemoryClient(`127.0.0.1:${port}`, await stack.keys.signer("gateway"));
+    try {
+      let now = Date.now();
+      const resolve = createApiKeyResolver(client, { ttlMs: 30_000, staleWhileUnavailableMs: 300_000, now: () => now });
+      await resolve(tenant.apiKey);
+      await own.close();
+
+      now += 60_000; // past the TTL: memory is asked, cannot answer, and the recent resolution stands in
+      const stale = await resolve(tenant.apiKey);
+      expect(stale).toMatchObject({ tenantId: tenant.tenantId, userId: tenant.userId });
+      expect(stale.expiresAt * 1000).toBeGreaterThan(now);
+      now += 250_000; // 310 s after the resolution: past the bound, the outage shows
+      await expect(resolve(tenant.apiKey)).rejects.toMatchObject({ reason: "unavailable" });
+
+      own = await start();
+      await setRevoked(tenant.apiKey, true);
+      await eventually(() => expect(resolve(tenant.apiKey)).rejects.toMatchObject({ reason: "unauthenticated" }), 15_000, 100);
+    } finally {
+      client.close();
+      await own.close();
+    }
   });
 
   it("refuses empty and oversized keys without asking memory", async () => {

@@ -37,6 +37,15 @@ export async function selectSuccessorId(db: Queryable, tenantId: string, memoryI
   return rows[0]?.id ?? null;
 }
 
+/** The predecessor a memory revises (its outgoing supersedes or updates edge), if any. */
+export async function selectPredecessorEdge(db: Queryable, tenantId: string, memoryId: string): Promise<{ toId: string; edgeType: LineageEdgeType } | null> {
+  const { rows } = await db.query<{ toId: string; edgeType: LineageEdgeType }>(
+    "SELECT to_id AS \"toId\", edge_type AS \"edgeType\" FROM memory_edges WHERE tenant_id = $1 AND from_id = $2 AND edge_type IN ('supersedes', 'updates')",
+    [tenantId, memoryId],
+  );
+  return rows[0] ?? null;
+}
+
 /**
  * The current head of the chain a memory belongs to: successors followed until one has none. A
  * memory has at most one successor (unique index), so the walk is a straight line; the depth cap

@@ -138,3 +138,14 @@ export async function selectFactsInRange(db: Queryable, filter: FactFilter & { f
   );
   return rows;
 }
+
+/** The facts written in the same transaction as a memory (same recorded_at), in the order they were given. */
+export async function selectFactsWrittenWith(db: Queryable, tenantId: string, memoryId: string): Promise<FactRow[]> {
+  const { rows } = await db.query<FactRow>(
+    `SELECT ${FACT_SELECT} FROM facts f JOIN memories m ON m.tenant_id = f.tenant_id AND m.id = f.memory_id
+      WHERE f.tenant_id = $1 AND f.memory_id = $2 AND f.recorded_at = m.recorded_at
+      ORDER BY f.id`,
+    [tenantId, memoryId],
+  );
+  return rows;
+}

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Pool } from "@3ngram/db";
+import { withClient, type Pool } from "@3ngram/db";
 
 /** Migrations live beside src/ and dist/ so both the compiled service and tests find them. */
 const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations/", import.meta.url));
@@ -20,33 +20,33 @@ export async function migrate(pool: Pool): Promise<MigrationResult> {
   const files = readdirSync(MIGRATIONS_DIR)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort();
-  const client = await pool.connect();
-  try {
+  return withClient(pool, async (client) => {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
-    await client.query(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-    );
-    const { rows } = await client.query<{ version: string }>("SELECT version FROM schema_migrations");
-    const done = new Set(rows.map((r) => r.version));
-    const applied: string[] = [];
-    for (const file of files) {
-      const version = file.replace(/\.sql$/, "");
-      if (done.has(version)) continue;
-      const sql = readFileSync(`${MIGRATIONS_DIR}${file}`, "utf8");
-      await client.query("BEGIN");
-      try {
-        await client.query(sql);
-        await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [version]);
-        await client.query("COMMIT");
-      } catch (err) {
-        await client.query("ROLLBACK");
-        throw new Error(`migration ${version} failed: ${(err as Error).message}`);
+    try {
+      await client.query(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      const { rows } = await client.query<{ version: string }>("SELECT version FROM schema_migrations");
+      const done = new Set(rows.map((r) => r.version));
+      const applied: string[] = [];
+      for (const file of files) {
+        const version = file.replace(/\.sql$/, "");
+        if (done.has(version)) continue;
+        const sql = readFileSync(`${MIGRATIONS_DIR}${file}`, "utf8");
+        await client.query("BEGIN");
+        try {
+          await client.query(sql);
+          await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [version]);
+          await client.query("COMMIT");
+        } catch (err) {
+          await client.query("ROLLBACK");
+          throw new Error(`migration ${version} failed: ${(err as Error).message}`);
+        }
+        applied.push(version);
       }
-      applied.push(version);
+      return { applied, alreadyApplied: done.size };
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => {});
     }
-    return { applied, alreadyApplied: done.size };
-  } finally {
-    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => {});
-    client.release();
-  }
+  });
 }

@@ -1,6 +1,6 @@
 import type { Pool } from "@3ngram/db";
 import type { Embedder } from "@3ngram/embeddings";
-import type { JobQueue, QueueCounts } from "@3ngram/queue";
+import type { DeadLetterCounts, QueueCounts } from "@3ngram/queue";
 import type { Logger } from "@3ngram/runtime";
 
 /** Everything the memory domain needs, passed in explicitly (the domain never reads the environment). */
@@ -10,9 +10,12 @@ export interface MemoryDeps {
   runtimeRole: string;
   /** Null when no embedder is configured: every memory is stored pending and embedded later. */
   embedder: Embedder | null;
-  queue: JobQueue;
+  /** A committed write recorded outbox jobs: the relay may move them now instead of at its next tick. */
+  jobsRecorded: () => void;
   /** Reads a queue's depth and dead-letter count (describe_environment); absent when the backend offers none. */
   queueCounts?: (queue: string) => Promise<QueueCounts>;
+  /** Reads a queue's dead letters by cause; absent when the backend offers none. */
+  deadLetters?: (queue: string) => Promise<DeadLetterCounts>;
   /** How long remember may wait for an inline embedding before storing the memory as pending. */
   inlineEmbedBudgetMs: number;
   log: Logger;

@@ -1,5 +1,5 @@
 import { withTenant } from "@3ngram/db";
-import type { QueueCounts } from "@3ngram/queue";
+import type { DeadLetterCounts, QueueCounts } from "@3ngram/queue";
 import { CONSOLIDATOR_QUEUES } from "@3ngram/schema";
 import { selectPendingProposals, selectTenantStats, type PendingProposalsRow, type TenantStatsRow } from "../db/environment.js";
 import { selectRetrievalPolicy, selectScopes, type RetrievalPolicyRow, type ScopeRow } from "../db/scopes.js";
@@ -15,6 +15,7 @@ export interface QueueReport {
   name: string;
   /** Counts are present only when the backend answered. */
   counts: QueueCounts | null;
+  deadLetters: DeadLetterCounts | null;
 }
 
 export interface EnvironmentReport {
@@ -57,17 +58,19 @@ export async function describeEnvironment(deps: MemoryDeps, actor: Actor): Promi
 }
 
 async function queueReport(deps: MemoryDeps, name: string): Promise<QueueReport> {
-  const read = deps.queueCounts;
-  if (!read) return { name, counts: null };
+  const { queueCounts, deadLetters } = deps;
+  if (!queueCounts) return { name, counts: null, deadLetters: null };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), QUEUE_COUNTS_TIMEOUT_MS);
   });
   try {
-    return { name, counts: await Promise.race([read(name), timeout]) };
+    const read = Promise.all([queueCounts(name), deadLetters ? deadLetters(name) : null]);
+    const answered = await Promise.race([read, timeout]);
+    return answered === null ? { name, counts: null, deadLetters: null } : { name, counts: answered[0], deadLetters: answered[1] };
   } catch {
     deps.log.warn({ queue: name }, "queue counts unavailable");
-    return { name, counts: null };
+    return { name, counts: null, deadLetters: null };
   } finally {
     clearTimeout(timer);
   }

@@ -5,8 +5,8 @@
  * idempotent by their key, so running the same import twice stores nothing new the second time.
  *
  * Imported memories keep their historical valid and recorded times, status, scope and commitment
- * state. They are stored without an embedding and an embedding job is queued for each; full-text
- * search finds them meanwhile.
+ * state. They are stored without an embedding; each record's transaction also records its
+ * embedding and fact-extraction jobs in the outbox. Full-text search finds them meanwhile.
  */
 import { uuidv7 } from "uuidv7";
 import { AppError, isAppError } from "@3ngram/errors";
@@ -57,8 +57,8 @@ import {
 } from "../db/scopes.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { recordsFromMcpLine } from "./import-mcp-memory.js";
-import { queueFactExtraction } from "./proposals.js";
-import { contentHash, queueEmbeddingRetry } from "./remember.js";
+import { recordMemoryJobs } from "./memory-jobs.js";
+import { contentHash } from "./remember.js";
 import { duplicateMemory } from "./write-memory.js";
 
 export interface ImportInput {
@@ -79,8 +79,8 @@ type Parsed = { line: number; record: Exclude<ArchiveRecord, { kind: "archive" }
 interface Stored {
   outcome: "created" | "skipped";
   id?: string;
-  /** A new memory whose embedding job must be queued once its transaction has committed. */
-  embed?: boolean;
+  /** A new memory (its jobs are in the outbox). */
+  memory?: boolean;
 }
 
 const MAX_MESSAGE_LENGTH = 512;
@@ -90,7 +90,7 @@ const NO_SCOPE = "00000000-0000-0000-0000-000000000000";
 export async function importArchive(deps: MemoryDeps, actor: Actor, input: ImportInput, signal?: AbortSignal): Promise<ImportResult> {
   const parsed = parseArchive(input);
   const results: ImportLineResult[] = [];
-  let embeddingsQueued = 0;
+  let jobsRecorded = 0;
   for (const item of parsed) {
     if (signal?.aborted) throw new AppError("unavailable", `import cancelled after ${results.length} of ${parsed.length} records`);
     if ("error" in item) {
@@ -105,17 +105,15 @@ export async function importArchive(deps: MemoryDeps, actor: Actor, input: Impor
       continue;
     }
     results.push({ line: item.line, outcome: stored.outcome, ...(stored.id !== undefined ? { id: stored.id } : {}) });
-    if (stored.embed && stored.id !== undefined) {
-      await queueEmbeddingRetry(deps, actor.tenantId, stored.id);
-      embeddingsQueued += 1;
-      // A new memory from an archive is read for facts like a remembered one.
-      await queueFactExtraction(deps, actor.tenantId, stored.id);
+    if (stored.memory) {
+      jobsRecorded += 1;
+      deps.jobsRecorded();
     }
   }
   const count = (outcome: ImportLineResult["outcome"]) => results.filter((r) => r.outcome === outcome).length;
   const result = { results, created: count("created"), skipped: count("skipped"), failed: count("error") };
   deps.log.info(
-    { format: input.format, records: results.length, created: result.created, skipped: result.skipped, failed: result.failed, embeddingsQueued },
+    { format: input.format, records: results.length, created: result.created, skipped: result.skipped, failed: result.failed, memoriesWithJobs: jobsRecorded },
     "import done",
   );
   return result;
@@ -264,7 +262,10 @@ async function storeMemory(db: PoolClient, actor: Actor, r: ArchiveMemory, line:
     payload: erased ? { format, line, via: actor.kind, erased: true } : { format, line, via: actor.kind, contentLength: r.content.length, embedded: "pending" },
   });
   // An erased memory is never embedded (nor scanned for facts): there is nothing left to read.
-  return { outcome: "created", id, embed: !erased };
+  if (erased) return { outcome: "created", id };
+  // Embedded later like any pending memory, and read for facts like a remembered one.
+  await recordMemoryJobs(db, tenantId, id, { embedding: true });
+  return { outcome: "created", id, memory: true };
 }
 
 async function storeEdge(db: PoolClient, actor: Actor, r: ArchiveEdge): Promise<Stored> {

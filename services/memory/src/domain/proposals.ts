@@ -9,11 +9,7 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withTenant, type PoolClient } from "@3ngram/db";
-import { errorSummary } from "@3ngram/runtime";
 import {
-  EXTRACTION_QUEUE,
-  EXTRACT_FACTS_JOB,
-  EXTRACT_RETRY_POLICY,
   type CommitmentStatus,
   type CreateEdgeProposalsInput,
   type CreateFactProposalsInput,
@@ -141,17 +137,6 @@ export async function rejectProposal(deps: MemoryDeps, actor: Actor, input: { pr
   return decided;
 }
 
-/**
- * Queues fact extraction for a memory that was just written. Never rejects: a lost enqueue only
- * means no proposals for that memory, so callers may leave it running in the background.
- */
-export async function queueFactExtraction(deps: MemoryDeps, tenantId: string, memoryId: string): Promise<void> {
-  try {
-    await deps.queue.enqueue(EXTRACTION_QUEUE, EXTRACT_FACTS_JOB, { tenantId, memoryId }, { jobId: `extract-${memoryId}`, retry: EXTRACT_RETRY_POLICY });
-  } catch (err) {
-    deps.log.error({ memoryId, error: errorSummary(err) }, "could not queue fact extraction");
-  }
-}
 
 async function kindOf(db: PoolClient, tenantId: string, id: string): Promise<"edge" | "fact"> {
   const kind = await selectProposalKind(db, tenantId, id);

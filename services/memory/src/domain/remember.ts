@@ -1,13 +1,12 @@
 import { createHash } from "node:crypto";
 import { withTenant } from "@3ngram/db";
 import { memoryEmbeddingText } from "@3ngram/embeddings";
-import { errorSummary } from "@3ngram/runtime";
-import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, type EmbeddingState, type RememberInput } from "@3ngram/schema";
+import type { EmbeddingState, RememberInput } from "@3ngram/schema";
 import { findLiveByContentHash } from "../db/memories.js";
 import type { Actor, MemoryDeps } from "./deps.js";
+import { claimKey, keyedWrite, priorWrite, recordKeyedWrite } from "./idempotency.js";
 import { embedWithinBudget } from "./inline-embedding.js";
-import { queueFactExtraction } from "./proposals.js";
-import { duplicateMemory, writeMemory, type WrittenMemory } from "./write-memory.js";
+import { duplicateMemory, writeMemory, writtenMemory, type WrittenMemory } from "./write-memory.js";
 
 export interface RememberResult extends WrittenMemory {
   embedded: EmbeddingState;
@@ -20,33 +19,44 @@ export function contentHash(content: string): string {
 /**
  * Appends one memory. Never merges: the same live content in the same tenant is refused with
  * duplicate_memory and the existing id. Embedding happens inline within a budget; when it does
- * not finish, the memory is stored anyway and a retry job is queued, so nothing is lost.
+ * not finish, the memory is stored anyway and a retry job is recorded with it, so nothing is
+ * lost. With an idempotency key, a repeat of a write that landed answers as that write did.
  */
 export async function remember(deps: MemoryDeps, actor: Actor, input: RememberInput): Promise<RememberResult> {
   const hash = contentHash(input.content);
   const scope = { role: deps.runtimeRole, tenantId: actor.tenantId };
+  const keyed = keyedWrite("remember", input);
 
-  // Cheap check first so a duplicate costs no embedding; the insert still guards races.
-  const existing = await withTenant(deps.pool, { ...scope, readOnly: true }, (db) => findLiveByContentHash(db, actor.tenantId, hash));
-  if (existing) throw duplicateMemory(existing);
+  // Cheap checks first, so a repeat or a duplicate costs no embedding; the write checks again.
+  const early = await withTenant(deps.pool, { ...scope, readOnly: true }, async (db) => {
+    const prior = keyed ? await priorWrite(db, actor.tenantId, keyed) : null;
+    if (prior !== null) return { prior };
+    const existing = await findLiveByContentHash(db, actor.tenantId, hash);
+    // A send of the same keyed write may have committed in between: then that is the answer.
+    const landed = existing !== null && keyed ? await priorWrite(db, actor.tenantId, keyed) : null;
+    if (landed !== null) return { prior: landed };
+    if (existing) throw duplicateMemory(existing);
+    return { prior: null };
+  });
+  if (early.prior !== null) return replay(deps, actor, early.prior);
 
   const { embedding, failure } = await embedWithinBudget(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
-  const written = await withTenant(deps.pool, scope, (db) => writeMemory(db, actor, input, { contentHash: hash, embedding, embedFailure: failure }));
-  if (!embedding) await queueEmbeddingRetry(deps, actor.tenantId, written.memory.id);
-  // Not awaited: the answer never waits on the queue (a Redis outage must not slow remember down).
-  void queueFactExtraction(deps, actor.tenantId, written.memory.id);
-  deps.log.info({ memoryId: written.memory.id, embedded: embedding ? "done" : "pending", facts: written.facts.length }, "memory stored");
+  const written = await withTenant(deps.pool, scope, async (db) => {
+    const prior = keyed ? await claimKey(db, actor.tenantId, keyed) : null;
+    if (prior !== null) return { replayOf: prior };
+    const fresh = await writeMemory(db, actor, input, { contentHash: hash, embedding, embedFailure: failure });
+    if (keyed) await recordKeyedWrite(db, actor.tenantId, keyed, fresh.memory.id);
+    return fresh;
+  });
+  if ("replayOf" in written) return replay(deps, actor, written.replayOf);
+  deps.jobsRecorded();
+  deps.log.info({ memoryId: written.memory.id, embedded: embedding ? "done" : "pending", facts: written.facts.length, keyed: keyed !== null }, "memory stored");
   return { ...written, embedded: embedding ? "done" : "pending" };
 }
 
-export async function queueEmbeddingRetry(deps: MemoryDeps, tenantId: string, memoryId: string): Promise<void> {
-  try {
-    await deps.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId, memoryId }, {
-      jobId: `embed-${memoryId}`,
-      retry: EMBED_RETRY_POLICY,
-    });
-  } catch (err) {
-    // The memory is committed and findable by full-text search; a backfill sweep picks it up.
-    deps.log.error({ memoryId, error: errorSummary(err) }, "could not queue embedding retry");
-  }
+/** The answer to a repeated keyed write: the memory it stored, its facts, its embedding state now. */
+async function replay(deps: MemoryDeps, actor: Actor, memoryId: string): Promise<RememberResult> {
+  const written = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, (db) => writtenMemory(db, actor.tenantId, memoryId));
+  deps.log.info({ memoryId }, "idempotent repeat answered with the stored memory");
+  return { ...written, embedded: written.memory.embedded ? "done" : "pending" };
 }

@@ -1,17 +1,18 @@
 import { uuidv7 } from "uuidv7";
+import { AppError } from "@3ngram/errors";
 import { withTenant, type PoolClient } from "@3ngram/db";
 import { memoryEmbeddingText } from "@3ngram/embeddings";
 import type { CommitmentStatus, EdgeIntent, EmbeddingState, ReviseInput } from "@3ngram/schema";
 import { applyCarriedState, freezeCommitment, lockCommitmentOfMemory, updateCommitmentStatus, type CommitmentState } from "../db/commitments.js";
-import { ONE_SUCCESSOR_INDEX, insertEdge, selectHeadId } from "../db/edges.js";
+import { ONE_SUCCESSOR_INDEX, insertEdge, selectHeadId, selectPredecessorEdge } from "../db/edges.js";
 import { closeMemory, lockMemory, selectMemoryState } from "../db/lifecycle.js";
 import { findLiveByContentHash, insertEvent, selectMemoriesByIds } from "../db/memories.js";
 import type { Actor, MemoryDeps } from "./deps.js";
+import { claimKey, keyedWrite, priorWrite, recordKeyedWrite, type KeyedWrite } from "./idempotency.js";
 import { embedWithinBudget, type StoredEmbedding } from "./inline-embedding.js";
 import { memoryNotFound, notLive, supersededConflict } from "./lifecycle-guard.js";
-import { queueFactExtraction } from "./proposals.js";
-import { contentHash, queueEmbeddingRetry } from "./remember.js";
-import { duplicateMemory, writeMemory, type WrittenMemory } from "./write-memory.js";
+import { contentHash } from "./remember.js";
+import { duplicateMemory, writeMemory, writtenMemory, type WrittenMemory } from "./write-memory.js";
 
 export interface ReviseResult extends WrittenMemory {
   embedded: EmbeddingState;
@@ -24,31 +25,42 @@ export interface ReviseResult extends WrittenMemory {
  * transaction: the predecessor's row is locked, its valid time closed (content untouched), the
  * successor written like a remembered memory, the edge and events appended, and a commitment
  * carried over. A memory has one successor: every other revise of the same predecessor answers
- * conflict naming the current head of the chain.
+ * conflict naming the current head of the chain — except a repeat of the very revise that
+ * succeeded, sent with its idempotency key, which answers as that revise did.
  */
 export async function revise(deps: MemoryDeps, actor: Actor, input: ReviseInput): Promise<ReviseResult> {
   const predecessorId = input.predecessorId.toLowerCase();
   const hash = contentHash(input.content);
   const scope = { role: deps.runtimeRole, tenantId: actor.tenantId };
+  const keyed = keyedWrite("revise", { ...input, predecessorId });
 
   // Cheap answers first, so a refused revise costs no embedding. The transaction checks again.
-  await withTenant(deps.pool, { ...scope, readOnly: true }, async (db) => {
-    await assertRevisable(db, actor.tenantId, predecessorId);
+  const prior = await withTenant(deps.pool, { ...scope, readOnly: true }, async (db) => {
+    const repeated = keyed ? await priorWrite(db, actor.tenantId, keyed) : null;
+    if (repeated !== null) return repeated;
+    await revisableOrRepeated(db, actor.tenantId, predecessorId, keyed);
     const existing = await findLiveByContentHash(db, actor.tenantId, hash);
     if (existing !== null && existing !== predecessorId) {
       // A revise of the same predecessor that committed in between may hold this content: then
-      // the answer is the conflict naming it, as it would have been a moment earlier.
-      await assertRevisable(db, actor.tenantId, predecessorId);
+      // the answer is the conflict naming it (or, for a repeat of that revise, its result).
+      const landed = await revisableOrRepeated(db, actor.tenantId, predecessorId, keyed);
+      if (landed !== null) return landed;
       throw duplicateMemory(existing);
     }
+    return null;
   });
+  if (prior !== null) return replay(deps, actor, prior);
 
   const { embedding, failure } = await embedWithinBudget(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
-  let written: WrittenMemory;
+  let written: WrittenMemory | { replayOf: string };
   try {
-    written = await withTenant(deps.pool, scope, (db) =>
-      reviseInTransaction(db, actor, input, predecessorId, { contentHash: hash, embedding, embedFailure: failure }),
-    );
+    written = await withTenant(deps.pool, scope, async (db) => {
+      const repeated = keyed ? await claimKey(db, actor.tenantId, keyed) : null;
+      if (repeated !== null) return { replayOf: repeated };
+      const fresh = await reviseInTransaction(db, actor, input, predecessorId, { contentHash: hash, embedding, embedFailure: failure });
+      if (keyed) await recordKeyedWrite(db, actor.tenantId, keyed, fresh.memory.id);
+      return fresh;
+    });
   } catch (err) {
     // The row lock makes this unreachable in practice; the unique index is the backstop.
     if (isUniqueViolation(err, ONE_SUCCESSOR_INDEX)) {
@@ -57,21 +69,38 @@ export async function revise(deps: MemoryDeps, actor: Actor, input: ReviseInput)
     }
     throw err;
   }
-  if (!embedding) await queueEmbeddingRetry(deps, actor.tenantId, written.memory.id);
-  // Not awaited: the answer never waits on the queue (a Redis outage must not slow remember down).
-  void queueFactExtraction(deps, actor.tenantId, written.memory.id);
+  if ("replayOf" in written) return replay(deps, actor, written.replayOf);
+  deps.jobsRecorded();
   deps.log.info(
-    { memoryId: written.memory.id, predecessorId, edgeIntent: input.edgeIntent, embedded: embedding ? "done" : "pending", facts: written.facts.length },
+    { memoryId: written.memory.id, predecessorId, edgeIntent: input.edgeIntent, embedded: embedding ? "done" : "pending", facts: written.facts.length, keyed: keyed !== null },
     "memory revised",
   );
   return { ...written, embedded: embedding ? "done" : "pending", predecessorId, edgeIntent: input.edgeIntent };
 }
 
-async function assertRevisable(db: PoolClient, tenantId: string, predecessorId: string): Promise<void> {
+/**
+ * Refuses a predecessor that cannot be revised (unknown, superseded, archived). When it was
+ * superseded by this very keyed revise, committed meanwhile, answers with that revise's memory.
+ */
+async function revisableOrRepeated(db: PoolClient, tenantId: string, predecessorId: string, keyed: KeyedWrite | null): Promise<string | null> {
   const state = await selectMemoryState(db, tenantId, predecessorId);
   if (state === null) throw memoryNotFound(predecessorId);
   const blocked = await notLive(db, tenantId, state);
-  if (blocked) throw blocked;
+  if (!blocked) return null;
+  const landed = keyed ? await priorWrite(db, tenantId, keyed) : null;
+  if (landed !== null) return landed;
+  throw blocked;
+}
+
+/** The answer to a repeated keyed revise: the successor it stored and the edge it drew. */
+async function replay(deps: MemoryDeps, actor: Actor, memoryId: string): Promise<ReviseResult> {
+  const { written, edge } = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, async (db) => ({
+    written: await writtenMemory(db, actor.tenantId, memoryId),
+    edge: await selectPredecessorEdge(db, actor.tenantId, memoryId),
+  }));
+  if (edge === null) throw new AppError("internal_error", "revised memory has no predecessor edge");
+  deps.log.info({ memoryId }, "idempotent repeat answered with the stored revision");
+  return { ...written, embedded: written.memory.embedded ? "done" : "pending", predecessorId: edge.toId, edgeIntent: edge.edgeType };
 }
 
 async function reviseInTransaction(

@@ -3,11 +3,12 @@ import { AppError } from "@3ngram/errors";
 import type { PoolClient } from "@3ngram/db";
 import { DEFAULT_SCOPE, type FactInput, type MemoryType } from "@3ngram/schema";
 import { insertCommitment } from "../db/commitments.js";
-import { assertFact, type FactRow } from "../db/facts.js";
+import { assertFact, selectFactsWrittenWith, type FactRow } from "../db/facts.js";
 import { findLiveByContentHash, insertEvent, insertMemory, selectMemoriesByIds, type MemoryRow } from "../db/memories.js";
 import { resolveWriteScope } from "../db/scopes.js";
 import type { Actor } from "./deps.js";
 import type { StoredEmbedding } from "./inline-embedding.js";
+import { recordMemoryJobs } from "./memory-jobs.js";
 
 /** Everything a new memory carries, as remember and revise accept it. */
 export interface NewMemory {
@@ -30,8 +31,10 @@ export interface WrittenMemory {
 /**
  * Writes one memory with its parts inside the caller's transaction: the scope resolved through the
  * registry (aliases, project mappings), the row itself (refusing live duplicate content), the
- * commitment row for a commitment, every fact (closing the previous generation of each), and the
- * audit events. Any failure rolls the whole transaction back, so nothing is half-written.
+ * commitment row for a commitment, every fact (closing the previous generation of each), the
+ * audit events and the background jobs it needs (fact extraction, and an embedding when none was
+ * stored inline) in the outbox. Any failure rolls the whole transaction back, so nothing is
+ * half-written and no job exists for a memory that does not.
  */
 export async function writeMemory(
   db: PoolClient,
@@ -104,8 +107,17 @@ export async function writeMemory(
       payload: { factId: asserted.row.id, ...(asserted.closedId ? { closedFactId: asserted.closedId } : {}) },
     });
   }
+  await recordMemoryJobs(db, actor.tenantId, id, { embedding: parts.embedding === null });
   const [memory] = await selectMemoriesByIds(db, actor.tenantId, [id]);
   return { memory: memory!, facts };
+}
+
+/** A memory written earlier, as writeMemory answered for it (the replay of an idempotent write). */
+export async function writtenMemory(db: PoolClient, tenantId: string, memoryId: string): Promise<WrittenMemory> {
+  const [memory] = await selectMemoriesByIds(db, tenantId, [memoryId]);
+  // The key row references the memory (ON DELETE CASCADE), so a key always names a stored memory.
+  if (memory === undefined) throw new AppError("internal_error", "idempotency key names no memory");
+  return { memory, facts: await selectFactsWrittenWith(db, tenantId, memoryId) };
 }
 
 export function duplicateMemory(existingId: string): AppError {

@@ -81,6 +81,7 @@ export function rememberFieldsFromProto(request: RememberRequest): Record<string
     tags: request.tags,
     ...(request.dueAt ? { dueAt: isoFromTimestamp(request.dueAt) } : {}),
     ...(request.owner !== undefined ? { owner: request.owner } : {}),
+    ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
     facts: request.facts.map((f) => ({
       subject: f.subject,
       predicate: f.predicate,

@@ -96,7 +96,7 @@ export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memo
       return {
         ...(env.embedding ? { embedding: env.embedding } : {}),
         searchLegs: env.searchLegs,
-        queues: env.queues.map((q) => ({ name: q.name, live: q.counts !== null, ...(q.counts ?? {}) })),
+        queues: env.queues.map((q) => ({ name: q.name, live: q.counts !== null, ...(q.counts ?? {}), failedByCause: q.deadLetters ?? {} })),
         scopes: env.scopes.map(toProtoScope),
         policy: toProtoPolicy(env.policy),
         stats: {

@@ -2,7 +2,7 @@
  * Erasure against the real memory and search services on a fresh PostgreSQL database: a tenant
  * whose secret was planted in every place text can reach (content, topic, tags, facts written and
  * accepted from proposals, a fact about the subject no memory asserted, proposal rationales, a
- * commitment owner, an import key, the embedding and the full-text vector) is erased by subject,
+ * commitment owner, an import key, a retry key, the embedding and the full-text vector) is erased by subject,
  * by ids and by topic. Afterwards a sweep of every text, jsonb and tsvector column of every table
  * (found through information_schema, not listed here) finds none of it, while the supersession
  * chain, the audit trail, export/import and the grants behave as docs/erasure.md says.
@@ -49,6 +49,7 @@ const T = {
   owner: token("owner"),
   key: token("key"),
   rationale: token("rationale"),
+  retry: token("retry"),
 };
 const NEEDLES = Object.values(T);
 
@@ -60,6 +61,7 @@ interface MemoryFields {
   tags?: string[];
   owner?: string;
   facts?: Array<{ subject: string; predicate: string; value: string }>;
+  idempotencyKey?: string;
 }
 
 async function remember(t: TestTenant, fields: MemoryFields): Promise<string> {
@@ -131,6 +133,8 @@ beforeAll(async () => {
     content: `The staging vault opens with ${T.content}; its keeper is ${T.subject}.`,
     tags: [T.tag],
     facts: [{ subject: T.subject, predicate: "vault.passphrase", value: T.value }],
+    // A client's retry key is its own text (and its request hash hashes the content): it goes too.
+    idempotencyKey: T.retry,
   });
   const proposed = await memory.createFactProposals(
     {

@@ -18,7 +18,7 @@ import type {
   MemoryService,
   RememberRequestSchema,
 } from "@3ngram/proto/memory/v1";
-import { PermanentJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
+import { PermanentJobError, UnavailableJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { BRIEFING_SECTIONS, EMBEDDINGS_QUEUE, MAX_EXCERPT_LENGTH } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -600,17 +600,25 @@ describe("describe_environment", () => {
       await backend?.close();
     });
 
-    it("counts jobs that failed for good in the dead-letter view", async () => {
+    it("counts jobs that failed for good in the dead-letter view, by cause", async () => {
       const before = await memory.describeEnvironment({}, reader(t));
-      const failedBefore = before.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!.failed ?? 0;
+      const queueBefore = before.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
+      const failedBefore = queueBefore.failed ?? 0;
       backend.work(EMBEDDINGS_QUEUE, async (job) => {
         if (job.name === "doomed") throw new PermanentJobError("cannot succeed");
+        if (job.name === "stranded") throw new UnavailableJobError("memory service unavailable");
       });
       await backend.queue.enqueue(EMBEDDINGS_QUEUE, "doomed", { n: 1 });
+      await backend.queue.enqueue(EMBEDDINGS_QUEUE, "stranded", { n: 2 });
       await eventually(async () => {
         const env = await memory.describeEnvironment({}, reader(t));
         const queue = env.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
-        expect(queue.failed).toBe(failedBefore + 1);
+        expect(queue.failed).toBe(failedBefore + 2);
+        expect(queue.failedByCause).toEqual({
+          ...queueBefore.failedByCause,
+          permanent: (queueBefore.failedByCause.permanent ?? 0) + 1,
+          unavailable: (queueBefore.failedByCause.unavailable ?? 0) + 1,
+        });
       });
     });
   });

@@ -1,0 +1,28 @@
+/**
+ * The background work a written memory needs, recorded in the write's transaction (the outbox,
+ * migration 0006) instead of being queued after it: a queue that is down at that moment then
+ * delays the work but cannot lose it.
+ */
+import type { PoolClient } from "@3ngram/db";
+import type { RetryPolicy } from "@3ngram/queue";
+import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, EXTRACTION_QUEUE, EXTRACT_FACTS_JOB, EXTRACT_RETRY_POLICY } from "@3ngram/schema";
+import { insertOutboxJobs, type OutboxJob } from "../db/outbox.js";
+
+/** The retry policy each job is queued with, by job name. */
+export const JOB_RETRY_POLICIES: Readonly<Record<string, RetryPolicy>> = {
+  [EMBED_MEMORY_JOB]: EMBED_RETRY_POLICY,
+  [EXTRACT_FACTS_JOB]: EXTRACT_RETRY_POLICY,
+};
+
+/** Fact extraction for every new memory; an embedding job when none was stored inline. */
+export function memoryJobs(tenantId: string, memoryId: string, needs: { embedding: boolean }): OutboxJob[] {
+  const payload = { tenantId, memoryId };
+  const jobs: OutboxJob[] = [{ tenantId, queue: EXTRACTION_QUEUE, jobName: EXTRACT_FACTS_JOB, payload, jobId: `extract-${memoryId}` }];
+  if (needs.embedding) jobs.push({ tenantId, queue: EMBEDDINGS_QUEUE, jobName: EMBED_MEMORY_JOB, payload, jobId: `embed-${memoryId}` });
+  return jobs;
+}
+
+/** Records a new memory's jobs inside the caller's transaction. */
+export function recordMemoryJobs(db: PoolClient, tenantId: string, memoryId: string, needs: { embedding: boolean }): Promise<void> {
+  return insertOutboxJobs(db, memoryJobs(tenantId, memoryId, needs));
+}
