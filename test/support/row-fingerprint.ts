@@ -1,10 +1,10 @@
 import type { Pool } from "@3ngram/db";
 
 /**
- * Columns a request updates without writing anything a caller asked for: the resolver stamps
- * when a key or OAuth client was last used.
+ * Columns that change without anything a caller asked for: the resolver stamps when a key or
+ * OAuth client was last used, and the outbox relay when it handed an earlier write's job on.
  */
-const BOOKKEEPING_COLUMNS = ["last_used_at"];
+const BOOKKEEPING_COLUMNS = ["last_used_at", "relayed_at"];
 
 /**
  * A digest of every row of every table in the database, so a test can tell whether a request

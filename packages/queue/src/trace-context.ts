@@ -4,7 +4,7 @@
  * and the worker runs the handler in a CONSUMER span that continues the producer's trace. With
  * tracing off the carrier stays empty and nothing is stored.
  */
-import { SpanKind, SpanStatusCode, context, propagation, trace } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from "@opentelemetry/api";
 import type { JobHandler } from "./queue.js";
 
 /** traceparent, tracestate, baggage: as the propagators wrote them. */
@@ -17,6 +17,15 @@ export function currentTraceCarrier(): TraceCarrier | undefined {
   const carrier: TraceCarrier = {};
   propagation.inject(context.active(), carrier);
   return Object.keys(carrier).length > 0 ? carrier : undefined;
+}
+
+/**
+ * Runs fn in the trace context a carrier describes (one recorded earlier, e.g. by a write whose
+ * job is queued later), so spans fn starts continue that trace; without a carrier, as it is.
+ */
+export function withTraceCarrier<T>(carrier: TraceCarrier | undefined, fn: () => T): T {
+  if (carrier === undefined) return fn();
+  return context.with(propagation.extract(ROOT_CONTEXT, carrier), fn);
 }
 
 /** Runs an enqueue inside a PRODUCER span, handing it the carrier of that span's context. */

@@ -83,8 +83,7 @@ export type FactInput = z.infer<typeof factInputSchema>;
  * of storing a second memory. Visible ASCII, up to 255 characters; a UUID is a good choice.
  */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-export const idempotencyKeySchema = z
-  .string()
+export const idempotencyKeySchema = storableText()
   .min(1)
   .max(MAX_IDEMPOTENCY_KEY_LENGTH)
   .regex(/^[\x21-\x7e]+$/, { message: "must be visible ASCII characters (a UUID, for instance)" })

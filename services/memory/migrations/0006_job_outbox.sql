@@ -12,6 +12,9 @@ CREATE TABLE job_outbox (
   payload jsonb NOT NULL,
   -- The queue's deduplication id: a job still waiting there absorbs a second relay of its row.
   job_id text NOT NULL CHECK (char_length(job_id) BETWEEN 1 AND 256),
+  -- The W3C trace context (traceparent/tracestate) of the write that recorded the job, so the job
+  -- continues that trace although the relay queues it later; NULL when tracing is off.
+  trace_context jsonb,
   created_at timestamptz NOT NULL DEFAULT now(),
   -- When the relay handed the job to the queue; relayed rows are kept a day as the record of it.
   relayed_at timestamptz

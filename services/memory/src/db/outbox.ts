@@ -1,4 +1,5 @@
 import type { Queryable } from "@3ngram/db";
+import type { TraceCarrier } from "@3ngram/queue";
 
 /** One background job as a write records it, in the write's own transaction. */
 export interface OutboxJob {
@@ -9,19 +10,29 @@ export interface OutboxJob {
   payload: Record<string, string>;
   /** The queue's deduplication id. */
   jobId: string;
+  /** The recording write's trace context, when tracing is on. */
+  traceContext?: TraceCarrier;
 }
 
-export interface PendingOutboxJob extends OutboxJob {
+export interface PendingOutboxJob extends Omit<OutboxJob, "traceContext"> {
   /** bigserial, read as text (it may pass 2^53 in a very long-lived deployment). */
   id: string;
+  traceContext: TraceCarrier | null;
 }
 
 export async function insertOutboxJobs(db: Queryable, jobs: readonly OutboxJob[]): Promise<void> {
   if (jobs.length === 0) return;
   await db.query(
-    `INSERT INTO job_outbox (tenant_id, queue, job_name, payload, job_id)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[])`,
-    [jobs.map((j) => j.tenantId), jobs.map((j) => j.queue), jobs.map((j) => j.jobName), jobs.map((j) => JSON.stringify(j.payload)), jobs.map((j) => j.jobId)],
+    `INSERT INTO job_outbox (tenant_id, queue, job_name, payload, job_id, trace_context)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::jsonb[])`,
+    [
+      jobs.map((j) => j.tenantId),
+      jobs.map((j) => j.queue),
+      jobs.map((j) => j.jobName),
+      jobs.map((j) => JSON.stringify(j.payload)),
+      jobs.map((j) => j.jobId),
+      jobs.map((j) => (j.traceContext === undefined ? null : JSON.stringify(j.traceContext))),
+    ],
   );
 }
 
@@ -32,7 +43,8 @@ export async function insertOutboxJobs(db: Queryable, jobs: readonly OutboxJob[]
  */
 export async function claimPendingOutboxJobs(db: Queryable, limit: number): Promise<PendingOutboxJob[]> {
   const { rows } = await db.query<PendingOutboxJob>(
-    `SELECT id::text AS id, tenant_id AS "tenantId", queue, job_name AS "jobName", payload, job_id AS "jobId"
+    `SELECT id::text AS id, tenant_id AS "tenantId", queue, job_name AS "jobName", payload, job_id AS "jobId",
+            trace_context AS "traceContext"
        FROM job_outbox WHERE relayed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
     [limit],
   );

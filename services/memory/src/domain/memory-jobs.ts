@@ -4,7 +4,7 @@
  * delays the work but cannot lose it.
  */
 import type { PoolClient } from "@3ngram/db";
-import type { RetryPolicy } from "@3ngram/queue";
+import { currentTraceCarrier, type RetryPolicy } from "@3ngram/queue";
 import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, EXTRACTION_QUEUE, EXTRACT_FACTS_JOB, EXTRACT_RETRY_POLICY } from "@3ngram/schema";
 import { insertOutboxJobs, type OutboxJob } from "../db/outbox.js";
 
@@ -17,8 +17,10 @@ export const JOB_RETRY_POLICIES: Readonly<Record<string, RetryPolicy>> = {
 /** Fact extraction for every new memory; an embedding job when none was stored inline. */
 export function memoryJobs(tenantId: string, memoryId: string, needs: { embedding: boolean }): OutboxJob[] {
   const payload = { tenantId, memoryId };
-  const jobs: OutboxJob[] = [{ tenantId, queue: EXTRACTION_QUEUE, jobName: EXTRACT_FACTS_JOB, payload, jobId: `extract-${memoryId}` }];
-  if (needs.embedding) jobs.push({ tenantId, queue: EMBEDDINGS_QUEUE, jobName: EMBED_MEMORY_JOB, payload, jobId: `embed-${memoryId}` });
+  const carrier = currentTraceCarrier();
+  const traced = carrier === undefined ? {} : { traceContext: carrier };
+  const jobs: OutboxJob[] = [{ tenantId, queue: EXTRACTION_QUEUE, jobName: EXTRACT_FACTS_JOB, payload, jobId: `extract-${memoryId}`, ...traced }];
+  if (needs.embedding) jobs.push({ tenantId, queue: EMBEDDINGS_QUEUE, jobName: EMBED_MEMORY_JOB, payload, jobId: `embed-${memoryId}`, ...traced });
   return jobs;
 }
 

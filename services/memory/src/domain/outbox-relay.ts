@@ -7,7 +7,7 @@
  * idempotency keys.
  */
 import { withRole, type Pool } from "@3ngram/db";
-import type { JobQueue } from "@3ngram/queue";
+import { withTraceCarrier, type JobQueue } from "@3ngram/queue";
 import { errorSummary, type Logger } from "@3ngram/runtime";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { HOUSEKEEPING_SETTINGS } from "../db/housekeeping.js";
@@ -119,7 +119,10 @@ export class OutboxRelay {
         let refused = false;
         for (const job of jobs) {
           try {
-            await queue.enqueue(job.queue, job.jobName, job.payload, { jobId: job.jobId, ...(JOB_RETRY_POLICIES[job.jobName] ? { retry: JOB_RETRY_POLICIES[job.jobName] } : {}) });
+            // Queued inside the recording write's trace, so the job's spans continue it.
+            await withTraceCarrier(job.traceContext ?? undefined, () =>
+              queue.enqueue(job.queue, job.jobName, job.payload, { jobId: job.jobId, ...(JOB_RETRY_POLICIES[job.jobName] ? { retry: JOB_RETRY_POLICIES[job.jobName] } : {}) }),
+            );
             done.push(job.id);
           } catch (err) {
             // The queue is away: keep this row and the rest for the next attempt.
