@@ -16,7 +16,9 @@ const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-"));
 const running: ServiceProcess[] = [];
 
 async function startServer(): Promise<{ proc: ServiceProcess; mcpUrl: string; apiKey: string }> {
-  const proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" });
+  // The scenario checks that the bundled model embeds a write inline; a generous budget keeps that
+  // true on a loaded machine (the budget's pending fallback has its own tests).
+  const proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", EMBED_INLINE_BUDGET_MS: "30000" });
   running.push(proc);
   await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 90_000, proc);
   const mcpUrl = /MCP endpoint:\s+(\S+)/.exec(proc.output())?.[1];
