@@ -31,7 +31,7 @@ export function readFloors(url: URL): FloorsFile {
   return parsed;
 }
 
-export function effectiveFloor(file: FloorsFile, name: MetricName): number {
+function effectiveFloor(file: FloorsFile, name: MetricName): number {
   return Math.max(file.floors[name], MINIMUM_FLOORS[name]);
 }
 

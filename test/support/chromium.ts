@@ -9,9 +9,9 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { REPO_ROOT } from "./processes.js";
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Git-ignored; the screenshots a browser test takes are kept here as artefacts of the run. */
-export const SCREENSHOT_DIR = join(REPO_ROOT, "test-results", "screenshots");
+const SCREENSHOT_DIR = join(REPO_ROOT, "test-results", "screenshots");
 
 export interface RealBrowser {
   browser: Browser;

@@ -1,5 +1,6 @@
 // Measures the bundled local model: cold load time and embeddings/second for
 // 64 short texts (embedded in batches of 16). Run after building: npm run bench
+import { performance } from "node:perf_hooks";
 import { HashingEmbedder, LocalModelEmbedder } from "../dist/index.js";
 
 const ROUNDS = 5;

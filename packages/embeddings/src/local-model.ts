@@ -57,7 +57,7 @@ async function withoutForeignProcessHandlers<T>(load: () => Promise<T>): Promise
  * Loads the bundled model once per process and returns the shared instance.
  * A failed load is not cached, so a later call may retry.
  */
-export function loadLocalModel(): Promise<EmbeddingsModel> {
+function loadLocalModel(): Promise<EmbeddingsModel> {
   if (modelPromise === undefined) {
     const attempt = initBundledModel();
     modelPromise = attempt;

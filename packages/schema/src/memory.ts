@@ -37,7 +37,7 @@ export const scopeNameSchema = storableText()
 
 export const projectSchema = storableText().trim().min(1).max(MAX_PROJECT_LENGTH);
 export const topicSchema = storableText().trim().min(1).max(MAX_TOPIC_LENGTH);
-export const contentSchema = storableText().trim().min(1).max(MAX_CONTENT_LENGTH);
+const contentSchema = storableText().trim().min(1).max(MAX_CONTENT_LENGTH);
 export const tagsSchema = z.array(storableText().trim().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS);
 /** A commitment's owner: who is on the hook (a name, not an account). */
 export const ownerSchema = storableText().trim().min(1).max(256);

@@ -82,7 +82,7 @@ export class LlmFactExtractor implements FactExtractor {
 }
 
 /** The model's JSON → facts, each validated on its own; anything unusable is dropped. */
-export function parseFacts(content: string, fallbackSubject: string, extractor: string): ExtractedFact[] {
+function parseFacts(content: string, fallbackSubject: string, extractor: string): ExtractedFact[] {
   let json: unknown;
   try {
     json = JSON.parse(content.trim().replace(/^```(?:json)?\s*|\s*```$/g, ""));

@@ -86,7 +86,7 @@ export const SERVER_CAPABILITIES = {
   resources: { listChanged: false },
 } as const;
 
-export function buildMcpServer(deps: McpDeps, request: Pick<McpRequestContext, "authInfo"> = {}): McpServer {
+function buildMcpServer(deps: McpDeps, request: Pick<McpRequestContext, "authInfo"> = {}): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
     { instructions: SERVER_INSTRUCTIONS, cacheHints: CACHE_HINTS, capabilities: { ...SERVER_CAPABILITIES } },
@@ -141,7 +141,7 @@ const MAX_NAMED_PROBLEMS = 5;
  * "invalid_input: content: Too big: …; bogus: unrecognized key": every problem, so one round
  * trip fixes them all (a typo'd key usually comes with the missing key it was meant to be).
  */
-export function invalidArgumentsText(problems: readonly InputProblem[]): string {
+function invalidArgumentsText(problems: readonly InputProblem[]): string {
   const named = problems.slice(0, MAX_NAMED_PROBLEMS).map((p) => `${p.field}: ${p.message}`);
   const more = problems.length > MAX_NAMED_PROBLEMS ? `; and ${problems.length - MAX_NAMED_PROBLEMS} more` : "";
   return `invalid_input: ${named.join("; ")}${more}`;

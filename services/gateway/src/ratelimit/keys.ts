@@ -4,14 +4,8 @@
  */
 import { createHash } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-import type { Principal } from "../http/locals.js";
+import type { Credential, Principal } from "../http/locals.js";
 
-/**
- * The credential a request authenticated with: an API key, or an OAuth client's grant for one user
- * (every access token a client is issued for that user shares one budget, so refreshing a token
- * does not reset it).
- */
-export type Credential = { kind: "api_key"; keyId: string } | { kind: "oauth_grant"; grant: string };
 
 /** The per-credential budget's key. One function, so every credential kind is counted the same way. */
 export function credentialLimitKey(credential: Credential): string {

@@ -15,7 +15,7 @@ export interface Flash {
   text: string;
 }
 
-export type Section = "overview" | "search" | "facts" | "proposals" | "keys";
+type Section = "overview" | "search" | "facts" | "proposals" | "keys";
 
 const NAV: ReadonlyArray<[Section, string, string]> = [
   ["overview", "/ui/overview", "Overview"],

@@ -40,7 +40,7 @@ export async function migrate(pool: Pool): Promise<MigrationResult> {
           await client.query("COMMIT");
         } catch (err) {
           await client.query("ROLLBACK");
-          throw new Error(`migration ${version} failed: ${(err as Error).message}`);
+          throw new Error(`migration ${version} failed: ${(err as Error).message}`, { cause: err });
         }
         applied.push(version);
       }

@@ -144,7 +144,7 @@ export function normaliseFts(candidates: readonly Pick<CandidateFeatures, "lexic
   return (c) => (!c.lexical ? 0 : max === min ? 1 : (c.ftsRaw - min) / (max - min));
 }
 
-export function recencyDecay(ageDays: number, policy: SearchPolicy = SEARCH_POLICY): number {
+function recencyDecay(ageDays: number, policy: SearchPolicy = SEARCH_POLICY): number {
   return Math.pow(0.5, Math.max(0, ageDays) / policy.recencyHalfLifeDays);
 }
 
