@@ -1,5 +1,5 @@
 /** The frame every page shares: head, header with the main navigation, flash line, footer. */
-import { html, render, type Html } from "./html.js";
+import { html, render, type Html } from "../http/html.js";
 
 /** What the header needs to show the signed-in state and the sign-out button. */
 export interface SignedIn {
