@@ -5,6 +5,7 @@
  * validated and only ever becomes a proposal.
  */
 import { z } from "zod";
+import { isRetryableUpstreamStatus } from "@3ngram/errors";
 import { PermanentJobError } from "@3ngram/queue";
 import type { ExtractedFact, FactExtractor, MemoryText } from "./extractor.js";
 import { slug } from "./rules.js";
@@ -69,10 +70,8 @@ export class LlmFactExtractor implements FactExtractor {
       signal: AbortSignal.any(signals),
     });
     if (!response.ok) {
-      // Throttling and server errors pass; a refused request (bad key, unknown model) will be refused again.
-      const transient = response.status === 408 || response.status === 429 || response.status >= 500;
       const message = `fact extractor answered HTTP ${response.status}`;
-      throw transient ? new Error(message) : new PermanentJobError(message);
+      throw isRetryableUpstreamStatus(response.status) ? new Error(message) : new PermanentJobError(message);
     }
     const completion = completionSchema.safeParse(await response.json().catch(() => null));
     if (!completion.success) throw new Error("fact extractor answered without a completion");
