@@ -22,7 +22,6 @@ export const MEMORY_TYPES = memoryTypeSchema.options;
 
 export const memoryStatusSchema = z.enum(["active", "archived"]);
 export type MemoryStatus = z.infer<typeof memoryStatusSchema>;
-export const MEMORY_STATUSES = memoryStatusSchema.options;
 
 export const embeddingStateSchema = z.enum(["done", "pending"]);
 export type EmbeddingState = z.infer<typeof embeddingStateSchema>;
