@@ -71,6 +71,7 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS),
       log,
       registry,
+      maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
       // Import carries a whole NDJSON file (up to MAX_IMPORT_BODY_BYTES) in one request.
       maxReceiveMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
     });

@@ -41,7 +41,13 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
     if (deps.embedder === undefined && embedder?.close) closers.push(() => embedder.close!());
     const registry = createMetricsRegistry("search");
-    const server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS), log, registry });
+    const server = new RpcServer({
+      name: "search",
+      verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS),
+      log,
+      registry,
+      maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
+    });
     server.addService(
       SearchService,
       {
