@@ -16,8 +16,6 @@ export const MEMORY_CONFIG: Record<string, string> = {
   RUNTIME_DB_ROLE: "threengram_app",
   DATABASE_POOL_MAX: "10",
   EMBED_INLINE_BUDGET_MS: "2000",
-  // One model worker per core of the CPU limit; a pod's Node may see every core of the node.
-  EMBEDDINGS_WORKERS: "1",
   // New replicas get traffic as clients' connections reach this age and resolve the name again.
   GRPC_MAX_CONNECTION_AGE_MS: "300000",
   ...QUEUE_CONFIG,
