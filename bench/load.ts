@@ -11,6 +11,7 @@
  *   npm run bench:load -- --embedder local               # the bundled model instead of hashing
  *   npm run bench:load -- --search-replicas 2 --memory-replicas 2
  *   npm run bench:load -- --seed 2000                    # memories stored before the first step
+ *   npm run bench:load -- --surface rest                 # the same load through the REST API
  *
  * The consolidator is not started: the jobs writes leave in the outbox wait in Redis, which
  * is deleted at the end. CPU is the processes' user + system time over the step (all threads,
@@ -42,6 +43,7 @@ interface Options {
   searchReplicas: number;
   memoryReplicas: number;
   seed: number;
+  surface: "mcp" | "rest";
 }
 
 interface Sample {
@@ -70,6 +72,8 @@ function parseArgs(argv: readonly string[]): Options {
   if (concurrency.some((c) => !Number.isInteger(c) || c < 1 || c > 256)) throw new Error("--concurrency takes a list of levels from 1 to 256, e.g. 1,8,32");
   const embedder = value("--embedder") ?? "hashing";
   if (embedder !== "hashing" && embedder !== "local") throw new Error("--embedder is hashing or local");
+  const surface = value("--surface") ?? "mcp";
+  if (surface !== "mcp" && surface !== "rest") throw new Error("--surface is mcp or rest");
   return {
     concurrency,
     stepSeconds: int("--step-seconds", 60, 1, 3600),
@@ -78,6 +82,7 @@ function parseArgs(argv: readonly string[]): Options {
     searchReplicas: int("--search-replicas", 1, 1, 8),
     memoryReplicas: int("--memory-replicas", 1, 1, 8),
     seed: int("--seed", 1000, 0, 1_000_000),
+    surface,
   };
 }
 
@@ -122,8 +127,26 @@ function percentile(sorted: number[], q: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-/** One operation through MCP; a unique query each time, so the query-embedding cache never answers for the model. */
-async function operation(mcp: McpConnection, op: Sample["op"], id: number, n: number): Promise<Sample> {
+/** Where operations go: an MCP client, or the REST API with an API key. */
+type Client = { surface: "mcp"; mcp: McpConnection } | { surface: "rest"; baseUrl: string; apiKey: string };
+
+async function send(client: Client, op: Sample["op"], args: Record<string, unknown>): Promise<boolean> {
+  if (client.surface === "mcp") {
+    const result = await client.mcp.client.callTool({ name: op, arguments: args }, { timeout: 30_000 });
+    return result.isError !== true;
+  }
+  const response = await fetch(`${client.baseUrl}${op === "remember" ? "/api/v1/memories" : "/api/v1/search"}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${client.apiKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify(args),
+    signal: AbortSignal.timeout(30_000),
+  });
+  await response.arrayBuffer();
+  return response.ok;
+}
+
+/** One operation; a unique query each time, so the query-embedding cache never answers for the model. */
+async function operation(client: Client, op: Sample["op"], id: number, n: number): Promise<Sample> {
   const subject = SUBJECTS[(n + id) % SUBJECTS.length]!;
   const object = OBJECTS[(n * 3 + id) % OBJECTS.length]!;
   const args =
@@ -133,8 +156,7 @@ async function operation(mcp: McpConnection, op: Sample["op"], id: number, n: nu
   const started = performance.now();
   let ok = false;
   try {
-    const result = await mcp.client.callTool({ name: op, arguments: args }, { timeout: 30_000 });
-    ok = result.isError !== true;
+    ok = await send(client, op, args);
   } catch {
     ok = false;
   }
@@ -142,11 +164,11 @@ async function operation(mcp: McpConnection, op: Sample["op"], id: number, n: nu
 }
 
 /** One virtual user: its own MCP client, operations back to back until `until`. */
-async function user(mcp: McpConnection, id: number, writesPercent: number, until: number, samples: Sample[]): Promise<void> {
+async function user(client: Client, id: number, writesPercent: number, until: number, samples: Sample[]): Promise<void> {
   for (let n = 1; performance.now() < until; n++) {
     // Deterministic mix: writesPercent of every 100 consecutive operations are writes.
     const op = (n * 37 + id * 11) % 100 < writesPercent ? "remember" : "search";
-    samples.push(await operation(mcp, op, id, n));
+    samples.push(await operation(client, op, id, n));
   }
 }
 
@@ -198,20 +220,29 @@ export async function main(argv: readonly string[]): Promise<number> {
     const { apiKey } = JSON.parse(stdout) as { apiKey: string };
 
     const maxUsers = Math.max(...options.concurrency);
-    for (let i = 0; i < maxUsers; i++) mcps.push(await connectMcp(`${baseUrl}/mcp`, apiKey, { modern: true }));
+    const clients: Client[] = [];
+    for (let i = 0; i < maxUsers; i++) {
+      if (options.surface === "rest") {
+        clients.push({ surface: "rest", baseUrl, apiKey });
+      } else {
+        const mcp = await connectMcp(`${baseUrl}/mcp`, apiKey, { modern: true });
+        mcps.push(mcp);
+        clients.push({ surface: "mcp", mcp });
+      }
+    }
     if (options.seed > 0) {
       process.stderr.write(`storing ${options.seed} memories before the first step…\n`);
       let next = 0;
-      await Promise.all(mcps.slice(0, 8).map(async (mcp, id) => {
-        while (next < options.seed) await operation(mcp, "remember", 1000 + id, next++);
+      await Promise.all(clients.slice(0, 8).map(async (client, id) => {
+        while (next < options.seed) await operation(client, "remember", 1000 + id, next++);
       }));
     }
     // A short warm-up so the first step does not pay for JIT and connection set-up.
     const warm: Sample[] = [];
-    await Promise.all(mcps.slice(0, 4).map((mcp, id) => user(mcp, id, options.writesPercent, performance.now() + 3_000, warm)));
+    await Promise.all(clients.slice(0, 4).map((client, id) => user(client, id, options.writesPercent, performance.now() + 3_000, warm)));
 
     console.log(
-      `\nbench:load — distributed (gateway, ${options.memoryReplicas} memory, ${options.searchReplicas} search process(es)), MCP, ` +
+      `\nbench:load — distributed (gateway, ${options.memoryReplicas} memory, ${options.searchReplicas} search process(es)), ${options.surface === "mcp" ? "MCP" : "REST"}, ` +
         `${100 - options.writesPercent}% search / ${options.writesPercent}% remember, embedder ${options.embedder}, ${options.stepSeconds} s per step`,
     );
     console.log("conc   ops/s  search/s  writes/s | search p50    p95    p99 | remember p50   p95    p99 | errors | CPU % of a core and RSS MB per process");
@@ -223,7 +254,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const clientBefore = process.cpuUsage();
       const started = performance.now();
       const until = started + options.stepSeconds * 1000;
-      await Promise.all(mcps.slice(0, concurrency).map((mcp, id) => user(mcp, id, options.writesPercent, until, samples)));
+      await Promise.all(clients.slice(0, concurrency).map((client, id) => user(client, id, options.writesPercent, until, samples)));
       const seconds = (performance.now() - started) / 1000;
       const after = processes.map((p) => usage(p.child.pid!));
       const client = process.cpuUsage(clientBefore);
