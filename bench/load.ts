@@ -26,7 +26,7 @@ import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix } 
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp, type McpConnection } from "../test/support/mcp.js";
 import { freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../test/support/processes.js";
-import { serviceEnv } from "../test/support/service-env.js";
+import { loadGatewayEnv, serviceEnv } from "../test/support/service-env.js";
 
 const run = promisify(execFile);
 
@@ -204,15 +204,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...memoryPorts.slice(1).map((port, i) => startService(`memory-${i + 2}`, "services/memory/dist/main.js", port)),
       ...searchPorts.map((port, i) => startService(`search-${i + 1}`, "services/search/dist/main.js", port)),
     ]);
-    const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", {
-      ...common,
-      PORT: String(gatewayPort),
-      HOST: "127.0.0.1",
-      RATE_LIMIT_KEY_PREFIX: `${prefix}:rl`,
-      RATE_LIMIT_IP_PER_MINUTE: "1000000",
-      RATE_LIMIT_USER_PER_MINUTE: "1000000",
-      RATE_LIMIT_KEY_PER_MINUTE: "1000000",
-    });
+    const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", { ...common, ...loadGatewayEnv(gatewayPort, prefix) });
     processes.push(gateway);
     const baseUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitFor("gateway ready", async () => (await fetch(`${baseUrl}/ready`)).status === 200, 60_000, gateway);

@@ -16,7 +16,7 @@ import { ACCEPTABLE_STATUSES, FaultLoad } from "../../support/fault-load.js";
 import { createTestKeys } from "../../support/keys.js";
 import { connectMcp, type McpConnection } from "../../support/mcp.js";
 import { eventually, freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
-import { serviceEnv } from "../../support/service-env.js";
+import { loadGatewayEnv, serviceEnv } from "../../support/service-env.js";
 
 const run = promisify(execFile);
 
@@ -95,15 +95,7 @@ beforeAll(async () => {
   await waitFor("memory-1 serving", async () => (await checkHealth(`127.0.0.1:${memories[0]!.grpcPort}`)) === "SERVING", 60_000, memories[0]!.proc);
   start(memories[1]!, "services/memory/dist/main.js");
   for (const replica of searches.slice(0, 3)) start(replica, "services/search/dist/main.js");
-  gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", {
-    ...common,
-    PORT: String(gatewayPort),
-    HOST: "127.0.0.1",
-    RATE_LIMIT_KEY_PREFIX: `${prefix}:rl`,
-    RATE_LIMIT_IP_PER_MINUTE: "1000000",
-    RATE_LIMIT_USER_PER_MINUTE: "1000000",
-    RATE_LIMIT_KEY_PER_MINUTE: "1000000",
-  });
+  gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", { ...common, ...loadGatewayEnv(gatewayPort, prefix) });
   for (const replica of [memories[1]!, ...searches.slice(0, 3)]) {
     await waitFor(`${replica.name} serving`, async () => (await checkHealth(`127.0.0.1:${replica.grpcPort}`)) === "SERVING", 60_000, replica.proc);
   }
