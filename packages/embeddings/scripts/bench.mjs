@@ -41,12 +41,26 @@ console.log(`hashing-512, 10000 texts: ${hashingRate.toFixed(0)} embeddings/s`);
 // one at a time; the pool batches them and spreads the batches over its workers.
 const CONCURRENT = 96;
 const single = texts.concat(texts).slice(0, CONCURRENT).map((text, i) => `${text} (${i})`);
+// The event loop's longest stall while embedding (a 5 ms ticker's largest gap): what any other
+// request in the process would wait.
+let loopDelay;
 async function concurrentRate(embedder) {
+  let last = performance.now();
+  let worst = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 5);
   const start = performance.now();
   await Promise.all(single.map((text) => embedder.embed([text])));
-  return (single.length * 1000) / (performance.now() - start);
+  const end = performance.now();
+  clearInterval(ticker);
+  worst = Math.max(worst, end - last);
+  loopDelay = `longest event-loop stall ${worst.toFixed(0)} ms`;
+  return (single.length * 1000) / (end - start);
 }
-console.log(`in-thread, ${CONCURRENT} concurrent single-text calls: ${(await concurrentRate(local)).toFixed(1)} embeddings/s`);
+console.log(`in-thread, ${CONCURRENT} concurrent single-text calls: ${(await concurrentRate(local)).toFixed(1)} embeddings/s (${loopDelay})`);
 for (const workers of [1, 2]) {
   const pool = new LocalModelPool({ workers });
   await pool.warmup();
@@ -54,7 +68,7 @@ for (const workers of [1, 2]) {
   const poolRates = [];
   for (let round = 0; round < 3; round++) poolRates.push(await concurrentRate(pool));
   poolRates.sort((a, b) => a - b);
-  console.log(`pool of ${workers}, ${CONCURRENT} concurrent single-text calls: median ${poolRates[1].toFixed(1)} embeddings/s`);
+  console.log(`pool of ${workers}, ${CONCURRENT} concurrent single-text calls: median ${poolRates[1].toFixed(1)} embeddings/s (last round: ${loopDelay})`);
   await pool.close();
 }
 // One query at a time: what a lone search pays for its query vector.
