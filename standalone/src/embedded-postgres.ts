@@ -6,6 +6,8 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 export interface EmbeddedPostgres {
   /** A postgres:// URL the services' ordinary pg pools connect to. */
   url: string;
+  /** The database itself (benchmarks time what runs inside it). */
+  db: PGlite;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   const address = server.getServerConn();
   return {
     url: `postgres://postgres@${address}/postgres`,
+    db,
     async close() {
       await server.stop();
       await db.close();
