@@ -31,8 +31,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     const ours = await measure(await startStandaloneTarget(passThroughEnv()), n, searches);
     all.push(reference, ours);
     pairs.push([reference, ours]);
+    // As each size completes, so a long run shows its figures early.
+    printComparison(reference, [ours]);
   }
   printResults(all, searches);
-  for (const [reference, ours] of pairs) printComparison(reference, [ours]);
   return 0;
 }

@@ -11,10 +11,6 @@ export interface EmbeddedPostgres {
   close(): Promise<void>;
 }
 
-/** Protocol messages that leave an extended-query cycle open until the next Sync. */
-const OPENS_CYCLE = new Set(["P", "B", "D", "E", "C", "H", "F"].map((c) => c.charCodeAt(0)));
-const ENDS_CYCLE = new Set(["S", "Q"].map((c) => c.charCodeAt(0)));
-
 /**
  * PostgreSQL compiled to WebAssembly (PGlite) with pgvector, persisted in a directory and served
  * on a loopback socket so the memory and search services use exactly the code paths they use
@@ -23,21 +19,6 @@ const ENDS_CYCLE = new Set(["S", "Q"].map((c) => c.charCodeAt(0)));
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true });
   const db = await PGlite.create({ dataDir, extensions: { vector } });
-  // The socket server hands each client message to the one backend in turn and keeps a
-  // connection's messages together only while a transaction block is open. An extended-protocol
-  // statement (Parse, Bind, Execute … Sync) is a transaction of its own until its Sync, so another
-  // connection's message could run inside it (and a VACUUM there fails, taking the statement with
-  // it). Counting an open cycle as a transaction keeps each cycle whole.
-  let cycleOpen = false;
-  const exec = db.execProtocolRawStream.bind(db);
-  db.execProtocolRawStream = (message, options) => {
-    const type = message[0] ?? 0;
-    if (OPENS_CYCLE.has(type)) cycleOpen = true;
-    else if (ENDS_CYCLE.has(type)) cycleOpen = false;
-    return exec(message, options);
-  };
-  const inTransactionBlock = db.isInTransaction.bind(db);
-  db.isInTransaction = () => cycleOpen || inTransactionBlock();
   // Several pools share the one backend; it serialises transactions, which is fine for one user.
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 32 });
   await server.start();

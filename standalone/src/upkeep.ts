@@ -9,12 +9,14 @@ import type { Logger } from "@3ngram/runtime";
  * scanning the tenant, the GIN pending list never merged), and the write-ahead log is only
  * checkpointed when it reaches max_wal_size, inside whichever write crosses it. So, on a timer:
  * - every table whose size on disk has moved by more than a tenth (and a few pages) from what its
- *   last ANALYZE recorded in pg_class gets VACUUM ANALYZE: autovacuum's trigger, read from sizes
- *   so that nothing is scanned to decide;
+ *   last ANALYZE recorded in pg_class gets ANALYZE (which also merges a GIN index's pending list):
+ *   autovacuum's trigger, read from sizes so that nothing is scanned to decide;
  * - a CHECKPOINT every few minutes when WAL has been written, so restart recovery stays short and
  *   no request pays for it.
- * It connects like any client (as the superuser, on loopback), so its statements queue with the
- * services' and never land inside one of their transactions.
+ * It connects like any client (as the superuser, on loopback). pglite-socket may run a message of
+ * one connection inside another's unfinished extended-protocol statement, so upkeep uses only
+ * statements that are valid inside a transaction (ANALYZE, CHECKPOINT; not VACUUM, which would
+ * fail there and take the other statement with it).
  */
 export interface UpkeepOptions {
   /** Superuser URL of the embedded database. */
@@ -56,7 +58,7 @@ export function startUpkeep(options: UpkeepOptions): Upkeep {
 
   const round = async (checkpoint: boolean): Promise<string[]> => {
     const survey = (await pool.query<{ stale: string; wal_bytes: number }>(SURVEY)).rows[0]!;
-    if (survey.stale) await pool.query(`VACUUM (ANALYZE) ${survey.stale}`);
+    if (survey.stale) await pool.query(`ANALYZE ${survey.stale}`);
     if (checkpoint || Date.now() - lastCheckpoint >= checkpointMs) {
       if (checkpoint || survey.wal_bytes > CHECKPOINT_MIN_WAL_BYTES) await pool.query("CHECKPOINT");
       lastCheckpoint = Date.now();

@@ -1,6 +1,6 @@
 /**
  * The embedded database's upkeep: statistics follow the data (PGlite has no autovacuum), and its
- * statements never land inside another connection's statement or transaction on the shared backend.
+ * rounds, interleaved with other connections' statements and transactions, fail none of them.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
