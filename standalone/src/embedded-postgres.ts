@@ -19,6 +19,9 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true });
   const db = await PGlite.create({ dataDir, extensions: { vector } });
+  // PGlite has no autovacuum: before anyone connects (so nothing can interleave with it), clear
+  // dead rows and refresh statistics; while running, standalone/src/upkeep.ts keeps them current.
+  await db.exec("VACUUM (ANALYZE)");
   // Several pools share the one backend; it serialises transactions, which is fine for one user.
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 32 });
   await server.start();

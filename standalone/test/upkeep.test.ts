@@ -70,3 +70,20 @@ describe("embedded database upkeep", () => {
     expect((await pool.query("SELECT count(*)::int AS n FROM notes")).rows[0]).toEqual({ n: 18000 });
   });
 });
+
+describe("embedded database start", () => {
+  it("starts with current statistics for what was stored before", async () => {
+    const restartDir = mkdtempSync(join(tmpdir(), "3ngram-restart-"));
+    try {
+      let db = await startEmbeddedPostgres(restartDir);
+      await db.db.exec("CREATE TABLE items (id int); INSERT INTO items SELECT generate_series(1, 3000)");
+      await db.close();
+      db = await startEmbeddedPostgres(restartDir);
+      const row = (await db.db.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE relname = 'items'")).rows[0];
+      await db.close();
+      expect(row).toEqual({ reltuples: 3000 });
+    } finally {
+      rmSync(restartDir, { recursive: true, force: true });
+    }
+  });
+});
