@@ -49,7 +49,7 @@ export default tseslint.config(
   })),
   {
     files: ["services/*/src/**/*.ts", "packages/*/src/**/*.ts", "standalone/src/**/*.ts"],
-    ignores: ["services/*/src/db/**", "packages/db/src/**"],
+    ignores: ["services/*/src/db/**", "packages/db/src/**", "standalone/src/db/**"],
     rules: {
       "no-restricted-syntax": [
         "error",

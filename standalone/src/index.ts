@@ -1,1 +1,3 @@
 export { startStandalone, type RunningStandalone, type StandaloneOptions } from "./standalone.js";
+export { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres.js";
+export { readIdentity, type StandaloneIdentity } from "./data-dir.js";

@@ -8,7 +8,8 @@ import { generateServiceKeyPair } from "@3ngram/rpc";
 import { createLogger, loadConfig, type Env } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService } from "@3ngram/search";
 import { lockDataDir, readIdentity, writeIdentity, type StandaloneIdentity } from "./data-dir.js";
-import { startEmbeddedPostgres } from "./embedded-postgres.js";
+import { startEmbeddedPostgres } from "./db/embedded-postgres.js";
+import { startUpkeep } from "./db/upkeep.js";
 
 export interface StandaloneOptions {
   /** Where the database and the owner's key live (default ./data). */
@@ -81,6 +82,11 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       log: log.child({ component: "consolidator" }),
     });
     closers.push(() => consolidator.close());
+
+    // After the migrations (the memory service ran them): statistics for what is already stored.
+    const upkeep = startUpkeep({ databaseUrl: postgres.url, log: log.child({ component: "upkeep" }) });
+    closers.push(() => upkeep.close());
+    await upkeep.runOnce();
 
     let identity = readIdentity(dataDir);
     if (!identity) {

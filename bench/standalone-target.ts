@@ -1,0 +1,59 @@
+/**
+ * 3ngram standalone as a benchmark target: the real `make run` server (standalone/dist/main.js)
+ * as a child process on a temporary data directory with the bundled model, driven through the
+ * official MCP client over Streamable HTTP exactly as a user's agent drives it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectMcp } from "../test/support/mcp.js";
+import { startServiceProcess, waitFor } from "../test/support/processes.js";
+import { processRssMb, type Target } from "./workload.js";
+
+export interface StandaloneTarget extends Target {
+  mcpUrl: string;
+  apiKey: string;
+  databaseUrl: string;
+  dataDir: string;
+}
+
+/** keepDataDir: close() leaves the data directory for the caller (who removes it). */
+export async function startStandaloneTarget(env: Record<string, string> = {}, options: { keepDataDir?: boolean } = {}): Promise<StandaloneTarget> {
+  const dataDir = mkdtempSync(join(tmpdir(), "3ngram-bench-standalone-"));
+  // One client making thousands of calls a minute: the per-user and per-key budgets would stop it.
+  const unlimited = { RATE_LIMIT_IP_PER_MINUTE: "1000000", RATE_LIMIT_USER_PER_MINUTE: "1000000", RATE_LIMIT_KEY_PER_MINUTE: "1000000" };
+  const proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", ...unlimited, ...env });
+  await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 120_000, proc);
+  const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(proc.output())?.[1] ?? "";
+  const mcpUrl = field("MCP endpoint");
+  const apiKey = field("API key");
+  const databaseUrl = field("Database");
+  const mcp = await connectMcp(mcpUrl, apiKey, { modern: true });
+  const indexOf = new Map<string, number>();
+  const pid = proc.child.pid!;
+  return {
+    name: "3ngram standalone",
+    mcpUrl,
+    apiKey,
+    databaseUrl,
+    dataDir,
+    async remember(memory) {
+      const out = await mcp.call<{ memory: { id: string } }>("remember", { memoryType: memory.memoryType, topic: memory.topic, content: memory.content });
+      indexOf.set(out.memory.id, memory.index);
+    },
+    async search(query, limit) {
+      const out = await mcp.call<{ hits: Array<{ id: string }> }>("search", { query, limit });
+      return out.hits.map((h) => indexOf.get(h.id) ?? -1);
+    },
+    async listChronological(memoryType) {
+      await mcp.call("search", { order: "chronological", memoryType, limit: 25 });
+    },
+    rssMb: () => processRssMb(pid),
+    async close() {
+      await mcp.close();
+      const code = await proc.stop();
+      if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (code !== 0) throw new Error(`standalone exited with ${code}:\n${proc.output().slice(-4000)}`);
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Standalone benchmark: the workload of bench/workload.ts (N memories, one `remember` each, then
+ * rare-word searches first time and again with the query embedding cached, paraphrase questions,
+ * chronological listings) against the real `make run` server through MCP with the bundled model.
+ *
+ *   npm run bench:standalone                          # N = 1,000 and 10,000, 200 searches
+ *   npm run bench:standalone -- --sizes 2000 --searches 50
+ *   npm run bench:standalone -- --quick               # 500 memories, 50 searches
+ *   npm run bench:standalone -- --no-breakdown        # skip the per-stage breakdown (bench/breakdown.ts)
+ *
+ * Environment variables given to the bench are passed on to the server (EMBEDDINGS_PROVIDER=hashing
+ * measures without the model).
+ */
+import { rmSync } from "node:fs";
+import { measureBreakdown, printBreakdown, type Breakdown } from "./breakdown.js";
+import { printResults } from "./report.js";
+import { startStandaloneTarget } from "./standalone-target.js";
+import { generateCorpus, parseBenchArgs, prng, runWorkload, type Result } from "./workload.js";
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const { sizes, searches } = parseBenchArgs(argv);
+  const results: Result[] = [];
+  const breakdowns: Breakdown[] = [];
+  for (const n of sizes) {
+    const env = passThroughEnv();
+    const target = await startStandaloneTarget(env, { keepDataDir: true });
+    try {
+      try {
+        results.push(await runWorkload(target, { n, searches, progress: (line) => process.stderr.write(`${line}\n`) }));
+      } finally {
+        await target.close();
+      }
+      if (!argv.includes("--no-breakdown")) {
+        process.stderr.write(`per-stage breakdown at ${n}…\n`);
+        breakdowns.push(await measureBreakdown(target.dataDir, breakdownQueries(n, searches), env));
+      }
+    } finally {
+      rmSync(target.dataDir, { recursive: true, force: true });
+    }
+  }
+  printResults(results, searches);
+  breakdowns.forEach((b, i) => {
+    const r = results[i]!;
+    printBreakdown(r.n, b, r.searchCached.p50, r.searchFirst.p50, r.chronological?.p50);
+  });
+  return 0;
+}
+
+/** Rare-word queries for the breakdown: other memories than the MCP run searched (their embeddings are not cached anywhere). */
+function breakdownQueries(n: number, count: number): string[] {
+  const { memories } = generateCorpus(n);
+  const random = prng(11);
+  return Array.from({ length: count }, () => memories[Math.floor(random() * memories.length)]!.rare);
+}
+
+/** The 3ngram settings in the bench's environment, so a variant can be measured without editing code. */
+export function passThroughEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && /^(EMBED|EMBEDDINGS|SEARCH|QUERY|STANDALONE|DATABASE)_/.test(key)) env[key] = value;
+  }
+  return env;
+}
