@@ -20,7 +20,8 @@ import { createLogger } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService } from "@3ngram/search";
 import { readIdentity, startEmbeddedPostgres } from "@3ngram/standalone";
 import { createTestKeys } from "../test/support/keys.js";
-import { ms, percentiles, type Percentiles } from "./workload.js";
+import { percentiles, type Percentiles } from "./stats.js";
+import { ms } from "./workload.js";
 
 export interface Breakdown {
   model: Percentiles;

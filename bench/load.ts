@@ -24,6 +24,7 @@ import { performance } from "node:perf_hooks";
 import { checkHealth } from "@3ngram/rpc";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
+import { percentiles } from "./stats.js";
 import { connectMcp, type McpConnection } from "../test/support/mcp.js";
 import { freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../test/support/processes.js";
 import { loadGatewayEnv, serviceEnv } from "../test/support/service-env.js";
@@ -121,10 +122,6 @@ function ticksOf(pids: number[]): Map<number, number> {
     }
   }
   return ticks;
-}
-
-function percentile(sorted: number[], q: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 /** Where operations go: an MCP client, or the REST API with an API key. */
@@ -248,9 +245,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       let backendTicks = 0;
       for (const [pid, ticks] of ticksOf([...backendsBefore.keys(), ...postgresBackends(database)])) backendTicks += ticks - (backendsBefore.get(pid) ?? 0);
       const share = (ticks: number) => `${((ticks / TICKS_PER_SECOND / seconds) * 100).toFixed(0)}%`;
-      const of = (op: Sample["op"]) => samples.filter((s) => s.op === op && s.ok).map((s) => s.ms).sort((a, b) => a - b);
+      const of = (op: Sample["op"]) => samples.filter((s) => s.op === op && s.ok).map((s) => s.ms);
       const searches = of("search");
       const writes = of("remember");
+      const searchP = percentiles(searches);
+      const writeP = percentiles(writes);
       const errors = samples.filter((s) => !s.ok).length;
       const f = (x: number) => (Number.isNaN(x) ? "     -" : x.toFixed(1).padStart(6));
       const perProcess = processes
@@ -259,8 +258,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         .join(", ");
       console.log(
         `${String(concurrency).padStart(4)} ${((searches.length + writes.length) / seconds).toFixed(1).padStart(7)} ${(searches.length / seconds).toFixed(1).padStart(9)} ${(writes.length / seconds).toFixed(1).padStart(9)} |` +
-          `${f(percentile(searches, 0.5))} ${f(percentile(searches, 0.95))} ${f(percentile(searches, 0.99))} |` +
-          `${f(percentile(writes, 0.5))} ${f(percentile(writes, 0.95))} ${f(percentile(writes, 0.99))} |` +
+          `${f(searchP.p50)} ${f(searchP.p95)} ${f(searchP.p99)} |` +
+          `${f(writeP.p50)} ${f(writeP.p95)} ${f(writeP.p99)} |` +
           ` ${String(errors).padStart(6)} | ${perProcess}`,
       );
     }

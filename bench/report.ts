@@ -1,5 +1,6 @@
 /** Prints workload results as Markdown tables (pasted into docs/benchmarks.md as they come). */
-import { ms, pct, type Percentiles, type Result } from "./workload.js";
+import type { Percentiles } from "./stats.js";
+import { ms, pct, type Result } from "./workload.js";
 
 const triple = (p: Percentiles | null) => (p ? `${ms(p.p50)} / ${ms(p.p95)} / ${ms(p.p99)}` : "–");
 

@@ -29,6 +29,7 @@ import { toVectorLiteral, type Pool } from "@3ngram/db";
 import { createTestDatabase } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp } from "../test/support/mcp.js";
+import { percentiles, pick, prng } from "./stats.js";
 
 const TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
 const SUBJECTS = ["billing", "search", "auth", "deploy", "onboarding", "analytics", "mobile", "storage", "payments", "alerts", "docs", "pricing"];
@@ -38,22 +39,6 @@ const DETAILS = ["because latency doubled", "after the incident review", "for th
 const BATCH = 1000;
 /** Distinct queries run before measuring (see --warmup): enough to settle the buffer cache after a bulk load. */
 const DEFAULT_WARMUP = 200;
-
-/** A small seeded PRNG so every run generates the same corpus. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pick<T>(random: () => number, list: readonly T[]): T {
-  return list[Math.floor(random() * list.length)]!;
-}
 
 function generate(n: number): Array<{ type: string; topic: string; content: string; project: string }> {
   const random = prng(42);
@@ -73,12 +58,6 @@ function queries(count: number): string[] {
   return Array.from({ length: count }, (_, i) =>
     i % 4 === 0 ? `${pick(random, SUBJECTS)} ${i}` : `what did the ${pick(random, SUBJECTS)} team decide about ${pick(random, OBJECTS)} ${pick(random, DETAILS)} ${i}`,
   );
-}
-
-function percentiles(samples: number[]): { p50: number; p95: number; p99: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
 async function timed(runs: number, call: (i: number) => Promise<unknown>): Promise<number[]> {

@@ -15,7 +15,8 @@ import { rmSync } from "node:fs";
 import { measureBreakdown, printBreakdown, type Breakdown } from "./breakdown.js";
 import { printResults } from "./report.js";
 import { startStandaloneTarget } from "./standalone-target.js";
-import { generateCorpus, parseBenchArgs, prng, runWorkload, type Result } from "./workload.js";
+import { prng } from "./stats.js";
+import { generateCorpus, parseBenchArgs, runWorkload, type Result } from "./workload.js";
 
 export async function main(argv: readonly string[]): Promise<number> {
   const { sizes, searches } = parseBenchArgs(argv);

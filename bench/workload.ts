@@ -7,6 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { performance } from "node:perf_hooks";
+import { percentiles, pick, prng, type Percentiles } from "./stats.js";
 
 export const MEMORY_TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
 
@@ -82,22 +83,6 @@ const CIRCUMSTANCES: Array<[memory: string, question: string]> = [
 const PARAPHRASE_EVERY = 97;
 const SYLLABLES = ["ka", "zu", "mi", "tor", "vex", "lin", "qua", "dro", "pel", "fyn", "gru", "fo", "nix", "bel", "rho", "tam"];
 
-/** A small seeded PRNG so every run generates the same corpus. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pick<T>(random: () => number, list: readonly T[]): T {
-  return list[Math.floor(random() * list.length)]!;
-}
-
 /** A made-up word for index i: five syllables, a bijection on 0..16^5, so no two memories share one. */
 function rareWord(i: number): string {
   let word = "";
@@ -150,12 +135,6 @@ export interface Target {
   close(): Promise<void>;
 }
 
-export interface Percentiles {
-  p50: number;
-  p95: number;
-  p99: number;
-}
-
 export interface Result {
   target: string;
   n: number;
@@ -173,12 +152,6 @@ export interface Result {
   paraphraseTop5: number;
   paraphraseCount: number;
   rssMb: number;
-}
-
-export function percentiles(samples: readonly number[]): Percentiles {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
 async function time(call: () => Promise<unknown>): Promise<number> {

@@ -1,0 +1,33 @@
+/**
+ * What every benchmark shares: a seeded PRNG (so each run generates the same corpus and the same
+ * queries) and percentiles over latency samples.
+ */
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same sequence on every machine. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function pick<T>(random: () => number, list: readonly T[]): T {
+  return list[Math.floor(random() * list.length)]!;
+}
+
+export interface Percentiles {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+/** Nearest-rank percentiles; NaN for no samples. */
+export function percentiles(samples: readonly number[]): Percentiles {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
