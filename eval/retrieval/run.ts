@@ -389,10 +389,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   const policy = options.policy ?? SEARCH_POLICY;
   const { weights, abstention, fusion } = policy;
   console.log(
-    `policy${options.policy ? " (TRIAL, from --policy)" : ""}: vector ${weights.vector}, lexical (BM25 k1 ${policy.bm25.k1}, b ${policy.bm25.b}) ${weights.fts}, ` +
+    `policy${options.policy ? " (TRIAL, from --policy)" : ""}: vector ${weights.vector}, lexical ${weights.fts}, ` +
       `fusion ${fusion.method}${fusion.method === "rrf" ? ` (k ${fusion.rrfK})` : ""}, recency ${weights.recency} (half-life ${policy.recencyHalfLifeDays} d), ` +
       `topic bonus ${policy.topicMatch.bonus}, supersession penalty ${policy.supersessionPenalty}; ` +
-      `abstain below ${abstention.minEvidence} = cos + ${abstention.termCoverageWeight}·coverage + ${abstention.scoreGapWeight}·gap`,
+      `abstain below ${abstention.minEvidence} = cos + ${abstention.termCoverageWeight}·coverage + ${abstention.scoreGapWeight}·gap + ` +
+      `${abstention.weightedCoverageWeight}·idf-coverage + ${abstention.topMatchWeight}·top-match + ${abstention.cosineLiftWeight}·cosine-lift; ` +
+      `vector ${policy.tokens}, lexical score ${policy.lexicalScore}`,
   );
   let code = 0;
   const next: FloorsByFixture = { model: floorsFile.model, fixtures: { ...floorsFile.fixtures } };

@@ -50,11 +50,13 @@ describe("search policy", () => {
     expect(isShortQuery("alice")).toBe(true);
     expect(isShortQuery("  alice   smith ")).toBe(true);
     expect(isShortQuery("who is alice really")).toBe(false);
-    expect(fusedScore(match, { vector: 0, lexical: 0 }, true) - fusedScore(match, { vector: 0, lexical: 0 }, false)).toBeCloseTo(SEARCH_POLICY.topicMatch.bonus);
+    const withBonus = { ...SEARCH_POLICY, topicMatch: { maxTokens: 2, bonus: 0.5 } };
+    expect(fusedScore(match, { vector: 0, lexical: 0 }, true, withBonus) - fusedScore(match, { vector: 0, lexical: 0 }, false, withBonus)).toBeCloseTo(0.5);
   });
 
   it("lets newer memories win ties through recency", () => {
-    expect(fusedScore({ ...base, ageDays: 1 }, { vector: 0, lexical: 0 }, false)).toBeGreaterThan(fusedScore({ ...base, ageDays: 400 }, { vector: 0, lexical: 0 }, false));
+    const withRecency = { ...SEARCH_POLICY, weights: { ...SEARCH_POLICY.weights, recency: 0.05 } };
+    expect(fusedScore({ ...base, ageDays: 1 }, { vector: 0, lexical: 0 }, false, withRecency)).toBeGreaterThan(fusedScore({ ...base, ageDays: 400 }, { vector: 0, lexical: 0 }, false, withRecency));
   });
 
   it("demotes a superseded row below an otherwise weaker successor", () => {
@@ -87,8 +89,10 @@ describe("search policy", () => {
   });
 
   it("abstains when the fused evidence is weak, whatever single signal is present", () => {
-    const { minEvidence, termCoverageWeight } = SEARCH_POLICY.abstention;
-    const verdict = (c: CandidateFeatures[]) => shouldAbstain(abstentionEvidence(rank(c.map((x, i) => ({ ...x, id: String(i) })), "q")), c.length);
+    // The rule's behaviour, with a fixed three-signal weighting (the committed numbers are calibrated by the eval).
+    const policy = { ...SEARCH_POLICY, abstention: { minEvidence: 1.34, termCoverageWeight: 1, scoreGapWeight: 2, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 } };
+    const { minEvidence, termCoverageWeight } = policy.abstention;
+    const verdict = (c: CandidateFeatures[]) => shouldAbstain(abstentionEvidence(rank(c.map((x, i) => ({ ...x, id: String(i) })), "q", policy)), c.length, policy);
     expect(verdict([])).toBe(true);
     // A fair cosine alone is not enough: unrelated questions reach it with the offline model.
     expect(verdict([{ ...base, cosine: 0.6, queryTerms: { total: 4, stored: 1 } }, { ...base, cosine: 0.59 }])).toBe(true);
@@ -97,11 +101,15 @@ describe("search policy", () => {
     // Without a vector leg the threshold shrinks to the signals left: words and gap.
     expect(verdict([{ ...base, cosine: null, queryTerms: { total: 3, stored: 0 } }])).toBe(true);
     const lexicalOnly = { ...base, cosine: null, queryTerms: { total: 2, stored: 2 } };
-    expect(verdict([{ ...lexicalOnly, lexical: true, ftsRaw: 0.5 }, lexicalOnly])).toBe(false);
+    expect(verdict([{ ...lexicalOnly, lexical: true, ftsRaw: 0.5, tsRank: 0.5 }, lexicalOnly])).toBe(false);
     // Nothing measurable at all: abstain.
-    expect(shouldAbstain({ bestCosine: null, anyLexical: false, scoreGap: null, termCoverage: null }, 1)).toBe(true);
+    expect(shouldAbstain({ bestCosine: null, anyLexical: false, scoreGap: null, termCoverage: null }, 1, policy)).toBe(true);
     // Evidence exactly at the threshold counts as found.
-    expect(shouldAbstain({ bestCosine: minEvidence - termCoverageWeight, anyLexical: true, scoreGap: 0, termCoverage: 1 }, 2)).toBe(false);
+    expect(shouldAbstain({ bestCosine: minEvidence - termCoverageWeight, anyLexical: true, scoreGap: 0, termCoverage: 1 }, 2, policy)).toBe(false);
+    // The idf signals count when weighted: rare words stored nowhere pull the evidence down.
+    const idfPolicy = { ...policy, abstention: { ...policy.abstention, minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 1 } };
+    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.2 }, 2, idfPolicy)).toBe(true);
+    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.95 }, 2, idfPolicy)).toBe(false);
   });
 
   it("counts term coverage from the query's stored terms and clamps every signal to [0, 1]", () => {
