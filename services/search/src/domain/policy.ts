@@ -82,13 +82,13 @@ export interface SearchPolicy {
 export const SEARCH_POLICY: SearchPolicy = {
   // Chosen by `npm run eval:retrieval -- --fit` over both fixtures, maximising the worse one
   // (docs/evals.md, "Two fixtures"): the english vector with ts_rank, each leg as a share of the
-  // pool's best, lexical weight 0.2. Recency and the topic bonus tie on both fixtures (every
-  // fixture memory is written within seconds; keyword lookups already rank first), and the grid
-  // keeps the simpler 0 for both.
+  // pool's best, lexical weight 0.2. Recency and the topic bonus cannot be measured there (every
+  // fixture memory is written within seconds; keyword lookups already rank first: both tie), so
+  // they keep their specified roles: recency only breaks near-ties, the bonus lifts keyword lookups.
   weights: {
     vector: 1.0,
     fts: 0.2,
-    recency: 0,
+    recency: 0.05,
   },
   fusion: { method: "score", rrfK: 60 },
   lexicalScore: "ts_rank",
@@ -96,7 +96,7 @@ export const SEARCH_POLICY: SearchPolicy = {
   // The textbook values; memories are short, so length normalisation matters less than in documents.
   bm25: { k1: 1.2, b: 0.75 },
   recencyHalfLifeDays: 90,
-  topicMatch: { maxTokens: 2, bonus: 0 },
+  topicMatch: { maxTokens: 2, bonus: 0.5 },
   // The reference design's value: larger than any positive score, so a predecessor lands under its successor.
   supersessionPenalty: 2,
   candidatePool: { factor: 4, floor: 50 },
