@@ -150,7 +150,16 @@ export async function selectCandidates(
     return `(${matchedIdf}) / (1 + ${p.add(k1)}::float8 * (1 - ${p.add(b)}::float8 + ${p.add(b)}::float8 * length(w.tsv) / ${avg}::float8))`;
   };
   const lexicalOrder = params.policy.lexicalScore === "ts_rank" ? "ts_rank(w.tsv, q.tsq)" : legOrder();
-  const allTerms = p.add(lexemes);
+  // Which query terms each candidate holds ("lexeme tf"). BM25 needs the frequencies, read by
+  // unnesting the candidate's vector; otherwise one @@ per term says which are held (tf 1), which
+  // costs a fraction of the unnest on long memories.
+  const termHits =
+    params.policy.lexicalScore === "bm25"
+      ? `ARRAY(SELECT u.lexeme || ' ' || greatest(1, coalesce(cardinality(u.positions), 0))
+              FROM unnest(m.${tsv}) u WHERE u.lexeme = ANY(${p.add(lexemes)}::text[]))`
+      : lexemes.length === 0
+        ? "ARRAY[]::text[]"
+        : `array_remove(ARRAY[${lexemes.map((lexeme) => `CASE WHEN m.${tsv} @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(`${lexeme} 1`)}::text END`).join(", ")}], NULL)`;
   const scoredSet = new Set(scored);
   const limit = p.add(pool);
   const likePattern = p.add(escapeLike(query.trim().toLowerCase()));
@@ -187,8 +196,7 @@ export async function selectCandidates(
       ${cosine} AS cosine,
       ts_rank(m.${tsv}, q.tsq) AS "tsRank",
       coalesce(length(m.${tsv}), 0) AS "docLength",
-      ARRAY(SELECT u.lexeme || ' ' || greatest(1, coalesce(cardinality(u.positions), 0))
-              FROM unnest(m.${tsv}) u WHERE u.lexeme = ANY(${allTerms}::text[])) AS "termHits",
+      ${termHits} AS "termHits",
       (m.${tsv} @@ q.tsq) AS lexical,
       extract(epoch FROM (now() - m.recorded_at)) / 86400.0 AS "ageDays",
       (lower(m.topic) LIKE '%' || ${likePattern} || '%' ESCAPE '\\') AS "topicMatch",
