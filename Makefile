@@ -19,7 +19,7 @@ INSTALL_STAMP := node_modules/.install-stamp
 # node_modules/.bin/node can never shadow the node the project's own scripts run on.
 CONFORMANCE_STAMP := test/conformance/node_modules/.install-stamp
 
-.PHONY: help install conformance-install gen gen-check build k8s k8s-check services test run clean
+.PHONY: help install conformance-install gen gen-check build k8s k8s-check lint services test run clean
 
 help: ## Show this list
 	@echo "Targets:"
@@ -55,6 +55,11 @@ k8s: $(INSTALL_STAMP) ## Re-render deploy/k8s YAML from its TypeScript sources
 k8s-check: build ## Fail if the committed Kubernetes YAML is stale
 	$(NPM) run --silent k8s:check
 
+# ESLint (typescript-eslint, import cycles, service and SQL boundaries: eslint.config.js), knip
+# (unused files, exports and dependencies: knip.json).
+lint: $(INSTALL_STAMP) ## Lint the code and check for unused files, exports and dependencies
+	$(NPM) run lint
+
 services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for the browser tests) are there
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-redis.sh
@@ -64,8 +69,9 @@ services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for
 # rather than as a confusing type error.
 # The retrieval gate (eval/retrieval, two fixtures, ~60-70 s) runs after vitest on a full run; a run
 # narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
-test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, start services, run vitest (conformance suite included) and the retrieval gate
+test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval gate
 	$(NPM) run typecheck:tests
+	$(NPM) run lint
 	npx vitest run $(VITEST_ARGS)
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
 

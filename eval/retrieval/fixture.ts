@@ -20,7 +20,7 @@ export interface FixtureMemory {
   edge?: "supersedes" | "updates";
 }
 
-export type Slice = "retrieval" | "supersession" | "abstention";
+type Slice = "retrieval" | "supersession" | "abstention";
 
 export interface FixtureQuery {
   id: string;
@@ -45,7 +45,7 @@ export interface Fixture {
 }
 
 /** Minimum sizes the issue asks of the golden set; the loader refuses a smaller fixture. */
-export const FIXTURE_MINIMUMS = { memories: 150, chains: 20, retrieval: 60, supersession: 20, abstention: 10, queries: 90 } as const;
+const FIXTURE_MINIMUMS = { memories: 150, chains: 20, retrieval: 60, supersession: 20, abstention: 10, queries: 90 } as const;
 
 export function loadFixture(dir: URL): Fixture {
   const read = (name: string): unknown => JSON.parse(readFileSync(new URL(name, dir), "utf8"));

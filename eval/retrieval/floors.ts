@@ -18,7 +18,7 @@ export interface FloorsFile {
 }
 
 /** One fixture's entry in floors.json. */
-export type FixtureFloorsEntry = Metrics & { advisory?: MetricName[] };
+type FixtureFloorsEntry = Metrics & { advisory?: MetricName[] };
 
 /** floors.json: one model, and one set of floors per fixture (each ratchets on its own). */
 export interface FloorsByFixture {
@@ -55,7 +55,7 @@ export function fixtureFloors(file: FloorsByFixture, fixture: string): FloorsFil
   return { model: file.model, floors, ...(advisory ? { advisory } : {}) };
 }
 
-export function effectiveFloor(file: FloorsFile, name: MetricName): number {
+function effectiveFloor(file: FloorsFile, name: MetricName): number {
   return Math.max(file.floors[name], MINIMUM_FLOORS[name]);
 }
 

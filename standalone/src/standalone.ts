@@ -50,6 +50,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     closers.push(() => postgres.close());
     const keys = await generateServiceKeyPair();
     const embedder = await createEmbedder(parseEmbeddingsConfig(options.env));
+    closers.push(async () => embedder.close?.());
     const queues = createMemoryQueueBackend();
     closers.push(() => queues.close());
 

@@ -4,7 +4,7 @@ import pg from "pg";
 import { assertLocalDatabaseUrl } from "@3ngram/db";
 
 /** The maintenance connection used to create and drop per-test databases. */
-export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export interface TestDatabase {

@@ -12,7 +12,7 @@ import pg from "pg";
 import { freePort } from "./processes.js";
 
 const run = promisify(execFile);
-export const POSTGRES_BIN = process.env.TEST_POSTGRES_BIN ?? "/usr/lib/postgresql/15/bin";
+const POSTGRES_BIN = process.env.TEST_POSTGRES_BIN ?? "/usr/lib/postgresql/15/bin";
 
 export interface PrivatePostgres {
   port: number;

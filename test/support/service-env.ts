@@ -27,3 +27,18 @@ export function serviceEnv(options: {
     SEARCH_ADDR: `127.0.0.1:${options.searchPort}`,
   };
 }
+
+/**
+ * A gateway process's own settings on top of `serviceEnv`: where it listens, and rate limits so
+ * high that a load test measures the services rather than the limiter.
+ */
+export function loadGatewayEnv(port: number, prefix: string): Record<string, string> {
+  return {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    RATE_LIMIT_KEY_PREFIX: `${prefix}:rl`,
+    RATE_LIMIT_IP_PER_MINUTE: "1000000",
+    RATE_LIMIT_USER_PER_MINUTE: "1000000",
+    RATE_LIMIT_KEY_PER_MINUTE: "1000000",
+  };
+}

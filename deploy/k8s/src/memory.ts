@@ -16,6 +16,8 @@ export const MEMORY_CONFIG: Record<string, string> = {
   RUNTIME_DB_ROLE: "threengram_app",
   DATABASE_POOL_MAX: "10",
   EMBED_INLINE_BUDGET_MS: "2000",
+  // New replicas get traffic as clients' connections reach this age and resolve the name again.
+  GRPC_MAX_CONNECTION_AGE_MS: "300000",
   ...QUEUE_CONFIG,
   ...EMBEDDINGS_CONFIG,
   ...LOG_CONFIG,

@@ -7,9 +7,9 @@ import type { IResourceRequirements } from "kubernetes-models/v1/ResourceRequire
 import type { ISecurityContext } from "kubernetes-models/v1/SecurityContext";
 import { IMAGE, IMAGE_TAG, RUN_AS_USER } from "./settings.js";
 
-export const IMAGE_REF = `${IMAGE}:${IMAGE_TAG}`;
+const IMAGE_REF = `${IMAGE}:${IMAGE_TAG}`;
 
-export const podSecurityContext: IPodSecurityContext = {
+const podSecurityContext: IPodSecurityContext = {
   runAsNonRoot: true,
   runAsUser: RUN_AS_USER,
   runAsGroup: RUN_AS_USER,
@@ -17,7 +17,7 @@ export const podSecurityContext: IPodSecurityContext = {
 };
 
 /** Nothing in the services writes to disk; the model and migrations are read from the image. */
-export const containerSecurityContext: ISecurityContext = {
+const containerSecurityContext: ISecurityContext = {
   allowPrivilegeEscalation: false,
   readOnlyRootFilesystem: true,
   runAsNonRoot: true,
@@ -27,7 +27,7 @@ export const containerSecurityContext: ISecurityContext = {
 const TMP_VOLUME = "tmp";
 
 /** A small scratch /tmp, for any library that expects one on a read-only root. */
-export function tmpVolume(): NonNullable<IPodSpec["volumes"]>[number] {
+function tmpVolume(): NonNullable<IPodSpec["volumes"]>[number] {
   return { name: TMP_VOLUME, emptyDir: { sizeLimit: "64Mi" } };
 }
 

@@ -16,6 +16,8 @@ export const SEARCH_CONFIG: Record<string, string> = {
   DATABASE_POOL_MAX: "10",
   QUERY_EMBED_BUDGET_MS: "2000",
   QUERY_EMBED_CACHE_SIZE: "1000",
+  // Bounds how long a pod the HPA adds waits for traffic from gateways already connected.
+  GRPC_MAX_CONNECTION_AGE_MS: "300000",
   ...EMBEDDINGS_CONFIG,
   ...LOG_CONFIG,
 };

@@ -23,7 +23,7 @@ export interface Target {
   portNames: Record<string, number>;
 }
 
-export function selectorMatches(selector: ILabelSelector | undefined, labels: Record<string, string>): boolean {
+function selectorMatches(selector: ILabelSelector | undefined, labels: Record<string, string>): boolean {
   if (!selector) return false;
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
   for (const expression of selector.matchExpressions ?? []) {

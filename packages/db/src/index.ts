@@ -1,5 +1,5 @@
 export { createPool, ping, quoteIdentifier, withClient, withOwnerTransaction, withRole, withTenant, type Pool, type PoolClient, type PoolOptions, type Queryable, type TenantScope } from "./pool.js";
 export { assertRoleRespectsRls } from "./role-guard.js";
-export { parseVectorLiteral, toVectorLiteral } from "./vector.js";
+export { toVectorLiteral } from "./vector.js";
 export { assertLocalDatabaseUrl } from "./local-guard.js";
 export { asUnavailable, databaseUnavailable, isTransientDatabaseError } from "./transient.js";

@@ -26,9 +26,15 @@ export function createPool(options: PoolOptions): Pool {
   return pool;
 }
 
-/** Runs fn in a transaction as the connecting (owner) role: migrations and operator commands only. */
-export function withOwnerTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return inTransaction(pool, "BEGIN", fn);
+/**
+ * Runs fn in a transaction as the connecting (owner) role: migrations and operator commands only.
+ * With a tenant, binds it as the runtime roles do, so row-level security holds even for an owner
+ * that is not a superuser.
+ */
+export function withOwnerTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, options: { tenantId?: string } = {}): Promise<T> {
+  if (options.tenantId === undefined) return inTransaction(pool, "BEGIN", fn);
+  if (!UUID.test(options.tenantId)) throw new Error("tenant id is not a UUID");
+  return inTransaction(pool, `BEGIN; SELECT set_config('app.tenant_id', ${quoteLiteral(options.tenantId)}, true)`, fn);
 }
 
 /**

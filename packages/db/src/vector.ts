@@ -7,20 +7,3 @@ export function toVectorLiteral(vector: readonly number[]): string {
   });
   return pgvector.toSql([...vector]) as string;
 }
-
-/** Parses pgvector's text output form (`[1,2,3]`) back into numbers. */
-export function parseVectorLiteral(literal: string): number[] {
-  const trimmed = literal.trim();
-  if (!trimmed.startsWith("[") || !trimmed.endsWith("]")) {
-    throw new SyntaxError("parseVectorLiteral: expected a value of the form [x,y,...]");
-  }
-  const body = trimmed.slice(1, -1).trim();
-  if (body === "") return [];
-  return body.split(",").map((part, i) => {
-    const value = Number(part.trim());
-    if (part.trim() === "" || !Number.isFinite(value)) {
-      throw new SyntaxError(`parseVectorLiteral: element ${i} is not a finite number`);
-    }
-    return value;
-  });
-}

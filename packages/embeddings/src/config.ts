@@ -2,6 +2,7 @@ import { z } from "zod";
 
 import { MAX_VECTOR_DIMENSIONS } from "./hashing.js";
 import { LOCAL_MODEL_DIMENSIONS } from "./local-model.js";
+import { MAX_LOCAL_WORKERS } from "./local-model-pool.js";
 
 export const EMBEDDINGS_PROVIDERS = ["local", "openai", "hashing"] as const;
 export type EmbeddingsProvider = (typeof EMBEDDINGS_PROVIDERS)[number];
@@ -11,6 +12,11 @@ export type EmbeddingsConfig =
   | {
       /** Bundled offline Universal Sentence Encoder Lite (512 dimensions). */
       provider: "local";
+      /**
+       * Worker threads running the model; 0 runs it on the calling thread. Unset: the process
+       * picks (one in standalone mode, one per core up to four in a service).
+       */
+      workers?: number | undefined;
     }
   | {
       /** Deterministic hashing embedder (tests, bulk benchmark loads). */
@@ -70,6 +76,8 @@ const DEFAULT_HASHING_DIMENSIONS = 512;
  * - `EMBEDDINGS_DIMENSIONS`: vector length; `hashing` defaults to 512, `openai` sends it
  *   as the `dimensions` request field, `local` only accepts 512
  * - `EMBEDDINGS_TIMEOUT_MS`: per-request timeout for `openai` (default 30000)
+ * - `EMBEDDINGS_WORKERS`: worker threads running the `local` model (0 = on the event loop;
+ *   unset = 1 in standalone mode, one per core up to 4 in a service)
  */
 export const embeddingsConfigSchema = z
   .object({
@@ -97,6 +105,16 @@ export const embeddingsConfigSchema = z
     EMBEDDINGS_API_KEY: optionalString(),
     EMBEDDINGS_DIMENSIONS: optionalPositiveInt("EMBEDDINGS_DIMENSIONS", MAX_VECTOR_DIMENSIONS),
     EMBEDDINGS_TIMEOUT_MS: optionalPositiveInt("EMBEDDINGS_TIMEOUT_MS", 600_000),
+    EMBEDDINGS_WORKERS: z.preprocess(
+      blankToUndefined,
+      z
+        .string()
+        .trim()
+        .regex(/^\d+$/, { error: "EMBEDDINGS_WORKERS must be a whole number" })
+        .transform(Number)
+        .pipe(z.number().int().max(MAX_LOCAL_WORKERS, { error: `EMBEDDINGS_WORKERS must be at most ${MAX_LOCAL_WORKERS}` }))
+        .optional(),
+    ),
   })
   .superRefine((env, ctx) => {
     if (env.EMBEDDINGS_PROVIDER === "openai") {
@@ -125,7 +143,7 @@ export const embeddingsConfigSchema = z
   .transform((env): EmbeddingsConfig => {
     switch (env.EMBEDDINGS_PROVIDER) {
       case "local":
-        return { provider: "local" };
+        return env.EMBEDDINGS_WORKERS === undefined ? { provider: "local" } : { provider: "local", workers: env.EMBEDDINGS_WORKERS };
       case "hashing":
         return { provider: "hashing", dimensions: env.EMBEDDINGS_DIMENSIONS ?? DEFAULT_HASHING_DIMENSIONS };
       case "openai":

@@ -2,6 +2,7 @@ import type { EmbeddingsConfig } from "./config.js";
 import type { Embedder } from "./embedder.js";
 import { HashingEmbedder } from "./hashing.js";
 import { LocalModelEmbedder } from "./local-model.js";
+import { LocalModelPool } from "./local-model-pool.js";
 import { createOpenAIEmbedder } from "./openai.js";
 
 export interface CreateEmbedderOptions {
@@ -9,10 +10,13 @@ export interface CreateEmbedderOptions {
   warmup?: boolean;
   /** Aborts any start-up work (model load is not interruptible; the OpenAI size probe is). */
   signal?: AbortSignal;
+  /** Worker threads for the local model when the config names none (0 = on the calling thread). Default 1. */
+  defaultWorkers?: number;
 }
 
 /**
- * Builds the embedder selected by `config`. The local model loads lazily unless
+ * Builds the embedder selected by `config`. The local model runs in a pool of worker threads
+ * (or on the calling thread with 0 workers) and loads lazily unless
  * `warmup` is set; an OpenAI-compatible model whose output size is neither
  * configured nor well known is probed with one request.
  */
@@ -22,7 +26,8 @@ export async function createEmbedder(
 ): Promise<Embedder> {
   switch (config.provider) {
     case "local": {
-      const embedder = new LocalModelEmbedder();
+      const workers = config.workers ?? options.defaultWorkers ?? 1;
+      const embedder = workers === 0 ? new LocalModelEmbedder() : new LocalModelPool({ workers });
       if (options.warmup === true) await embedder.warmup();
       return embedder;
     }

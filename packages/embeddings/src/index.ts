@@ -16,6 +16,12 @@ export {
   type LocalModelEmbedderOptions,
 } from "./local-model.js";
 export {
+  defaultServiceWorkers,
+  LocalModelPool,
+  MAX_LOCAL_WORKERS,
+  type LocalModelPoolOptions,
+} from "./local-model-pool.js";
+export {
   createOpenAIEmbedder,
   DEFAULT_OPENAI_BATCH_SIZE,
   DEFAULT_OPENAI_TIMEOUT_MS,

@@ -116,23 +116,29 @@ export class LocalModelEmbedder implements Embedder {
       const vectors: number[][] = [];
       for (let start = 0; start < inputs.length; start += LOCAL_BATCH_SIZE) {
         signal?.throwIfAborted();
-        const batch = inputs.slice(start, start + LOCAL_BATCH_SIZE);
-        const output = await model.embed(batch);
-        if (output.length !== batch.length) {
-          throw new Error(
-            `local embedding model returned ${output.length} vectors for a batch of ${batch.length}`,
-          );
-        }
-        for (const raw of output) {
-          if (raw.length !== LOCAL_MODEL_DIMENSIONS) {
-            throw new Error(
-              `local embedding model returned a ${raw.length}-dimensional vector, expected ${LOCAL_MODEL_DIMENSIONS}`,
-            );
-          }
-          vectors.push(l2Normalize(raw));
-        }
+        vectors.push(...(await embedPreparedBatch(model, inputs.slice(start, start + LOCAL_BATCH_SIZE))));
       }
       return vectors;
     });
   }
+}
+
+/**
+ * One inference call on texts already passed through {@link prepareText}: checks the model's
+ * output shape and normalises each vector. The in-thread embedder and the pool's worker threads
+ * both embed through here, so their vectors cannot drift apart.
+ */
+export async function embedPreparedBatch(model: EmbeddingsModel, batch: readonly string[]): Promise<number[][]> {
+  const output = await model.embed([...batch]);
+  if (output.length !== batch.length) {
+    throw new Error(`local embedding model returned ${output.length} vectors for a batch of ${batch.length}`);
+  }
+  return output.map((raw) => {
+    if (raw.length !== LOCAL_MODEL_DIMENSIONS) {
+      throw new Error(
+        `local embedding model returned a ${raw.length}-dimensional vector, expected ${LOCAL_MODEL_DIMENSIONS}`,
+      );
+    }
+    return l2Normalize(raw);
+  });
 }

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from "node:http";
+import { isRetryableUpstreamStatus } from "@3ngram/errors";
 
 import { l2Normalize } from "./cosine.js";
 import type { EmbedOptions, Embedder } from "./embedder.js";
@@ -74,10 +75,6 @@ function errorCodeFrom(body: string): string | undefined {
     if (typeof value === "string" && /^[A-Za-z0-9_.-]{1,64}$/.test(value)) return value;
   }
   return undefined;
-}
-
-function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 interface RequestSettings {
@@ -173,7 +170,7 @@ async function requestEmbeddings(
     throw new EmbeddingsError(`embeddings request to ${where} failed: ${reason}`, {
       provider: PROVIDER,
       status,
-      retryable: isRetryableStatus(status),
+      retryable: isRetryableUpstreamStatus(status),
     });
   }
 

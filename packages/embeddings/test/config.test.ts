@@ -108,6 +108,19 @@ describe("parseEmbeddingsConfig", () => {
   });
 });
 
+describe("EMBEDDINGS_WORKERS", () => {
+  it("sets the local model's worker threads, 0 meaning the event loop", () => {
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_WORKERS: "3" })).toEqual({ provider: "local", workers: 3 });
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_WORKERS: "0" })).toEqual({ provider: "local", workers: 0 });
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_WORKERS: "" })).toEqual({ provider: "local" });
+  });
+
+  it("names the variable when the value is not a small whole number", () => {
+    expect(issuesOf({ EMBEDDINGS_WORKERS: "two" })[0]?.message).toBe("EMBEDDINGS_WORKERS must be a whole number");
+    expect(issuesOf({ EMBEDDINGS_WORKERS: "99" })[0]?.message).toBe("EMBEDDINGS_WORKERS must be at most 16");
+  });
+});
+
 describe("createEmbedder", () => {
   it("builds a hashing embedder from parsed configuration", async () => {
     const embedder = await createEmbedder(

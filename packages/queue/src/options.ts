@@ -49,7 +49,7 @@ export function checkConcurrency(concurrency: number): number {
 }
 
 /** Shortest schedule interval accepted (tests use sub-second ones; production uses minutes). */
-export const MIN_SCHEDULE_INTERVAL_MS = 10;
+const MIN_SCHEDULE_INTERVAL_MS = 10;
 
 export function checkSchedule(queue: string, schedule: { id: string; name: string; everyMs: number; retry?: RetryPolicy }): void {
   if (queue === "") throw new RangeError("queue name must not be empty");

@@ -100,8 +100,10 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
     close: () => client.close(),
     health: () => checkHealthOn(client.getChannel()),
   };
+  // grpc-js builds one function per method at run time; this is the shape it gives unary ones.
+  type UnaryMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response: unknown) => void) => grpc.ClientUnaryCall;
   for (const method of service.methods) {
-    const rpc = (client as unknown as Record<string, Function>)[method.localName]!.bind(client);
+    const rpc = (client as unknown as Record<string, UnaryMethod>)[method.localName]!.bind(client);
     methods[method.localName] = async (request: object, callOptions: CallOptions) => {
       const metadata = new grpc.Metadata();
       metadata.set("authorization", `Bearer ${await options.signer.sign(callOptions.identity, options.audience)}`);

@@ -21,7 +21,7 @@ export function checkHealthOn(channel: grpc.ChannelInterface, service = "", dead
 
 function askHealth(client: grpc.Client, service: string, deadlineMs: number, close = true): Promise<ServingStatus> {
   return new Promise((resolve) => {
-    (client as unknown as { check: Function }).check(
+    (client as unknown as { check: (...args: unknown[]) => unknown }).check(
       { service },
       { deadline: Date.now() + deadlineMs },
       (err: grpc.ServiceError | null, response: { status?: string | number } | undefined) => {

@@ -6,6 +6,7 @@ import { HealthImplementation, service as healthServiceDefinition } from "grpc-h
 import { AppError, reasonMapping, toAppError } from "@3ngram/errors";
 import type { Logger } from "pino";
 import { Histogram, type Registry } from "prom-client";
+import { z } from "zod";
 import type { CredentialVerifier, VerifiedCaller } from "./credentials.js";
 import { grpcServiceDefinition } from "./service-definition.js";
 import { failed, traceServerCall } from "./trace-context.js";
@@ -49,13 +50,23 @@ export interface RpcServerOptions {
   name: string;
   verifier: CredentialVerifier;
   log: Logger;
-  /** Clients reconnect after this, so new pods behind a headless Service get traffic. */
+  /** Clients reconnect after this, so new pods behind a headless Service get traffic. Default {@link DEFAULT_MAX_CONNECTION_AGE_MS}. */
   maxConnectionAgeMs?: number;
   /** Where to count calls and their durations (by method and outcome); omit to not measure. */
   registry?: Registry;
   /** Largest request message accepted, in bytes (grpc-js defaults to 4 MiB). */
   maxReceiveMessageBytes?: number;
 }
+
+/** How long a client connection lives before the server asks it to reconnect (GOAWAY). */
+export const DEFAULT_MAX_CONNECTION_AGE_MS = 5 * 60_000;
+
+/**
+ * GRPC_MAX_CONNECTION_AGE_MS, read by every gRPC server. When a connection ends, a `dns:///` client
+ * resolves the name again, so this bounds how long a newly started replica waits for traffic from
+ * clients that were already connected; shorter spreads load sooner at the cost of reconnects.
+ */
+export const maxConnectionAgeEnv = z.coerce.number().int().min(1_000).max(86_400_000).default(DEFAULT_MAX_CONNECTION_AGE_MS);
 
 /** Trailer carrying our reason code, so callers recover the exact reason across the hop. */
 export const REASON_TRAILER = "x-reason";
@@ -84,7 +95,7 @@ export class RpcServer {
         })
       : undefined;
     this.server = new grpc.Server({
-      "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? 5 * 60_000,
+      "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? DEFAULT_MAX_CONNECTION_AGE_MS,
       "grpc.max_connection_age_grace_ms": 30_000,
       ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
     });

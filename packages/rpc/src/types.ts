@@ -3,7 +3,7 @@ import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2
 
 /** A generated protobuf-es service descriptor. */
 export type AnyService = GenService<GenServiceMethods>;
-export type Methods<S extends AnyService> = S["method"];
+type Methods<S extends AnyService> = S["method"];
 export type MethodName<S extends AnyService> = keyof Methods<S> & string;
 export type RequestOf<S extends AnyService, K extends MethodName<S>> = MessageShape<Methods<S>[K]["input"]>;
 export type RequestInitOf<S extends AnyService, K extends MethodName<S>> = MessageInitShape<Methods<S>[K]["input"]>;

@@ -26,7 +26,6 @@ export {
   COMMITMENT_TRANSITIONS,
   MAX_FACTS_PER_MEMORY,
   MAX_IDEMPOTENCY_KEY_LENGTH,
-  MEMORY_STATUSES,
   MEMORY_TYPES,
   archiveOutputSchema,
   commitmentRecordSchema,

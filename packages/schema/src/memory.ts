@@ -22,7 +22,6 @@ export const MEMORY_TYPES = memoryTypeSchema.options;
 
 export const memoryStatusSchema = z.enum(["active", "archived"]);
 export type MemoryStatus = z.infer<typeof memoryStatusSchema>;
-export const MEMORY_STATUSES = memoryStatusSchema.options;
 
 export const embeddingStateSchema = z.enum(["done", "pending"]);
 export type EmbeddingState = z.infer<typeof embeddingStateSchema>;
@@ -37,7 +36,7 @@ export const scopeNameSchema = storableText()
 
 export const projectSchema = storableText().trim().min(1).max(MAX_PROJECT_LENGTH);
 export const topicSchema = storableText().trim().min(1).max(MAX_TOPIC_LENGTH);
-export const contentSchema = storableText().trim().min(1).max(MAX_CONTENT_LENGTH);
+const contentSchema = storableText().trim().min(1).max(MAX_CONTENT_LENGTH);
 export const tagsSchema = z.array(storableText().trim().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS);
 /** A commitment's owner: who is on the hook (a name, not an account). */
 export const ownerSchema = storableText().trim().min(1).max(256);

@@ -7,6 +7,7 @@ import { z } from "zod";
  * before anything is written; the HTTP edges that read strings outside a schema (OAuth forms and
  * query strings) call isStorableText themselves.
  */
+// eslint-disable-next-line no-control-regex -- finding NUL is the point of this pattern
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export const UNSTORABLE_TEXT_MESSAGE = "must not contain NUL (U+0000) or unpaired surrogate characters";

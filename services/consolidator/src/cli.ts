@@ -8,6 +8,7 @@
  * it up, with the same retries and dead-letter handling. `redrive` gives each job a fresh set of
  * attempts; without --cause every dead letter of the queue (or of every queue) goes back.
  */
+import { parseArgs } from "node:util";
 import { FAILURE_CAUSES, createRedisQueueBackend, type FailureCause, type QueueBackend } from "@3ngram/queue";
 import { CONSOLIDATOR_QUEUES, MAINTENANCE_QUEUE } from "@3ngram/schema";
 import { BACKFILL_TENANT_JOB } from "./jobs/backfill-tenant.js";
@@ -27,8 +28,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 type Command = (backend: QueueBackend) => Promise<unknown>;
 
 /** The command line as a command, or undefined when it is not one. */
-function parse(args: readonly string[]): Command | undefined {
-  const [command, ...rest] = args;
+function parse(argv: string[]): Command | undefined {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { cause: { type: "string" } }, allowPositionals: true, strict: true });
+  } catch {
+    return undefined; // an unknown flag or --cause without a value
+  }
+  const [command, ...rest] = parsed.positionals;
+  const causeFlag = parsed.values.cause;
+  if (causeFlag !== undefined && command !== "redrive") return undefined;
   if (command === "run") {
     const [job, tenantId] = rest;
     if (job !== undefined && Object.hasOwn(TENANT_SCANS, job) && tenantId === undefined) {
@@ -53,14 +62,10 @@ function parse(args: readonly string[]): Command | undefined {
     };
   }
   if (command === "redrive") {
-    let queues: readonly string[] = CONSOLIDATOR_QUEUES;
-    let cause: FailureCause | undefined;
-    for (let i = 0; i < rest.length; i++) {
-      const arg = rest[i]!;
-      if (arg === "--cause" && (FAILURE_CAUSES as readonly string[]).includes(rest[i + 1] ?? "")) cause = rest[++i] as FailureCause;
-      else if ((CONSOLIDATOR_QUEUES as readonly string[]).includes(arg) && queues === CONSOLIDATOR_QUEUES) queues = [arg];
-      else return undefined;
-    }
+    if (causeFlag !== undefined && !(FAILURE_CAUSES as readonly string[]).includes(causeFlag)) return undefined;
+    const cause = causeFlag as FailureCause | undefined;
+    if (rest.length > 1 || (rest[0] !== undefined && !(CONSOLIDATOR_QUEUES as readonly string[]).includes(rest[0]))) return undefined;
+    const queues: readonly string[] = rest[0] !== undefined ? [rest[0]] : CONSOLIDATOR_QUEUES;
     return async (backend) => {
       const redriven: Record<string, number> = {};
       for (const queue of queues) redriven[queue] = await backend.redrive(queue, cause === undefined ? {} : { cause });

@@ -16,7 +16,7 @@ import { SCHEDULES as TENANT_SCAN_SCHEDULES } from "./jobs/tenant-scans.js";
 import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
 
 /** Every scheduled job this service registers at start-up. */
-export const SCHEDULES = [...TENANT_SCAN_SCHEDULES, OAUTH_GC_SCHEDULE, REDRIVE_SCHEDULE];
+const SCHEDULES = [...TENANT_SCAN_SCHEDULES, OAUTH_GC_SCHEDULE, REDRIVE_SCHEDULE];
 
 /**
  * Anything passed here is used as is and left open on close (its owner closes it). Standalone

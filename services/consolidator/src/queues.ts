@@ -20,7 +20,7 @@ import { SWEEP_TENANT_JOB, sweepTenant } from "./jobs/sweep-tenant.js";
 import { COMMITMENT_SWEEP_JOB, CONSOLIDATION_SCAN_JOB, EMBEDDING_BACKFILL_JOB, fanOutToTenants } from "./jobs/tenant-scans.js";
 
 export const CONSUMED_QUEUES = CONSOLIDATOR_QUEUES;
-export const KNOWN_JOBS = [
+const KNOWN_JOBS = [
   EMBED_MEMORY_JOB,
   EXTRACT_FACTS_JOB,
   CONSOLIDATION_SCAN_JOB,
@@ -50,9 +50,9 @@ export interface JobDeps extends EmbedMemoryDeps {
 
 /** How a job attempt ended, as counted in metrics: a runner's own outcome, or a failure kind. */
 export type JobOutcome = string;
-export const FAILED_RETRYABLE = "failed_retryable";
-export const FAILED_UNAVAILABLE = "failed_unavailable";
-export const FAILED_PERMANENT = "failed_permanent";
+const FAILED_RETRYABLE = "failed_retryable";
+const FAILED_UNAVAILABLE = "failed_unavailable";
+const FAILED_PERMANENT = "failed_permanent";
 
 /** Runs one job by name and returns its outcome. An unknown name can never succeed, so it is permanent. */
 export async function runJob(job: Job, deps: JobDeps): Promise<JobOutcome> {

@@ -34,7 +34,7 @@ export async function consolidatorClient(stack: CoreServices, address: string = 
 export type SearchRpc = RpcClient<typeof SearchService>;
 
 /** A search client signing as the consolidator does. */
-export async function consolidatorSearchClient(stack: CoreServices, address: string = stack.searchAddress): Promise<SearchRpc> {
+async function consolidatorSearchClient(stack: CoreServices, address: string = stack.searchAddress): Promise<SearchRpc> {
   return createRpcClient(SearchService, { address, audience: "search", signer: await stack.keys.signer("consolidator") });
 }
 

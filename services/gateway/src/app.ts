@@ -79,14 +79,14 @@ export interface GatewayAppDeps {
   ui?: GatewayUiDeps;
 }
 
-export interface GatewayUiDeps {
+interface GatewayUiDeps {
   /** HS256 key for the session cookie; replicas behind one address must share it. */
   sessionSecret: string;
   /** Cookies get the Secure attribute (PUBLIC_URL is https). */
   secureCookies: boolean;
 }
 
-export interface GatewayOAuthDeps {
+interface GatewayOAuthDeps {
   location: OAuthLocation;
   /** Defaults to the keys the memory service holds. */
   keys?: SigningKeyRing;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { html, render } from "../src/ui/html.js";
+import { html, render } from "../src/http/html.js";
 import { fullTime, timeAgo } from "../src/ui/format.js";
 import { factChart, isNumericSeries } from "../src/ui/chart.js";
 

@@ -16,6 +16,7 @@
  *                                    batches until nothing it matches is left
  * Reads DATABASE_URL (and RUNTIME_DB_ROLE for erase) from the environment.
  */
+import { parseArgs } from "node:util";
 import { createPool, withOwnerTransaction, type Pool } from "@3ngram/db";
 import { SCOPES } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
@@ -27,16 +28,22 @@ import { retireActiveSigningKey } from "./db/oauth.js";
 import { issueApiKey, listApiKeys, revokeApiKey } from "./domain/key-admin.js";
 import { DEFAULT_API_KEY_SCOPES, createTenantWithKey } from "./domain/tenants.js";
 
-/** The value after `flag` in args, if present. */
-function option(args: readonly string[], flag: string): string | undefined {
-  const i = args.indexOf(flag);
-  return i >= 0 ? args[i + 1] : undefined;
-}
+/** Every flag any command takes; an unknown flag or a missing value is an error, not ignored. */
+const FLAGS = {
+  "read-only": { type: "boolean" },
+  erase: { type: "boolean" },
+  user: { type: "string" },
+  reason: { type: "string" },
+  reference: { type: "string" },
+  "dry-run": { type: "boolean" },
+  id: { type: "string", multiple: true },
+  scope: { type: "string" },
+  project: { type: "string" },
+  topic: { type: "string" },
+  subject: { type: "string" },
+} as const;
 
-/** Every value given after `flag` (the flag may repeat). */
-function options(args: readonly string[], flag: string): string[] {
-  return args.flatMap((a, i) => (a === flag && args[i + 1] !== undefined ? [args[i + 1]!] : []));
-}
+type Flags = ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true }>>["values"];
 
 const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,19 +52,19 @@ const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  * DATABASE_URL user must be able to SET ROLE to it, like the memory service's), recorded with
  * the actor `operator`. A selector runs batch after batch until it matches nothing more.
  */
-async function eraseCommand(pool: Pool, args: readonly string[]): Promise<void> {
+async function eraseCommand(pool: Pool, args: readonly string[], flags: Flags): Promise<void> {
   const [tenantId] = args;
   if (!tenantId || !TENANT_ID.test(tenantId)) {
     throw new Error("usage: erase <tenant-id> --reason <reason> [--reference <ticket>] [--dry-run] (--id <memory-id>... | [--scope s] [--project p] [--topic t] [--subject s])");
   }
-  const ids = options(args, "--id");
-  const selector = { scope: option(args, "--scope"), project: option(args, "--project"), topic: option(args, "--topic"), subject: option(args, "--subject") };
+  const ids = flags.id ?? [];
+  const selector = { scope: flags.scope, project: flags.project, topic: flags.topic, subject: flags.subject };
   const input = parseInput(eraseInputSchema, {
     ...(ids.length > 0 ? { ids } : {}),
     ...(Object.values(selector).some((v) => v !== undefined) ? { selector } : {}),
-    reason: option(args, "--reason"),
-    reference: option(args, "--reference"),
-    dryRun: args.includes("--dry-run"),
+    reason: flags.reason,
+    reference: flags.reference,
+    dryRun: flags["dry-run"] === true,
   });
   const deps = {
     pool,
@@ -73,7 +80,15 @@ async function eraseCommand(pool: Pool, args: readonly string[]): Promise<void> 
   }
 }
 
-const [command, ...args] = process.argv.slice(2);
+let parsed: { positionals: string[]; values: Flags };
+try {
+  parsed = parseArgs({ args: process.argv.slice(2), options: FLAGS, allowPositionals: true, strict: true });
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+const [command, ...args] = parsed.positionals;
+const flags = parsed.values;
 const url = process.env.DATABASE_URL;
 if (!url) {
   console.error("DATABASE_URL is required");
@@ -96,10 +111,10 @@ try {
     }
     case "create-key": {
       const [tenantId, name] = args;
-      if (!tenantId || !name || name.startsWith("--")) throw new Error("usage: create-key <tenant-id> <name> [--read-only | --erase] [--user <user-id>]");
-      if (args.includes("--read-only") && args.includes("--erase")) throw new Error("create-key: --read-only and --erase exclude each other");
-      const user = option(args, "--user");
-      const scopes = args.includes("--read-only") ? [SCOPES.read] : args.includes("--erase") ? [...DEFAULT_API_KEY_SCOPES, SCOPES.erase] : [...DEFAULT_API_KEY_SCOPES];
+      if (!tenantId || !name) throw new Error("usage: create-key <tenant-id> <name> [--read-only | --erase] [--user <user-id>]");
+      if (flags["read-only"] && flags.erase) throw new Error("create-key: --read-only and --erase exclude each other");
+      const user = flags.user;
+      const scopes = flags["read-only"] ? [SCOPES.read] : flags.erase ? [...DEFAULT_API_KEY_SCOPES, SCOPES.erase] : [...DEFAULT_API_KEY_SCOPES];
       console.log(JSON.stringify(await issueApiKey(pool, { tenantId, name, scopes, ...(user ? { userId: user } : {}) }), null, 2));
       break;
     }
@@ -121,7 +136,7 @@ try {
       break;
     }
     case "erase":
-      await eraseCommand(pool, args);
+      await eraseCommand(pool, args, flags);
       break;
     default:
       console.error(

@@ -1,6 +1,6 @@
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
-import { createEmbedder, type Embedder } from "@3ngram/embeddings";
+import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
@@ -48,7 +48,8 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
     }
     await assertRoleRespectsRls(pool, config.RUNTIME_DB_ROLE);
 
-    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
+    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
+    if (deps.embedder === undefined && embedder?.close) closers.push(() => embedder.close!());
     let queue = deps.queue;
     let queueCounts = deps.queueCounts;
     let deadLetters = deps.deadLetters;
@@ -70,6 +71,7 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS),
       log,
       registry,
+      maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
       // Import carries a whole NDJSON file (up to MAX_IMPORT_BODY_BYTES) in one request.
       maxReceiveMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
     });

@@ -1,11 +1,12 @@
 import { z } from "zod";
-import { trustedKeysEnv } from "@3ngram/rpc";
+import { maxConnectionAgeEnv, trustedKeysEnv } from "@3ngram/rpc";
 import { envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
 import { parseEmbeddingsConfig, type EmbeddingsConfig } from "@3ngram/embeddings";
 
 export const searchConfigSchema = z.object({
   GRPC_HOST: z.string().default("0.0.0.0"),
   GRPC_PORT: envPort(50052),
+  GRPC_MAX_CONNECTION_AGE_MS: maxConnectionAgeEnv,
   /** May point at a read replica: the search service never writes. */
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),

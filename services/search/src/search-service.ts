@@ -1,6 +1,6 @@
 import { SearchService } from "@3ngram/proto/search/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
-import { createEmbedder, type Embedder } from "@3ngram/embeddings";
+import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import type { Registry } from "prom-client";
@@ -38,9 +38,16 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
   if (!deps.pool) closers.push(() => pool.end());
   try {
     await assertRoleRespectsRls(pool, config.SEARCH_DB_ROLE);
-    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings);
+    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
+    if (deps.embedder === undefined && embedder?.close) closers.push(() => embedder.close!());
     const registry = createMetricsRegistry("search");
-    const server = new RpcServer({ name: "search", verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS), log, registry });
+    const server = new RpcServer({
+      name: "search",
+      verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS),
+      log,
+      registry,
+      maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
+    });
     server.addService(
       SearchService,
       {

@@ -20,7 +20,7 @@ import { checkHealth } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, EXTRACTION_QUEUE } from "@3ngram/schema";
 import { ACCEPTABLE_STATUSES, FaultLoad, type WriteAttempt } from "../../support/fault-load.js";
 import { createTestKeys } from "../../support/keys.js";
-import { serviceEnv } from "../../support/service-env.js";
+import { loadGatewayEnv, serviceEnv } from "../../support/service-env.js";
 import { connectMcp, type McpConnection } from "../../support/mcp.js";
 import { startPrivatePostgres, type PrivatePostgres } from "../../support/private-postgres.js";
 import { startPrivateRedis, type PrivateRedis } from "../../support/private-redis.js";
@@ -151,15 +151,7 @@ beforeAll(async () => {
   envs.search = { ...common, GRPC_PORT: String(searchPort) };
   // A short job lock: a job of a killed consolidator is taken over 5 s later instead of 30 s.
   envs.consolidator = { ...common, JOB_LOCK_MS: "5000", WORKER_CONCURRENCY: "4" };
-  envs.gateway = {
-    ...common,
-    PORT: String(gatewayPort),
-    HOST: "127.0.0.1",
-    RATE_LIMIT_KEY_PREFIX: `${prefix}:rl`,
-    RATE_LIMIT_IP_PER_MINUTE: "1000000",
-    RATE_LIMIT_USER_PER_MINUTE: "1000000",
-    RATE_LIMIT_KEY_PER_MINUTE: "1000000",
-  };
+  envs.gateway = { ...common, ...loadGatewayEnv(gatewayPort, prefix) };
   spawn("memory");
   await waitFor("memory serving", serving(common.MEMORY_ADDR), 60_000, processes.memory);
   spawn("search");

@@ -1,5 +1,5 @@
-export type { ExtractedFact, FactExtractor, MemoryText } from "./extractor.js";
-export { LlmFactExtractor, parseFacts, type LlmExtractorOptions } from "./llm.js";
+export type {  FactExtractor,  } from "./extractor.js";
+export { LlmFactExtractor,   } from "./llm.js";
 export { RULES_EXTRACTOR_NAME, RulesFactExtractor, extractFacts, slug } from "./rules.js";
 
 import type { FactExtractor } from "./extractor.js";

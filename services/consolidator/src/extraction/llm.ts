@@ -5,6 +5,7 @@
  * validated and only ever becomes a proposal.
  */
 import { z } from "zod";
+import { isRetryableUpstreamStatus } from "@3ngram/errors";
 import { PermanentJobError } from "@3ngram/queue";
 import type { ExtractedFact, FactExtractor, MemoryText } from "./extractor.js";
 import { slug } from "./rules.js";
@@ -69,10 +70,8 @@ export class LlmFactExtractor implements FactExtractor {
       signal: AbortSignal.any(signals),
     });
     if (!response.ok) {
-      // Throttling and server errors pass; a refused request (bad key, unknown model) will be refused again.
-      const transient = response.status === 408 || response.status === 429 || response.status >= 500;
       const message = `fact extractor answered HTTP ${response.status}`;
-      throw transient ? new Error(message) : new PermanentJobError(message);
+      throw isRetryableUpstreamStatus(response.status) ? new Error(message) : new PermanentJobError(message);
     }
     const completion = completionSchema.safeParse(await response.json().catch(() => null));
     if (!completion.success) throw new Error("fact extractor answered without a completion");
@@ -82,7 +81,7 @@ export class LlmFactExtractor implements FactExtractor {
 }
 
 /** The model's JSON → facts, each validated on its own; anything unusable is dropped. */
-export function parseFacts(content: string, fallbackSubject: string, extractor: string): ExtractedFact[] {
+function parseFacts(content: string, fallbackSubject: string, extractor: string): ExtractedFact[] {
   let json: unknown;
   try {
     json = JSON.parse(content.trim().replace(/^```(?:json)?\s*|\s*```$/g, ""));

@@ -15,7 +15,7 @@ import { callPeer, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient 
 export const BACKFILL_TENANT_JOB = "backfill-tenant";
 
 /** Most memories one run embeds for a tenant. */
-export const BACKFILL_MAX_PER_RUN = 500;
+const BACKFILL_MAX_PER_RUN = 500;
 /** Read this much of each memory (the embedder cuts its input to the same length). */
 const MAX_CONTENT_CHARS = 8000;
 

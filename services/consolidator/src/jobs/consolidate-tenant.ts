@@ -47,7 +47,7 @@ export function proposedEdge(pair: PairFinding): ProposedEdgeType | null {
 }
 
 /** Why, in numbers and types only (a reviewer reads it; it never quotes content). */
-export function rationaleFor(pair: PairFinding, edge: ProposedEdgeType): string {
+function rationaleFor(pair: PairFinding, edge: ProposedEdgeType): string {
   const band = pair.band.replace("_", "-");
   return `cosine ${pair.similarity.toFixed(3)} >= ${band} threshold ${pair.threshold.toFixed(2)}; ${pair.newerType} -> ${pair.olderType}: ${edge}`;
 }

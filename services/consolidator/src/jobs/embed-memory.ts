@@ -14,7 +14,7 @@ import { EMBED_MEMORY_JOB, embedMemoryJobSchema } from "@3ngram/schema";
 import { callPeer, parsePayload } from "./peer.js";
 
 /** The two memory RPCs this job uses (a full memory-service client satisfies it). */
-export type MemoryClient = Pick<RpcClient<typeof MemoryService>, "getMemories" | "storeEmbedding">;
+type MemoryClient = Pick<RpcClient<typeof MemoryService>, "getMemories" | "storeEmbedding">;
 
 export interface EmbedMemoryDeps {
   memory: MemoryClient;

@@ -15,22 +15,23 @@ import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { LRUCache } from "lru-cache";
 import type { MemoryClient } from "../clients/memory.js";
-import { requestIdOf, type Principal } from "../http/locals.js";
+import { requestIdOf, type Credential, type Principal } from "../http/locals.js";
 import { looksLikeJwt, type AccessTokenVerifier } from "../oauth/access-token.js";
 import { publicScopes } from "./public-scopes.js";
-import { accessTokenCredential, apiKeyCredential, type Credential } from "../ratelimit/keys.js";
+import { accessTokenCredential, apiKeyCredential } from "../ratelimit/keys.js";
 import { WWW_AUTHENTICATE, sendError } from "../rest/errors.js";
 
-export const API_KEY_CACHE_TTL_MS = 30_000;
+const API_KEY_CACHE_TTL_MS = 30_000;
 /** How long after it was resolved a key is still honoured, only while memory is unavailable. */
-export const API_KEY_STALE_WHILE_UNAVAILABLE_MS = 5 * 60_000;
-export const API_KEY_CACHE_MAX_ENTRIES = 1_000;
+const API_KEY_STALE_WHILE_UNAVAILABLE_MS = 5 * 60_000;
+const API_KEY_CACHE_MAX_ENTRIES = 1_000;
 /** Longer than any key we issue; anything bigger is refused without a round trip. */
 const MAX_API_KEY_LENGTH = 512;
 
 /** Who the key acts for, and the key's own id (what the per-credential rate limit counts). */
-export type ResolvedApiKey = Principal & { keyId?: string };
+type ResolvedApiKey = Principal & { keyId?: string };
 
 export type ApiKeyResolver = (apiKey: string) => Promise<ResolvedApiKey>;
 
@@ -53,7 +54,9 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
   const maxEntries = options.maxEntries ?? API_KEY_CACHE_MAX_ENTRIES;
   const now = options.now ?? Date.now;
   // Insertion-ordered, so the first key is the oldest entry when the map is full.
-  const cache = new Map<string, { principal: ResolvedApiKey; resolvedAt: number }>();
+  // Bounded by count; freshness (ttl, and the stale window while memory is down) is judged here
+  // from resolvedAt, because a stale entry must stay readable after its ttl.
+  const cache = new LRUCache<string, { principal: ResolvedApiKey; resolvedAt: number }>({ max: maxEntries });
 
   return async (apiKey) => {
     if (apiKey.length === 0 || apiKey.length > MAX_API_KEY_LENGTH) throw invalidKey();
@@ -91,11 +94,6 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
       expiresAt: Math.floor((resolvedAt + ttlMs) / 1000),
       keyId: response.keyId,
     };
-    while (cache.size >= maxEntries) {
-      const oldest = cache.keys().next().value;
-      if (oldest === undefined) break;
-      cache.delete(oldest);
-    }
     cache.set(digest, { principal, resolvedAt });
     return principal;
   };

@@ -8,9 +8,9 @@ import { importOutputSchema, type ImportFormat, type ImportOutput } from "@3ngra
 import type { MemoryClient } from "./memory.js";
 
 /** An import stores each record in its own transaction; a full 32 MB file takes minutes, not seconds. */
-export const IMPORT_DEADLINE_MS = 15 * 60_000;
+const IMPORT_DEADLINE_MS = 15 * 60_000;
 /** One export page (at most 500 lines, about 2 MB). */
-export const EXPORT_PAGE_DEADLINE_MS = 60_000;
+const EXPORT_PAGE_DEADLINE_MS = 60_000;
 
 /** `signal` aborting (the client went away) cancels the import between two records; those stored stay stored. */
 export async function importArchive(
@@ -23,7 +23,7 @@ export async function importArchive(
   return toImportOutput(input.format, response);
 }
 
-export function toImportOutput(format: ImportFormat, response: ImportResponse): ImportOutput {
+function toImportOutput(format: ImportFormat, response: ImportResponse): ImportOutput {
   return importOutputSchema.parse({
     format,
     results: response.results.map((r) => ({
@@ -44,6 +44,6 @@ export async function exportPage(memory: MemoryClient, cursor: string | null, id
   return toExportPage(await memory.export({ cursor: cursor ?? "" }, { identity, deadlineMs: EXPORT_PAGE_DEADLINE_MS }));
 }
 
-export function toExportPage(response: ExportResponse): { lines: string[]; next: string | null } {
+function toExportPage(response: ExportResponse): { lines: string[]; next: string | null } {
   return { lines: response.lines, next: response.nextCursor === "" ? null : response.nextCursor };
 }

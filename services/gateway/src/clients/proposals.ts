@@ -46,7 +46,7 @@ export async function reviewProposals(memory: MemoryClient, input: ReviewProposa
 }
 
 /** The list: edge proposals and their count always; factProposals only when there are some. */
-export function toListOutput(response: ListProposalsResponse): ReviewProposalsOutput {
+function toListOutput(response: ListProposalsResponse): ReviewProposalsOutput {
   const proposals = response.proposals.map(toEdgeProposalRecord);
   const factProposals = response.factProposals.map(toFactProposalRecord);
   return reviewProposalsOutputSchema.parse({
@@ -58,7 +58,7 @@ export function toListOutput(response: ListProposalsResponse): ReviewProposalsOu
 }
 
 /** An accept or reject: the edge variants keep their names; a fact proposal answers with the _fact ones. */
-export function toDecisionOutput(response: AcceptProposalResponse | RejectProposalResponse, decision: "applied" | "rejected"): ReviewProposalsOutput {
+function toDecisionOutput(response: AcceptProposalResponse | RejectProposalResponse, decision: "applied" | "rejected"): ReviewProposalsOutput {
   if (response.edge) return reviewProposalsOutputSchema.parse({ action: decision, proposal: toEdgeProposalRecord(response.edge) });
   if (response.fact) return reviewProposalsOutputSchema.parse({ action: `${decision}_fact`, proposal: toFactProposalRecord(response.fact) });
   throw new AppError("internal_error", "memory service returned no proposal");
@@ -73,7 +73,7 @@ export function toProposalRecord(response: GetProposalResponse): ProposalRecord 
   throw new AppError("internal_error", "memory service returned no proposal");
 }
 
-export function toEdgeProposalRecord(p: EdgeProposal): EdgeProposalRecord {
+function toEdgeProposalRecord(p: EdgeProposal): EdgeProposalRecord {
   return edgeProposalRecordSchema.parse({
     id: p.id,
     fromId: p.fromId,
@@ -91,7 +91,7 @@ export function toEdgeProposalRecord(p: EdgeProposal): EdgeProposalRecord {
   });
 }
 
-export function toFactProposalRecord(p: FactProposal): FactProposalRecord {
+function toFactProposalRecord(p: FactProposal): FactProposalRecord {
   return factProposalRecordSchema.parse({
     id: p.id,
     memoryId: p.memoryId,

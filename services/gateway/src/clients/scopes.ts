@@ -90,7 +90,7 @@ export function toListMemoriesRequest(input: ListMemoriesInput): ListMemoriesReq
   };
 }
 
-export function toMemorySummary(memory: Memory): MemorySummary {
+function toMemorySummary(memory: Memory): MemorySummary {
   return memorySummarySchema.parse({
     id: memory.id,
     memoryType: memory.memoryType,

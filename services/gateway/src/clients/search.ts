@@ -72,7 +72,7 @@ export function toHit(hit: ProtoHit): SearchHit {
 }
 
 /** One ranked hit → the public compact hit. */
-export function toCompactHit(hit: ProtoHit): CompactSearchHit {
+function toCompactHit(hit: ProtoHit): CompactSearchHit {
   return compactSearchHitSchema.parse({ id: hit.id, memoryType: hit.memoryType, topic: hit.topic, score: hit.score });
 }
 

@@ -25,7 +25,7 @@ export function toMemoryResource(response: ReadMemoryResponse): MemoryResource {
 }
 
 /** The most completion values the protocol lets one answer carry. */
-export const MAX_COMPLETION_VALUES = 100;
+const MAX_COMPLETION_VALUES = 100;
 
 /** Scope names starting with what the user typed (case-insensitive), in the service's order, at most 100. */
 export function completeScopes(scopes: readonly string[], typed: string): string[] {

@@ -1,13 +1,8 @@
 /**
- * What every server-rendered HTML page of the gateway shares (the OAuth consent page and the review
- * UI): escaping and the security headers. Pages carry no script at all; the CSP says so.
+ * The security headers every server-rendered HTML page of the gateway sends (the OAuth consent page
+ * and the web UI; their markup comes from ./html.ts). Pages carry no script at all; the CSP says so.
  */
 import type { Response } from "express";
-
-/** Escapes text for both element content and quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 export interface PageHeaderOptions {
   /** Origins (besides 'self') a form on the page may post to. */

@@ -1,5 +1,11 @@
 import type { RequestHandler, Response } from "express";
-import type { Credential } from "../ratelimit/keys.js";
+
+/**
+ * The credential a request authenticated with: an API key, or an OAuth client's grant for one user
+ * (every access token a client is issued for that user shares one budget, so refreshing a token
+ * does not reset it).
+ */
+export type Credential = { kind: "api_key"; keyId: string } | { kind: "oauth_grant"; grant: string };
 
 /** Who an authenticated request acts for, as resolved from its credential. */
 export interface Principal {

@@ -11,7 +11,7 @@ import type { GatewayMetrics } from "./metrics.js";
 /** An incoming id is reused only when it is short and plain, so it cannot inject into logs or headers. */
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestIdFrom(header: string | string[] | undefined): string {
+function requestIdFrom(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
   return value !== undefined && SAFE_REQUEST_ID.test(value) ? value : randomUUID();
 }

@@ -17,7 +17,7 @@ import { toMemoryResource } from "../clients/surface.js";
 import { MEMORY_RESOURCE_NAME, MEMORY_RESOURCE_TEMPLATE } from "./catalog.js";
 import { isCallerFault, toolErrorText } from "./errors.js";
 
-export const MEMORY_RESOURCE_MIME_TYPE = "application/json";
+const MEMORY_RESOURCE_MIME_TYPE = "application/json";
 
 export interface ResourceDeps {
   memory: MemoryClient;

@@ -11,7 +11,7 @@ export interface ToolHints {
   openWorldHint: boolean;
 }
 
-export interface ToolContext {
+interface ToolContext {
   identity: CallerIdentity;
   memory: MemoryClient;
   search: SearchClient;

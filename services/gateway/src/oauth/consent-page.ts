@@ -4,7 +4,7 @@
  * Server-rendered, no script and no inline style, every value HTML-escaped; the CSP forbids
  * everything but posting this form, and framing is refused (clickjacking).
  */
-import { escapeHtml } from "../http/html-page.js";
+import { html, render } from "../http/html.js";
 
 export interface ConsentView {
   clientName: string;
@@ -24,23 +24,21 @@ const SCOPE_TEXT: Record<string, string> = {
 };
 
 export function renderConsentPage(view: ConsentView): string {
-  const scopes = view.scopes.map((s) => `<li><code>${escapeHtml(s)}</code> — ${escapeHtml(SCOPE_TEXT[s] ?? s)}</li>`).join("");
-  const hidden = Object.entries(view.hidden)
-    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-    .join("\n      ");
-  const error = view.error === undefined ? "" : `<p role="alert"><strong>${escapeHtml(view.error)}</strong></p>`;
-  return `<!doctype html>
+  const scopes = view.scopes.map((s) => html`<li><code>${s}</code> — ${SCOPE_TEXT[s] ?? s}</li>`);
+  const hidden = Object.entries(view.hidden).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+  const error = view.error === undefined ? "" : html`<p role="alert"><strong>${view.error}</strong></p>`;
+  return render(html`<!doctype html>
 <html lang="en">
   <head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Connect to 3ngram</title></head>
   <body>
-    <h1>Connect ${escapeHtml(view.clientName)} to your 3ngram memory</h1>
-    <p>Client <code>${escapeHtml(view.clientId)}</code> will be sent back to <strong>${escapeHtml(view.redirectHost)}</strong>.</p>
+    <h1>Connect ${view.clientName} to your 3ngram memory</h1>
+    <p>Client <code>${view.clientId}</code> will be sent back to <strong>${view.redirectHost}</strong>.</p>
     <p>It asks to:</p>
     <ul>${scopes}</ul>
     ${error}
     <form method="post" action="/oauth/authorize">
       ${hidden}
-      <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+      <input type="hidden" name="csrf_token" value="${view.csrfToken}">
       <p><label for="api_key">Paste one of your 3ngram API keys to sign in</label><br>
       <input id="api_key" name="api_key" type="password" autocomplete="off" required size="60"></p>
       <p>The client gets no more than the key's own scopes. The key itself is not shared with it.</p>
@@ -49,18 +47,18 @@ export function renderConsentPage(view: ConsentView): string {
     </form>
   </body>
 </html>
-`;
+`);
 }
 
 export function renderErrorPage(message: string): string {
-  return `<!doctype html>
+  return render(html`<!doctype html>
 <html lang="en">
   <head><meta charset="utf-8"><title>Authorization failed</title></head>
   <body>
     <h1>This authorization request cannot continue</h1>
-    <p>${escapeHtml(message)}</p>
+    <p>${message}</p>
     <p>Nothing was shared. Return to the application and try connecting again.</p>
   </body>
 </html>
-`;
+`);
 }

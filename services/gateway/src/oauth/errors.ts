@@ -49,7 +49,7 @@ export function singleParam(params: Record<string, unknown>, name: string): stri
 }
 
 /** The OAuth error a memory-service failure stands for. */
-export function oauthErrorFrom(err: unknown): OAuthError {
+function oauthErrorFrom(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;
   if (!isAppError(err)) return new OAuthError("server_error", "internal error", 500);
   switch (err.reason) {

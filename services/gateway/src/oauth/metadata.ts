@@ -12,7 +12,7 @@ import type { SigningKeyRing } from "./signing-keys.js";
 
 const CACHE = "public, max-age=300";
 
-export function authorizationServerMetadata(location: OAuthLocation) {
+function authorizationServerMetadata(location: OAuthLocation) {
   const issuer = location.issuer();
   return {
     issuer,
@@ -33,7 +33,7 @@ export function authorizationServerMetadata(location: OAuthLocation) {
   };
 }
 
-export function protectedResourceMetadata(location: OAuthLocation, resource: string) {
+function protectedResourceMetadata(location: OAuthLocation, resource: string) {
   return {
     resource,
     authorization_servers: [location.issuer()],

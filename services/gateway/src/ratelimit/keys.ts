@@ -3,15 +3,10 @@
  * API key is counted by its id (or a SHA-256 of it when no id is known), never by the key itself.
  */
 import { createHash } from "node:crypto";
-import { isIPv4, isIPv6 } from "node:net";
-import type { Principal } from "../http/locals.js";
-
-/**
- * The credential a request authenticated with: an API key, or an OAuth client's grant for one user
- * (every access token a client is issued for that user shares one budget, so refreshing a token
- * does not reset it).
- */
-export type Credential = { kind: "api_key"; keyId: string } | { kind: "oauth_grant"; grant: string };
+import { isIP } from "node:net";
+// CommonJS: the default import is what Node's ESM loader gives at run time (see oauth/cimd/address-policy.ts).
+import ipaddr from "ipaddr.js";
+import type { Credential, Principal } from "../http/locals.js";
 
 /** The per-credential budget's key. One function, so every credential kind is counted the same way. */
 export function credentialLimitKey(credential: Credential): string {
@@ -44,19 +39,9 @@ export function userLimitKey(principal: Pick<Principal, "tenantId" | "userId">):
  * by its /64, since one host is usually handed a whole /64 and could otherwise rotate through it.
  */
 export function clientIpLimitKey(ip: string | undefined): string {
-  if (ip === undefined || ip === "") return "unknown";
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  if (isIPv4(ip)) return ip;
-  if (!isIPv6(ip)) return "unknown";
-  return `${ipv6Groups(ip).slice(0, 4).join(":")}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address, "::" expanded (zone and embedded IPv4 tail ignored past /64). */
-function ipv6Groups(ip: string): string[] {
-  const [head = "", tail] = ip.split("%")[0]!.split("::");
-  const left = head === "" ? [] : head.split(":");
-  const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
-  return [...left, ...Array<string>(Math.max(0, missing)).fill("0"), ...right].map((g) => (g.includes(".") ? g : g.toLowerCase().replace(/^0+(?=.)/, "")));
+  // node:net decides what is an address (ipaddr.js also takes legacy forms such as "127.1").
+  if (ip === undefined || isIP(ip.split("%")[0]!) === 0) return "unknown";
+  const address = ipaddr.process(ip);
+  if (address.kind() === "ipv4") return address.toString();
+  return `${(address as ipaddr.IPv6).parts.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
 }

@@ -84,7 +84,7 @@ export function restLimited(log: Logger): LimitedResponder {
 }
 
 /** JSON-RPC's implementation-defined server-error range; the HTTP status and data.reason say which. */
-export const RATE_LIMITED_JSONRPC_CODE = -32000;
+const RATE_LIMITED_JSONRPC_CODE = -32000;
 
 /** /mcp: a JSON-RPC error body, as the Origin check answers, so MCP clients can parse it. */
 export function mcpLimited(log: Logger): LimitedResponder {

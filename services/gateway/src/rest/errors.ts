@@ -11,7 +11,7 @@ import { requestFault } from "../http/request-faults.js";
 
 export const WWW_AUTHENTICATE = 'Bearer realm="3ngram"';
 
-export type { RestErrorBody } from "@3ngram/schema";
+;
 
 export interface RestError {
   status: number;

@@ -8,7 +8,7 @@ import { AppError } from "@3ngram/errors";
 import { idempotencyKeySchema } from "@3ngram/schema";
 import type { Request } from "express";
 
-export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 
 /**
  * The body with the header's key in it. Without the header, or with a body that is not an object

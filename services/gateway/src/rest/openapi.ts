@@ -140,7 +140,7 @@ const briefingSchemas: Record<string, QueryParam> = {
 };
 const briefingQuery: Record<string, QueryParam> = Object.fromEntries([...BRIEFING_PARAMS].map((name) => [name, briefingSchemas[name]!]));
 
-export const REST_ROUTES: readonly Route[] = [
+const REST_ROUTES: readonly Route[] = [
   { method: "post", path: "/api/v1/memories", summary: "remember: append one typed memory", tag: "memories", scope: SCOPES.write, body: { schema: rememberInputSchema }, answers: { 201: { description: "stored", json: rememberOutputSchema } }, errors: [409] },
   { method: "get", path: "/api/v1/memories", summary: "live memories, newest first, filtered and bounded", tag: "memories", scope: SCOPES.read, query: queryOf(listMemoriesInputSchema, ["memoryTypes", "project"]), answers: { 200: { description: "one page", json: listMemoriesOutputSchema } } },
   { method: "get", path: "/api/v1/memories/facets", summary: "distinct scopes and projects of live memories", tag: "memories", scope: SCOPES.read, answers: { 200: { description: "facets", json: facetsOutputSchema } } },

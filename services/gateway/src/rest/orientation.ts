@@ -21,7 +21,7 @@ import { jsonBody } from "./body.js";
 import { identityFor } from "../http/identity.js";
 
 /** Query parameters that belong to the selector; the rest are top-level briefing fields. */
-export const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"]);
+const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"]);
 export const BRIEFING_PARAMS = new Set([...SELECTOR_PARAMS, "mode", "sections", "sectionLimit", "since"]);
 
 /** Mounted at /api/v1; `auth` runs before anything is read. */

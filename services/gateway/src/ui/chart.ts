@@ -6,7 +6,7 @@
  */
 import type { FactRecord } from "@3ngram/schema";
 import { fullTime, shortDate } from "./format.js";
-import { html, type Html } from "./html.js";
+import { html, type Html } from "../http/html.js";
 
 const WIDTH = 640;
 const HEIGHT = 260;

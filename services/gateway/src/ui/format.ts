@@ -4,7 +4,7 @@
  * every value comes from the services as it is.
  */
 import type { CommitmentStatus, EdgeProposalRecord, MemoryType } from "@3ngram/schema";
-import { html, type Html } from "./html.js";
+import { html, type Html } from "../http/html.js";
 
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 const full = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "UTC" });

@@ -1,5 +1,5 @@
 /** The frame every page shares: head, header with the main navigation, flash line, footer. */
-import { html, render, type Html } from "./html.js";
+import { html, render, type Html } from "../http/html.js";
 
 /** What the header needs to show the signed-in state and the sign-out button. */
 export interface SignedIn {
@@ -15,7 +15,7 @@ export interface Flash {
   text: string;
 }
 
-export type Section = "overview" | "search" | "facts" | "proposals" | "keys";
+type Section = "overview" | "search" | "facts" | "proposals" | "keys";
 
 const NAV: ReadonlyArray<[Section, string, string]> = [
   ["overview", "/ui/overview", "Overview"],

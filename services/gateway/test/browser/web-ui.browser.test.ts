@@ -68,7 +68,8 @@ beforeAll(async () => {
   await seed();
   chromium = await launchChromium();
   page = chromium.page;
-});
+  // Seeding plus up to two chromium starts (test/support/chromium.ts) on a loaded machine.
+}, 360_000);
 
 afterAll(async () => {
   await chromium?.close();

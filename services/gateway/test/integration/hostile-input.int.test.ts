@@ -56,7 +56,7 @@ async function rest(path: string, init: RequestInit & { json?: unknown; key?: st
   }
   const res = await fetch(`${gateway.url}${path}`, { ...init, headers, body });
   const text = await res.text();
-  let parsed: Record<string, unknown> = {};
+  let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
   } catch {
@@ -247,7 +247,7 @@ describe("an import whose client goes away", () => {
     abort.abort();
     await sent;
     // Then it settles: the count stops moving well before the whole file is stored.
-    let previous = -1;
+    let previous: number;
     let current = await stored();
     for (let settled = 0; settled < 3; ) {
       await new Promise((r) => setTimeout(r, 500));

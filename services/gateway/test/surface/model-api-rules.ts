@@ -15,7 +15,7 @@
  */
 type Json = Record<string, unknown>;
 
-export const TOOL_NAME_RULE = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+const TOOL_NAME_RULE = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
 const ROOT_COMPOSITION = ["oneOf", "anyOf", "allOf", "not", "if", "then", "else", "enum", "const", "$ref"];
 const NESTED_FORBIDDEN = ["oneOf", "allOf", "not", "if", "then", "else", "const", "$ref", "$defs", "definitions"];

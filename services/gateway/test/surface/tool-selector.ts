@@ -15,7 +15,7 @@ export interface ToolDoc {
   description: string;
 }
 
-export interface Selection {
+interface Selection {
   utterance: string;
   expected: string;
   chosen: string;
@@ -44,7 +44,7 @@ const STOPWORDS = new Set(
 );
 
 /** Lower-cased word stems: a crude suffix strip, enough to match "memories"/"memory" and "stored"/"store" (not "decided"/"decision"). */
-export function terms(text: string): string[] {
+function terms(text: string): string[] {
   return text
     .toLowerCase()
     .replace(/_/g, " ")
@@ -65,7 +65,7 @@ function stem(word: string): string {
 }
 
 /** The text a tool is judged by: its name (underscores as spaces) and its description. */
-export function toolText(tool: ToolDoc): string {
+function toolText(tool: ToolDoc): string {
   return `${tool.name.replace(/_/g, " ")}: ${tool.description}`;
 }
 
@@ -73,7 +73,7 @@ export function toolText(tool: ToolDoc): string {
  * Lexical overlap of an utterance with each tool: the IDF-weighted share of the utterance's terms
  * (those any tool uses) that the tool's text contains. Terms every tool shares count for little.
  */
-export function lexicalScores(utterance: string, tools: readonly ToolDoc[]): number[] {
+function lexicalScores(utterance: string, tools: readonly ToolDoc[]): number[] {
   const docs = tools.map((t) => new Set(terms(toolText(t))));
   const df = new Map<string, number>();
   for (const doc of docs) for (const term of doc) df.set(term, (df.get(term) ?? 0) + 1);

@@ -72,7 +72,7 @@ export interface SectionRows<T> {
 
 export const filterParams = (tenantId: string, filter: SelectorFilter) => [tenantId, filter.scopes, filter.project, filter.includeUnscoped];
 
-export function section<T>(rows: Array<T & { total: number }>): SectionRows<T> {
+function section<T>(rows: Array<T & { total: number }>): SectionRows<T> {
   return { count: rows[0]?.total ?? 0, rows: rows.map(({ total: _total, ...row }) => row as unknown as T) };
 }
 

@@ -26,6 +26,12 @@ export interface ChangePoint {
 }
 
 /** This transaction's snapshot and clock: the point the next cursor is issued for. */
+/** The database's secret for signing change cursors (hex), made by the migration that added them. */
+export async function selectChangeCursorSecret(db: Queryable): Promise<string | undefined> {
+  const { rows } = await db.query<{ secret: string }>("SELECT secret FROM change_cursor_keys WHERE id = 1");
+  return rows[0]?.secret;
+}
+
 export async function selectChangePoint(db: Queryable): Promise<ChangePoint> {
   const { rows } = await db.query<ChangePoint>(
     `SELECT pg_current_snapshot()::text AS snapshot, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at`,
@@ -48,7 +54,7 @@ export interface ChangeFields {
   change: ChangeKind;
   supersededBy: string | null;
 }
-export type Changed<T> = T & ChangeFields;
+type Changed<T> = T & ChangeFields;
 
 export interface ChangedSection<T> extends SectionRows<Changed<T>> {
   changes: ChangeCounts;

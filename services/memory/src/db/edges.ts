@@ -2,8 +2,7 @@ import type { Queryable } from "@3ngram/db";
 import type { ActorKind } from "./memories.js";
 
 /** The edge kinds that make a memory's successor: the lineage history follows these only. */
-export const LINEAGE_EDGE_TYPES = ["supersedes", "updates"] as const;
-export type LineageEdgeType = (typeof LINEAGE_EDGE_TYPES)[number];
+export type LineageEdgeType = "supersedes" | "updates";
 export type EdgeType = LineageEdgeType | "extends" | "derives";
 
 /** The index that allows one successor per memory; a violation means another revise got there first. */

@@ -14,7 +14,7 @@ export interface FactRow {
   memoryId: string | null;
 }
 
-export const FACT_SELECT = `
+const FACT_SELECT = `
   f.id, f.subject, f.predicate, f.value, f.confidence, f.valid_from AS "validFrom", f.valid_to AS "validTo",
   f.recorded_at AS "recordedAt", f.closed_recorded_at AS "closedRecordedAt", f.memory_id AS "memoryId"`;
 

@@ -57,7 +57,7 @@ export async function selectMemoryPage(
 }
 
 /** Facet bound: distinct values returned per facet. */
-export const MAX_FACET_VALUES = 200;
+const MAX_FACET_VALUES = 200;
 
 /** Distinct scope and project values of the tenant's live memories, sorted by code point, each bounded. */
 export async function selectFacets(db: Queryable, tenantId: string): Promise<{ scopes: string[]; projects: string[] }> {

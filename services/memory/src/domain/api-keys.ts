@@ -19,15 +19,13 @@ export function generateApiKey(): GeneratedApiKey {
   const prefix = randomBytes(6).toString("base64url");
   const secret = randomBytes(32).toString("base64url");
   const key = `3ng_${prefix}_${secret}`;
-  return { key, prefix, hash: hashApiKey(key) };
+  return { key, prefix, hash: sha256Hex(key) };
 }
 
 /** Hex SHA-256: how keys, OAuth codes, refresh tokens and client secrets are stored (all high-entropy, so a fast hash suffices). */
 export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");
 }
-
-export const hashApiKey = sha256Hex;
 
 export function looksLikeApiKey(key: string): boolean {
   return KEY_PATTERN.test(key);

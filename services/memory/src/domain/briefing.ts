@@ -28,7 +28,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A section as read: every match, or with `since` only the changes (then `changes` counts them by kind). */
 export type Section<T> = SectionRows<T & Partial<ChangeFields>> & { changes?: ChangeCounts };
 
-export interface BriefingSections {
+interface BriefingSections {
   commitments?: Section<CommitmentLineRow>;
   overdue?: Section<CommitmentLineRow>;
   blockers?: Section<MemoryLineRow>;

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { AppError } from "@3ngram/errors";
 import type { Pool, Queryable } from "@3ngram/db";
 import { MAX_CHANGES_CURSOR_AGE_DAYS, type EffectiveSelector } from "@3ngram/schema";
-import { selectPointAge, type ChangePoint } from "../db/changes.js";
+import { selectChangeCursorSecret, selectPointAge, type ChangePoint } from "../db/changes.js";
 
 const VERSION = 1;
 
@@ -34,9 +34,9 @@ const keys = new WeakMap<Pool, Promise<Buffer>>();
 export function changeCursorKey(pool: Pool, db: Queryable): Promise<Buffer> {
   let key = keys.get(pool);
   if (key === undefined) {
-    key = db.query<{ secret: string }>("SELECT secret FROM change_cursor_keys WHERE id = 1").then(({ rows }) => {
-      if (!rows[0]) throw new AppError("internal_error", "no change cursor key (run the migrations)");
-      return Buffer.from(rows[0].secret, "hex");
+    key = selectChangeCursorSecret(db).then((secret) => {
+      if (secret === undefined) throw new AppError("internal_error", "no change cursor key (run the migrations)");
+      return Buffer.from(secret, "hex");
     });
     keys.set(pool, key);
     key.catch(() => keys.delete(pool));

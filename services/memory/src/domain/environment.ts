@@ -6,12 +6,12 @@ import { selectRetrievalPolicy, selectScopes, type RetrievalPolicyRow, type Scop
 import type { Actor, MemoryDeps } from "./deps.js";
 
 /** The background queues this deployment runs (all consumed by the consolidator), in the order they are reported. */
-export const REPORTED_QUEUES: readonly string[] = CONSOLIDATOR_QUEUES;
+const REPORTED_QUEUES: readonly string[] = CONSOLIDATOR_QUEUES;
 
 /** A queue that does not answer within this long is reported as not live (describe never waits on a Redis outage). */
 const QUEUE_COUNTS_TIMEOUT_MS = 1_000;
 
-export interface QueueReport {
+interface QueueReport {
   name: string;
   /** Counts are present only when the backend answered. */
   counts: QueueCounts | null;

@@ -39,7 +39,7 @@ import type { Actor, MemoryDeps } from "./deps.js";
  * A page stops growing past this many bytes (a single line may still be up to ~1.6 MB, content
  * escaped), which keeps every page well inside gRPC's default 4 MiB message bound.
  */
-export const EXPORT_PAGE_BYTES = 2 * 1024 * 1024;
+const EXPORT_PAGE_BYTES = 2 * 1024 * 1024;
 
 const SECTIONS = ["scopes", "policy", "memories", "edges", "facts"] as const;
 type Section = (typeof SECTIONS)[number];

@@ -12,7 +12,7 @@ export interface Excerpted {
   truncated: boolean;
 }
 
-export interface HandoffSectionResult<T> {
+interface HandoffSectionResult<T> {
   /** Exact number of matches (with `since`: of changes). */
   count: number;
   lines: Array<Omit<T, keyof ContentHead> & Partial<ChangeFields> & Excerpted>;

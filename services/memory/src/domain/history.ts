@@ -6,11 +6,11 @@ import type { Actor, MemoryDeps } from "./deps.js";
 import { memoryNotFound } from "./lifecycle-guard.js";
 
 /** At most this many memories of a lineage, nearest to the asked-for one first. */
-export const HISTORY_MAX_NODES = 25;
+const HISTORY_MAX_NODES = 25;
 /** At most this many audit events, the newest ones. */
-export const HISTORY_MAX_EVENTS = 50;
+const HISTORY_MAX_EVENTS = 50;
 
-export type LifecycleState = "current" | "superseded" | "archived";
+type LifecycleState = "current" | "superseded" | "archived";
 
 export interface HistoryResult {
   memoryId: string;
@@ -43,7 +43,7 @@ export async function getHistory(deps: MemoryDeps, actor: Actor, input: { memory
   });
 }
 
-export function lifecycleStateOf(memory: MemoryRow): LifecycleState {
+function lifecycleStateOf(memory: MemoryRow): LifecycleState {
   if (memory.status === "archived") return "archived";
   if (memory.supersededBy !== null || memory.validTo !== null) return "superseded";
   return "current";

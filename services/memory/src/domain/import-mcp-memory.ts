@@ -25,11 +25,11 @@ function boundedKey(prefix: string, parts: readonly string[]): string {
   return `${prefix}:sha256:${createHash("sha256").update(key).digest("hex")}`;
 }
 
-export function mcpEntityKey(name: string, index: number): string {
+function mcpEntityKey(name: string, index: number): string {
   return boundedKey("mcp", [name, String(index)]);
 }
 
-export function mcpRelationKey(from: string, relationType: string, to: string): string {
+function mcpRelationKey(from: string, relationType: string, to: string): string {
   return boundedKey("mcp-rel", [from, relationType, to]);
 }
 

@@ -25,10 +25,7 @@ export interface IssuedApiKey {
 
 function forTenant<T>(pool: Pool, tenantId: string, fn: (db: PoolClient) => Promise<T>): Promise<T> {
   if (!UUID.test(tenantId)) throw new AppError("invalid_input", "tenant: not a tenant id", { field: "tenant" });
-  return withOwnerTransaction(pool, async (db) => {
-    await db.query("SELECT set_config('app.tenant_id', $1, true)", [tenantId]);
-    return fn(db);
-  });
+  return withOwnerTransaction(pool, fn, { tenantId });
 }
 
 /** A new key for one of the tenant's users (the first user when none is named), with the given scopes. */

@@ -15,7 +15,7 @@ export const JOB_RETRY_POLICIES: Readonly<Record<string, RetryPolicy>> = {
 };
 
 /** Fact extraction for every new memory; an embedding job when none was stored inline. */
-export function memoryJobs(tenantId: string, memoryId: string, needs: { embedding: boolean }): OutboxJob[] {
+function memoryJobs(tenantId: string, memoryId: string, needs: { embedding: boolean }): OutboxJob[] {
   const payload = { tenantId, memoryId };
   const carrier = currentTraceCarrier();
   const traced = carrier === undefined ? {} : { traceContext: carrier };

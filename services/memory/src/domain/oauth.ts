@@ -32,10 +32,10 @@ import { sha256Hex } from "./api-keys.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 
 /** Long enough to follow a redirect, short enough that a leaked code is useless (OAuth 2.1 §4.1.2). */
-export const AUTHORIZATION_CODE_TTL_SECONDS = 60;
-export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+const AUTHORIZATION_CODE_TTL_SECONDS = 60;
+const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 /** A retired signing key keeps verifying this long: well past the 1 h access-token lifetime. */
-export const SIGNING_KEY_RETENTION_SECONDS = 24 * 3600;
+const SIGNING_KEY_RETENTION_SECONDS = 24 * 3600;
 export const DEFAULT_CLIENT_IDLE_DAYS = 30;
 
 const GRANTABLE = new Set<string>(PUBLIC_SCOPES);
@@ -52,7 +52,7 @@ function mintSecret(): string {
   return randomBytes(32).toString("base64url");
 }
 
-export function invalidGrant(): AppError {
+function invalidGrant(): AppError {
   return new AppError("invalid_input", "invalid_grant: the grant is invalid, expired, revoked or was issued to another client", { field: "grant" });
 }
 

@@ -55,13 +55,12 @@ export class OutboxRelay {
     const registry = options.registry;
     if (registry) {
       this.relayed = new Counter({ name: "threengram_outbox_relayed_total", help: "Jobs the outbox relay handed to the queue.", registers: [registry] });
-      const relay = this;
       const backlog = { at: 0, value: Promise.resolve({ pending: 0, oldestSeconds: 0 }) };
       // One query per scrape feeds both gauges.
       const readBacklog = () => {
         if (Date.now() - backlog.at > 500) {
           backlog.at = Date.now();
-          backlog.value = relay.backlog();
+          backlog.value = this.backlog();
         }
         return backlog.value;
       };

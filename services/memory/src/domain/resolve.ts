@@ -17,7 +17,7 @@ export interface ResolveResult {
 }
 
 /** Whether the state machine allows from → to. The same state is not a move (resolve treats it as a no-op). */
-export function isLegalTransition(from: CommitmentStatus, to: CommitmentStatus): boolean {
+function isLegalTransition(from: CommitmentStatus, to: CommitmentStatus): boolean {
   return COMMITMENT_TRANSITIONS[from].includes(to);
 }
 

@@ -5,7 +5,7 @@ import { DEFAULT_SCOPES, PUBLIC_SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { insertStarterScopes, STARTER_SCOPES } from "../db/scopes.js";
 import { insertApiKey, insertTenant, insertUser, resolveKeyHash, touchApiKey, type ResolvedKeyRow } from "../db/tenants.js";
-import { generateApiKey, hashApiKey, looksLikeApiKey } from "./api-keys.js";
+import { generateApiKey, looksLikeApiKey, sha256Hex } from "./api-keys.js";
 
 /** The scopes a key may hold: the public ones. */
 export const API_KEY_SCOPES = PUBLIC_SCOPES;
@@ -55,7 +55,7 @@ export async function createTenantWithKey(
 export async function resolveApiKey(pool: Pool, runtimeRole: string, apiKey: string, log?: Logger): Promise<ResolvedKeyRow> {
   const invalid = new AppError("unauthenticated", "invalid API key");
   if (!looksLikeApiKey(apiKey)) throw invalid;
-  const row = await withRole(pool, runtimeRole, (db) => resolveKeyHash(db, hashApiKey(apiKey)));
+  const row = await withRole(pool, runtimeRole, (db) => resolveKeyHash(db, sha256Hex(apiKey)));
   if (!row) throw invalid;
   await withTenant(pool, { role: runtimeRole, tenantId: row.tenantId }, (db) => touchApiKey(db, row.keyId)).catch((err: unknown) =>
     log?.warn({ key_id: row.keyId, error: { type: (err as Error)?.name } }, "api key last-used not recorded"),

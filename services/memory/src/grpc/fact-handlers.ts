@@ -27,7 +27,7 @@ export const factPolicies: Pick<Policies<typeof MemoryService>, FactMethods> = {
  * absent (an asOf or range message that is present but empty stays present, so the schema judges
  * it); limit 0 is proto3's "not given" and means the default.
  */
-export function getFactsFieldsFromProto(request: GetFactsRequest): Record<string, unknown> {
+function getFactsFieldsFromProto(request: GetFactsRequest): Record<string, unknown> {
   const { asOf, range } = request;
   return {
     ...(request.subject !== undefined ? { subject: request.subject } : {}),

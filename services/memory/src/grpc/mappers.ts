@@ -40,7 +40,7 @@ export function toProtoMemory(row: MemoryRow, maxContentChars: number): MessageI
   };
 }
 
-export function toProtoCommitment(row: CommitmentRow): MessageInitShape<typeof CommitmentSchema> {
+function toProtoCommitment(row: CommitmentRow): MessageInitShape<typeof CommitmentSchema> {
   return {
     id: row.id,
     status: row.status,

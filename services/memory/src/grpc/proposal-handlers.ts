@@ -153,7 +153,7 @@ function toDecideResponse(decided: DecidedProposal) {
   return decided.kind === "edge" ? { edge: toProtoEdgeProposal(decided.edge) } : { fact: toProtoFactProposal(decided.fact) };
 }
 
-export function toProtoEdgeProposal(row: EdgeProposalRow): MessageInitShape<typeof EdgeProposalSchema> {
+function toProtoEdgeProposal(row: EdgeProposalRow): MessageInitShape<typeof EdgeProposalSchema> {
   return {
     id: row.id,
     fromId: row.fromId,
@@ -171,7 +171,7 @@ export function toProtoEdgeProposal(row: EdgeProposalRow): MessageInitShape<type
   };
 }
 
-export function toProtoFactProposal(row: FactProposalRow): MessageInitShape<typeof FactProposalSchema> {
+function toProtoFactProposal(row: FactProposalRow): MessageInitShape<typeof FactProposalSchema> {
   return {
     id: row.id,
     memoryId: row.memoryId,

@@ -115,4 +115,12 @@ describe("API key administration", () => {
     expect((await rejection(memory.resolveApiKey({ apiKey: created.apiKey }, internalAuth))).reason).toBe("unauthenticated");
     await expect(cli("revoke-key", tenantA.tenantId)).rejects.toMatchObject({ code: 1 });
   });
+
+  it("the CLI refuses a flag it does not know instead of ignoring it (a mistyped --read-only must not issue a read-write key)", async () => {
+    const cli = (...args: string[]) => run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
+    const before = await listApiKeys(stack.ownerPool, tenantA.tenantId);
+    await expect(cli("create-key", tenantA.tenantId, "typo", "--readonly")).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("--readonly") });
+    await expect(cli("create-key", tenantA.tenantId, "no user", "--user")).rejects.toMatchObject({ code: 2 });
+    expect(await listApiKeys(stack.ownerPool, tenantA.tenantId)).toHaveLength(before.length);
+  });
 });

@@ -85,7 +85,7 @@ export function supersededExpr(e: Eligibility, p: SqlParams, m = "m"): string {
 }
 
 /** Columns every hit needs: identity, placement, and the head of the content to cut an excerpt from. */
-export const CONTENT_HEAD_CHARS = 700;
+const CONTENT_HEAD_CHARS = 700;
 
 export const HIT_COLUMNS = (m = "m") => `${m}.id, ${m}.memory_type AS "memoryType", ${m}.topic,
       left(${m}.content, ${CONTENT_HEAD_CHARS}) AS "contentHead", char_length(${m}.content) AS "contentLength",

@@ -177,7 +177,7 @@ export function decodeCursor(text: string): Cursor {
   };
 }
 
-export function garbled(): AppError {
+function garbled(): AppError {
   return new AppError("invalid_input", "cursor: not a cursor this server issued (garbled or truncated) — omit the cursor to start the search again", {
     field: "cursor",
   });

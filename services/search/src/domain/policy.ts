@@ -262,14 +262,14 @@ export function legValues<C extends LegInput>(candidates: readonly C[], raw: (c:
 }
 
 /** The vector and lexical legs' normalised values over a pool. */
-export function fuseLegs<C extends LegInput>(candidates: readonly C[], policy: SearchPolicy = SEARCH_POLICY): { vector: Map<string, number>; lexical: Map<string, number> } {
+function fuseLegs<C extends LegInput>(candidates: readonly C[], policy: SearchPolicy = SEARCH_POLICY): { vector: Map<string, number>; lexical: Map<string, number> } {
   return {
     vector: legValues(candidates, (c) => c.cosine, true, policy),
     lexical: legValues(candidates, (c) => (!c.lexical ? null : policy.lexicalScore === "ts_rank" ? (c.tsRank ?? 0) : c.ftsRaw), false, policy),
   };
 }
 
-export function recencyDecay(ageDays: number, policy: SearchPolicy = SEARCH_POLICY): number {
+function recencyDecay(ageDays: number, policy: SearchPolicy = SEARCH_POLICY): number {
   return Math.pow(0.5, Math.max(0, ageDays) / policy.recencyHalfLifeDays);
 }
 

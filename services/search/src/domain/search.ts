@@ -23,7 +23,7 @@ export interface SearchDeps {
   log: Logger;
 }
 
-export interface RankedHit {
+interface RankedHit {
   id: string;
   memoryType: MemoryType;
   topic: string;
@@ -36,7 +36,7 @@ export interface RankedHit {
   recordedAt: Date;
 }
 
-export interface SearchCoverage {
+interface SearchCoverage {
   order: SearchOrder;
   legs: { leg: SearchLeg; available: boolean; candidates: number }[];
   filters: {

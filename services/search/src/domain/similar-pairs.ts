@@ -13,7 +13,7 @@ export interface SimilarPairsDeps {
   log: Logger;
 }
 
-export interface SimilarPair extends PairRow {
+interface SimilarPair extends PairRow {
   band: PairBand;
   threshold: number;
 }

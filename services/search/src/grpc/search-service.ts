@@ -18,7 +18,7 @@ export const searchPolicies: Pick<Policies<typeof SearchService>, "search"> = {
 };
 
 /** proto SearchRequest → the plain object the shared zod schema validates. proto3 says "not given" with 0, "" and empty lists. */
-export function searchFieldsFromProto(request: SearchRequest): Record<string, unknown> {
+function searchFieldsFromProto(request: SearchRequest): Record<string, unknown> {
   const iso = (ts: Timestamp | undefined) => (ts ? timestampDate(ts).toISOString() : undefined);
   const asOf = request.asOf
     ? {

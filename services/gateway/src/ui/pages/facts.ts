@@ -5,7 +5,7 @@
 import type { FactRecord } from "@3ngram/schema";
 import { factChart, isNumericSeries } from "../chart.js";
 import { when } from "../format.js";
-import { html, type Html } from "../html.js";
+import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
 import { memoryLink } from "./parts.js";
 

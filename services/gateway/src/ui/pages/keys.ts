@@ -1,7 +1,7 @@
 /** A person's own API keys: list, create (read-only or read-write, named), revoke; a new key shown once. */
 import type { ApiKeyRecord } from "@3ngram/schema";
 import { when } from "../format.js";
-import { html, type Html } from "../html.js";
+import { html, type Html } from "../../http/html.js";
 import { csrfField, flashHtml, layout, type Flash, type SignedIn } from "../layout.js";
 
 export interface KeysPageView {

@@ -4,7 +4,7 @@
  */
 import type { HistoryOutput, MemoryRecord } from "@3ngram/schema";
 import { ACTOR_TEXT, COMMITMENT_TEXT, EDGE_TEXT, TYPE_TEXT, eventText, when } from "../format.js";
-import { html, type Html } from "../html.js";
+import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
 import { memoryLink, placeText, statusTags, typeTag } from "./parts.js";
 

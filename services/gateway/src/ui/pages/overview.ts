@@ -1,7 +1,7 @@
 /** The dashboard: what a briefing shows an agent, for one selector, laid out for a person. */
 import type { BriefingCommitment, BriefingMemory, BriefingOutput, CommitmentSection, MemorySection } from "@3ngram/schema";
 import { COMMITMENT_TEXT, when } from "../format.js";
-import { html, type Html } from "../html.js";
+import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
 import { memoryLink, placeText, typeTag } from "./parts.js";
 

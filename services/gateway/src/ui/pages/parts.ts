@@ -1,7 +1,7 @@
 /** Small pieces several pages show: a memory's type and status tags, its place, a memory card. */
 import type { MemoryRecord, MemoryType } from "@3ngram/schema";
 import { COMMITMENT_TEXT, TYPE_TEXT, when } from "../format.js";
-import { html, type Html } from "../html.js";
+import { html, type Html } from "../../http/html.js";
 
 export function typeTag(type: MemoryType): Html {
   return html`<span class="tag">${TYPE_TEXT[type]}</span>`;

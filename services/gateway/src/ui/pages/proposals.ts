@@ -1,7 +1,7 @@
 /** The review queue: proposals of both kinds, and one proposal beside the memories it touches. */
 import type { EdgeProposalRecord, FactProposalRecord, MemoryRecord, ProposalStatus } from "@3ngram/schema";
 import { EDGE_TEXT, confidenceText, edgeReason, factReason, percent, when } from "../format.js";
-import { html, type Html } from "../html.js";
+import { html, type Html } from "../../http/html.js";
 import { csrfField, flashHtml, layout, type Flash, type SignedIn } from "../layout.js";
 import { memoryCard } from "./parts.js";
 

@@ -1,7 +1,7 @@
 /** Browse and search: the Search RPC's filters as a form, hits with excerpts, the verdict in words. */
 import { MEMORY_TYPES, type SearchHit, type SearchOutput } from "@3ngram/schema";
 import { TYPE_TEXT, when } from "../format.js";
-import { html, type Html } from "../html.js";
+import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
 import { memoryLink, placeText, typeTag } from "./parts.js";
 

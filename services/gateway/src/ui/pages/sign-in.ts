@@ -1,4 +1,4 @@
-import { html } from "../html.js";
+import { html } from "../../http/html.js";
 import { csrfField, flashHtml, layout, type Flash } from "../layout.js";
 
 export function renderSignInPage(view: { csrfToken: string; flash?: Flash }): string {

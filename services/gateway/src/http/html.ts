@@ -3,13 +3,19 @@
  * built by the template. Escaping is the default, so forgetting it is impossible; nesting stays
  * natural (html`<li>${name}</li>` inside html`<ul>${items}</ul>`), and arrays are joined.
  *
+ * Every HTML page of the gateway (the OAuth consent page and the web UI) is built with it.
+ *
  * Small on purpose: the pages need text and attribute escaping, composition and nothing else.
  * The libraries that offer this either escape nested templates twice (escape-goat) or bring a
- * whole component model (lit SSR); about twenty lines over the shared escapeHtml do the job.
+ * whole component model (lit SSR); about twenty lines do the job.
  */
-import { escapeHtml } from "../http/html-page.js";
 
 const MARKUP = Symbol("markup");
+
+/** Escapes text for both element content and quoted attribute values. */
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
 
 /** A fragment of markup made by `html`: interpolated as is, never escaped again. */
 export interface Html {
