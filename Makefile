@@ -67,7 +67,7 @@ services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for
 
 # gen-check runs before build so a stale generated file is reported as such
 # rather than as a confusing type error.
-# The retrieval golden-set gate (eval/retrieval, ~30 s) runs after vitest on a full run; a run
+# The retrieval gate (eval/retrieval, two fixtures, ~60-70 s) runs after vitest on a full run; a run
 # narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
 test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval gate
 	$(NPM) run typecheck:tests

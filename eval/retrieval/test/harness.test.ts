@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { SEARCH_POLICY } from "@3ngram/search";
 import { loadFixture, validateFixture, type Fixture, type FixtureQuery } from "../fixture.js";
-import { MINIMUM_FLOORS, checkFloors, floorTo4, ratchet, type FloorsFile } from "../floors.js";
+import { MINIMUM_FLOORS, checkFloors, fixtureFloors, floorTo4, ratchet, readFloors, type FloorsFile } from "../floors.js";
 import { advisoryAbstention, computeMetrics, describeFailures, firstExpectedRank, supersessionCorrect, type QueryOutcome } from "../metrics.js";
-import { mergePolicy, parseArgs } from "../run.js";
+import { FIXTURES, mergePolicy, parseArgs } from "../run.js";
 
 const fixture = loadFixture(new URL("../fixture/", import.meta.url));
 
@@ -67,13 +67,36 @@ describe("floors", () => {
     expect(ratchet(file, "another-model", up)).toEqual({ refused: [expect.stringContaining("another-model")] });
     expect(floorTo4(0.94999999)).toBe(0.9499);
   });
+
+  it("measures an advisory metric without gating it, and never records it", () => {
+    const advisory: FloorsFile = { ...file, advisory: ["abstentionPrecision"] };
+    const measured = { recallAt5: 0.96, mrrAt5: 0.9, supersession: 1, abstentionPrecision: 0.5, answerableAboveTau: 0.95 };
+    const check = checkFloors(advisory, measured).find((c) => c.name === "abstentionPrecision")!;
+    expect(check).toMatchObject({ ok: true, advisory: true, value: 0.5 });
+    expect(checkFloors(file, measured).find((c) => c.name === "abstentionPrecision")?.ok).toBe(false);
+    const result = ratchet(advisory, "use-lite-512", measured);
+    expect("next" in result && result.next).toMatchObject({ advisory: ["abstentionPrecision"], floors: { abstentionPrecision: 1, recallAt5: 0.96 } });
+  });
+
+  it("reads one set of floors per fixture from the committed file", () => {
+    const committed = readFloors(new URL("../floors.json", import.meta.url));
+    expect(Object.keys(committed.fixtures).sort()).toEqual(FIXTURES.map((f) => f.name).sort());
+    expect(fixtureFloors(committed, "golden").advisory).toBeUndefined();
+    // A fixture not in the file has the minimums.
+    expect(fixtureFloors(committed, "unknown").floors).toEqual(MINIMUM_FLOORS);
+  });
 });
 
 describe("fixture rules", () => {
   const clone = (): Fixture => structuredClone(fixture);
 
-  it("accepts the committed fixture", () => {
+  it("accepts the committed fixtures", () => {
     expect(validateFixture(fixture)).toEqual([]);
+    // The second fixture loads (loadFixture throws on any rule it breaks), with three-link chains.
+    const conversational = loadFixture(new URL("../fixture-conversational/", import.meta.url));
+    const revises = new Map(conversational.memories.flatMap((m) => (m.revises ? [[m.id, m.revises] as const] : [])));
+    const longest = Math.max(...conversational.memories.map((m) => { let n = 1; for (let at = revises.get(m.id); at; at = revises.get(at)) n++; return n; }));
+    expect(longest).toBe(3);
   });
 
   it("refuses an abstention query whose absent term is stored", () => {
@@ -110,6 +133,7 @@ describe("command line", () => {
   it("refuses to record a trial policy and unknown arguments", () => {
     expect(parseArgs(["--record", "--policy", "{}"])).toMatch(/--record measures the committed policy only/);
     expect(parseArgs(["--bogus"])).toMatch(/unknown argument: --bogus/);
-    expect(parseArgs(["--evidence"])).toEqual({ record: false, evidence: true, policy: null });
+    expect(parseArgs(["--evidence"])).toEqual({ record: false, evidence: true, policy: null, fit: false });
+    expect(parseArgs(["--fit", "--record"])).toMatch(/--fit stands alone/);
   });
 });

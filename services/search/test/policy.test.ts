@@ -6,7 +6,10 @@ import {
   fusedScore,
   isShortQuery,
   lexicalQueryText,
-  normaliseFts,
+  bm25Idf,
+  bm25Score,
+  bm25Term,
+  legValues,
   rank,
   shouldAbstain,
   type CandidateFeatures,
@@ -16,14 +19,30 @@ import { escapeLike } from "../src/db/candidates.js";
 const base: CandidateFeatures = { cosine: 0.5, ftsRaw: 0, lexical: false, ageDays: 0, topicMatch: false, superseded: false };
 
 describe("search policy", () => {
-  it("normalises full-text rank over the matching candidates only", () => {
-    const a = { ...base, lexical: true, ftsRaw: 0.1 };
-    const b = { ...base, lexical: true, ftsRaw: 0.3 };
-    const c = { ...base, lexical: false, ftsRaw: 0 };
-    const norm = normaliseFts([a, b, c]);
-    expect([norm(a), norm(b), norm(c)]).toEqual([0, 1, 0]);
-    const single = normaliseFts([a]);
-    expect(single(a)).toBe(1);
+  it("weighs a rare word above a common one and a short memory above a long one (BM25)", () => {
+    expect(bm25Idf(1, 1000)).toBeGreaterThan(bm25Idf(100, 1000));
+    expect(bm25Idf(1000, 1000)).toBeGreaterThan(0);
+    // N below df (counts from different places) is read as N = df, never a negative weight.
+    expect(bm25Idf(50, 10)).toBeCloseTo(bm25Idf(50, 50));
+    expect(bm25Term(2, 1, 10, 20)).toBeGreaterThan(bm25Term(2, 1, 40, 20));
+    // Term frequency saturates: a second occurrence adds less than the first.
+    const once = bm25Term(2, 1, 20, 20);
+    expect(bm25Term(2, 2, 20, 20) - once).toBeLessThan(once);
+    expect(bm25Term(2, 0, 20, 20)).toBe(0);
+    const idf = new Map([["squat", 3], ["week", 0.5]]);
+    expect(bm25Score({ squat: 1 }, idf, 20, 20)).toBeGreaterThan(bm25Score({ week: 1 }, idf, 20, 20));
+    expect(bm25Score({ squat: 1, week: 1 }, idf, 20, 20)).toBeCloseTo(bm25Term(3, 1, 20, 20) + bm25Term(0.5, 1, 20, 20));
+  });
+
+  it("normalises a leg inside the pool by rank, reciprocal rank, best score or min-max", () => {
+    const pool = [{ id: "a", x: 4 }, { id: "b", x: 2 }, { id: "c", x: null }, { id: "d", x: 2 }];
+    const values = (method: "rrf" | "rank" | "score" | "minmax") =>
+      legValues(pool.map((p) => ({ ...p, cosine: null, lexical: true, ftsRaw: 0 })), (c) => pool.find((p) => p.id === c.id)!.x, false, { ...SEARCH_POLICY, fusion: { method, rrfK: 5 } });
+    expect(Object.fromEntries(values("score"))).toEqual({ a: 1, b: 0.5, d: 0.5 });
+    expect(Object.fromEntries(values("minmax"))).toEqual({ a: 1, b: 0, d: 0 });
+    // Ties share the better rank; a candidate the leg did not score gets nothing from it.
+    expect(Object.fromEntries(values("rank"))).toEqual({ a: 1, b: 1 - 1 / 3, d: 1 - 1 / 3 });
+    expect(Object.fromEntries(values("rrf"))).toEqual({ a: 1, b: 6 / 7, d: 6 / 7 });
   });
 
   it("adds the topic bonus only to short queries", () => {
@@ -31,11 +50,13 @@ describe("search policy", () => {
     expect(isShortQuery("alice")).toBe(true);
     expect(isShortQuery("  alice   smith ")).toBe(true);
     expect(isShortQuery("who is alice really")).toBe(false);
-    expect(fusedScore(match, 0, true) - fusedScore(match, 0, false)).toBeCloseTo(SEARCH_POLICY.topicMatch.bonus);
+    const withBonus = { ...SEARCH_POLICY, topicMatch: { maxTokens: 2, bonus: 0.5 } };
+    expect(fusedScore(match, { vector: 0, lexical: 0 }, true, withBonus) - fusedScore(match, { vector: 0, lexical: 0 }, false, withBonus)).toBeCloseTo(0.5);
   });
 
   it("lets newer memories win ties through recency", () => {
-    expect(fusedScore({ ...base, ageDays: 1 }, 0, false)).toBeGreaterThan(fusedScore({ ...base, ageDays: 400 }, 0, false));
+    const withRecency = { ...SEARCH_POLICY, weights: { ...SEARCH_POLICY.weights, recency: 0.05 } };
+    expect(fusedScore({ ...base, ageDays: 1 }, { vector: 0, lexical: 0 }, false, withRecency)).toBeGreaterThan(fusedScore({ ...base, ageDays: 400 }, { vector: 0, lexical: 0 }, false, withRecency));
   });
 
   it("demotes a superseded row below an otherwise weaker successor", () => {
@@ -43,7 +64,7 @@ describe("search policy", () => {
     const successor = { ...base, id: "b", cosine: 0.6 };
     const order = rank([predecessor, successor], "a long enough query here").map((r) => r.candidate.id);
     expect(order).toEqual(["b", "a"]);
-    expect(fusedScore(predecessor, 1, false)).toBeCloseTo(fusedScore({ ...predecessor, superseded: false }, 1, false) - SEARCH_POLICY.supersessionPenalty);
+    expect(fusedScore(predecessor, { vector: 1, lexical: 1 }, false)).toBeCloseTo(fusedScore({ ...predecessor, superseded: false }, { vector: 1, lexical: 1 }, false) - SEARCH_POLICY.supersessionPenalty);
   });
 
   it("orders ties by id so the ranking is total", () => {
@@ -68,8 +89,10 @@ describe("search policy", () => {
   });
 
   it("abstains when the fused evidence is weak, whatever single signal is present", () => {
-    const { minEvidence, termCoverageWeight } = SEARCH_POLICY.abstention;
-    const verdict = (c: CandidateFeatures[]) => shouldAbstain(abstentionEvidence(rank(c.map((x, i) => ({ ...x, id: String(i) })), "q")), c.length);
+    // The rule's behaviour, with a fixed three-signal weighting (the committed numbers are calibrated by the eval).
+    const policy = { ...SEARCH_POLICY, abstention: { minEvidence: 1.34, termCoverageWeight: 1, scoreGapWeight: 2, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 } };
+    const { minEvidence, termCoverageWeight } = policy.abstention;
+    const verdict = (c: CandidateFeatures[]) => shouldAbstain(abstentionEvidence(rank(c.map((x, i) => ({ ...x, id: String(i) })), "q", policy)), c.length, policy);
     expect(verdict([])).toBe(true);
     // A fair cosine alone is not enough: unrelated questions reach it with the offline model.
     expect(verdict([{ ...base, cosine: 0.6, queryTerms: { total: 4, stored: 1 } }, { ...base, cosine: 0.59 }])).toBe(true);
@@ -78,11 +101,15 @@ describe("search policy", () => {
     // Without a vector leg the threshold shrinks to the signals left: words and gap.
     expect(verdict([{ ...base, cosine: null, queryTerms: { total: 3, stored: 0 } }])).toBe(true);
     const lexicalOnly = { ...base, cosine: null, queryTerms: { total: 2, stored: 2 } };
-    expect(verdict([{ ...lexicalOnly, lexical: true, ftsRaw: 0.5 }, lexicalOnly])).toBe(false);
+    expect(verdict([{ ...lexicalOnly, lexical: true, ftsRaw: 0.5, tsRank: 0.5 }, lexicalOnly])).toBe(false);
     // Nothing measurable at all: abstain.
-    expect(shouldAbstain({ bestCosine: null, anyLexical: false, scoreGap: null, termCoverage: null }, 1)).toBe(true);
+    expect(shouldAbstain({ bestCosine: null, anyLexical: false, scoreGap: null, termCoverage: null }, 1, policy)).toBe(true);
     // Evidence exactly at the threshold counts as found.
-    expect(shouldAbstain({ bestCosine: minEvidence - termCoverageWeight, anyLexical: true, scoreGap: 0, termCoverage: 1 }, 2)).toBe(false);
+    expect(shouldAbstain({ bestCosine: minEvidence - termCoverageWeight, anyLexical: true, scoreGap: 0, termCoverage: 1 }, 2, policy)).toBe(false);
+    // The idf signals count when weighted: rare words stored nowhere pull the evidence down.
+    const idfPolicy = { ...policy, abstention: { ...policy.abstention, minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 1 } };
+    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.2 }, 2, idfPolicy)).toBe(true);
+    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.95 }, 2, idfPolicy)).toBe(false);
   });
 
   it("counts term coverage from the query's stored terms and clamps every signal to [0, 1]", () => {
@@ -90,7 +117,7 @@ describe("search policy", () => {
     expect(abstentionEvidence(ranked).termCoverage).toBeCloseTo(0.75);
     expect(abstentionEvidence(rank([{ ...base, id: "a", queryTerms: { total: 0, stored: 0 } }], "q")).termCoverage).toBeNull();
     // A gap over a demoted predecessor can exceed 1; it still counts as at most 1.
-    const policy = { ...SEARCH_POLICY, abstention: { minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 1 } };
+    const policy = { ...SEARCH_POLICY, abstention: { minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 1, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 } };
     expect(shouldAbstain({ bestCosine: 0.4, anyLexical: false, scoreGap: 2, termCoverage: null }, 2, policy)).toBe(true);
     expect(shouldAbstain({ bestCosine: 0.6, anyLexical: false, scoreGap: 2, termCoverage: null }, 2, policy)).toBe(false);
   });

@@ -1,4 +1,5 @@
 import type { Queryable } from "@3ngram/db";
+import { bm25Idf, bm25Score, type SearchPolicy } from "../domain/policy.js";
 import type { TermCountCache } from "../domain/term-counts.js";
 import { HIT_COLUMNS, SqlParams, eligibleWhere, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
 
@@ -12,11 +13,13 @@ export interface QueryVector {
 export interface CandidateRow extends HitRow {
   cosine: number | null;
   ftsRaw: number;
+  tsRank: number;
   lexical: boolean;
   ageDays: number;
   topicMatch: boolean;
   superseded: boolean;
-  queryTerms: { total: number; stored: number };
+  queryTerms: { total: number; stored: number; idfTotal: number; idfStored: number };
+  idfMatched: number;
   fromVector: boolean;
   fromFts: boolean;
   fromRecency: boolean;
@@ -28,10 +31,20 @@ export const HNSW_FILTERED_SCAN: Readonly<Record<string, string>> = { "hnsw.iter
 /** At most this many distinct query terms are checked for the term-coverage evidence. */
 const MAX_COUNTED_TERMS = 32;
 
-/** The query's distinct full-text lexemes (english configuration, like the index), first MAX_COUNTED_TERMS. */
-async function queryLexemes(db: Queryable, query: string): Promise<string[]> {
-  const { rows } = await db.query<{ lexemes: string[] }>("SELECT tsvector_to_array(to_tsvector('english', $1)) AS lexemes", [query]);
-  return (rows[0]?.lexemes ?? []).slice(0, MAX_COUNTED_TERMS);
+/**
+ * The query's distinct search terms, made by the same function as the stored vectors
+ * (memory_search_vector: stems, raw words, identifiers whole and split), first MAX_COUNTED_TERMS;
+ * and the tenant's text statistics (searchable memories, their mean length in lexemes).
+ */
+async function queryTermsAndStats(db: Queryable, tenantId: string, query: string, tokens: SearchPolicy["tokens"]): Promise<{ lexemes: string[]; stems: Set<string>; docs: number; averageLength: number }> {
+  const { rows } = await db.query<{ lexemes: string[]; stems: string[]; docs: string | null; lexemeTotal: string | null }>(
+    `SELECT tsvector_to_array(${tokens === "memory" ? "memory_search_vector($1)" : "to_tsvector('english', $1)"}) AS lexemes, tsvector_to_array(to_tsvector('english', $1)) AS stems, s.docs, s."lexemeTotal"
+       FROM (SELECT sum(docs) AS docs, sum(lexemes) AS "lexemeTotal" FROM memory_text_stats WHERE tenant_id = $2) s`,
+    [query, tenantId],
+  );
+  const docs = Number(rows[0]?.docs ?? 0);
+  const total = Number(rows[0]?.lexemeTotal ?? 0);
+  return { lexemes: (rows[0]?.lexemes ?? []).slice(0, MAX_COUNTED_TERMS), stems: new Set(rows[0]?.stems ?? []), docs, averageLength: docs > 0 ? total / docs : 0 };
 }
 
 /**
@@ -40,8 +53,10 @@ async function queryLexemes(db: Queryable, query: string): Promise<string[]> {
  * counted in one statement where each term is a constant one-lexeme tsquery, so the planner picks
  * per term between a GIN probe (rare words) and a scan that stops at the cap (common ones).
  */
-async function termFrequencies(db: Queryable, eligibility: Eligibility, lexemes: readonly string[], cap: number, cache: TermCountCache | undefined): Promise<number[]> {
-  const counts = cache ? cache.lookup(eligibility, cap, lexemes) : lexemes.map(() => undefined);
+async function termFrequencies(db: Queryable, eligibility: Eligibility, tsv: string, lexemes: readonly string[], cap: number, cache: TermCountCache | undefined): Promise<number[]> {
+  // The two vectors count differently ("squat" is in more lexical_tsv rows): the cache keys carry the column.
+  const keys = lexemes.map((lexeme) => `${tsv}:${lexeme}`);
+  const counts = cache ? cache.lookup(eligibility, cap, keys) : lexemes.map(() => undefined);
   const unknown = lexemes.filter((_, i) => counts[i] === undefined);
   if (unknown.length === 0) return counts as number[];
   const p = new SqlParams();
@@ -49,11 +64,11 @@ async function termFrequencies(db: Queryable, eligibility: Eligibility, lexemes:
   const limit = p.add(Math.max(1, cap));
   const probes = unknown.map(
     (lexeme, i) =>
-      `(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE ${eligible} AND m.search_tsv @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery LIMIT ${limit}) s${i})::int AS t${i}`,
+      `(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE ${eligible} AND m.${tsv} @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery LIMIT ${limit}) s${i})::int AS t${i}`,
   );
   const { rows } = await db.query<Record<string, number>>(`SELECT ${probes.join(", ")}`, p.values);
   const counted = unknown.map((_, i) => Number(rows[0]?.[`t${i}`] ?? 0));
-  cache?.remember(eligibility, cap, unknown, counted);
+  cache?.remember(eligibility, cap, keys.filter((_, i) => counts[i] === undefined), counted);
   let next = 0;
   return counts.map((known) => known ?? counted[next++]!);
 }
@@ -92,25 +107,60 @@ export async function selectCandidates(
     pool: number;
     /** Recently counted words, so a common word is not counted again on every search. */
     termCounts?: TermCountCache | undefined;
+    /** BM25's constants, the lexical score and the vector searched (the rest of the policy is not read here). */
+    policy: Pick<SearchPolicy, "bm25" | "lexicalScore" | "tokens">;
   },
 ): Promise<CandidateRow[]> {
   const { eligibility, query, vector, pool } = params;
   const p = new SqlParams();
   const eligible = eligibleWhere(eligibility, p);
-  const lexemes = await queryLexemes(db, query);
+  const { lexemes, stems, docs, averageLength } = await queryTermsAndStats(db, eligibility.tenantId, query, params.policy.tokens);
+  // The vector the leg searches (both GIN-indexed; see SearchPolicy.tokens).
+  const tsv = params.policy.tokens === "memory" ? "lexical_tsv" : "search_tsv";
   // How many eligible memories hold each word (counted up to the cap): the term-coverage evidence,
   // and the document frequency that decides which words are too common to search on.
   const maxMatches = params.anyTerm?.maxMatches ?? 0;
-  const frequencies = await termFrequencies(db, eligibility, lexemes, maxMatches + 1, params.termCounts);
-  const stored = frequencies.filter((n) => n > 0).length;
+  const frequencies = await termFrequencies(db, eligibility, tsv, lexemes, maxMatches + 1, params.termCounts);
+  // Term coverage counts the english stems only (a query's words, once each): the raw and
+  // identifier forms the tokeniser adds would count a word several times and a stored stem
+  // with an unstored inflection as half missing.
+  const stemIndexes = lexemes.flatMap((lexeme, i) => (stems.has(lexeme) ? [i] : []));
+  const stored = stemIndexes.filter((i) => frequencies[i]! > 0).length;
   let tsquery: string;
+  // The terms BM25 scores: the discriminating ones the leg searches on, else every term.
+  let scored: string[] = lexemes;
   if (params.anyTerm && lexemes.length > 0) {
     const discriminating = lexemes.filter((_, i) => frequencies[i]! > 0 && frequencies[i]! <= maxMatches);
+    if (discriminating.length > 0) scored = discriminating;
     const text = discriminating.length > 0 ? discriminating.map(tsqueryLiteral).join(" | ") : lexemes.map(tsqueryLiteral).join(" & ");
     tsquery = `${p.add(text)}::tsquery`;
   } else {
     tsquery = `websearch_to_tsquery('english', ${p.add(params.ftsQuery ?? query)})`;
   }
+  const idf = new Map(lexemes.map((lexeme, i) => [lexeme, bm25Idf(frequencies[i]!, docs)]));
+  // The leg picks its rows by BM25 with every term counted once (a GIN-checked match per term,
+  // no unnesting); the pool is then scored with the terms' real frequencies below.
+  // (Built only when used: every bound parameter must appear in the statement.)
+  const legOrder = () => {
+    const { k1, b } = params.policy.bm25;
+    const avg = p.add(averageLength > 0 ? averageLength : 1);
+    const matchedIdf = scored.length > 0
+      ? scored.map((lexeme) => `CASE WHEN w.tsv @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(idf.get(lexeme) ?? 0)}::float8 ELSE 0 END`).join(" + ")
+      : "0";
+    return `(${matchedIdf}) / (1 + ${p.add(k1)}::float8 * (1 - ${p.add(b)}::float8 + ${p.add(b)}::float8 * length(w.tsv) / ${avg}::float8))`;
+  };
+  const lexicalOrder = params.policy.lexicalScore === "ts_rank" ? "ts_rank(w.tsv, q.tsq)" : legOrder();
+  // Which query terms each candidate holds ("lexeme tf"). BM25 needs the frequencies, read by
+  // unnesting the candidate's vector; otherwise one @@ per term says which are held (tf 1), which
+  // costs a fraction of the unnest on long memories.
+  const termHits =
+    params.policy.lexicalScore === "bm25"
+      ? `ARRAY(SELECT u.lexeme || ' ' || greatest(1, coalesce(cardinality(u.positions), 0))
+              FROM unnest(m.${tsv}) u WHERE u.lexeme = ANY(${p.add(lexemes)}::text[]))`
+      : lexemes.length === 0
+        ? "ARRAY[]::text[]"
+        : `array_remove(ARRAY[${lexemes.map((lexeme) => `CASE WHEN m.${tsv} @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(`${lexeme} 1`)}::text END`).join(", ")}], NULL)`;
+  const scoredSet = new Set(scored);
   const limit = p.add(pool);
   const likePattern = p.add(escapeLike(query.trim().toLowerCase()));
   const superseded = supersededExpr(eligibility, p);
@@ -133,9 +183,9 @@ export async function selectCandidates(
     vec AS (${vectorLeg}),
     fts AS (
       SELECT w.id FROM (
-        SELECT m.id, m.search_tsv FROM memories m, q WHERE ${eligible} AND m.search_tsv @@ q.tsq LIMIT ${p.add(params.rankWindow)}
+        SELECT m.id, m.${tsv} AS tsv FROM memories m, q WHERE ${eligible} AND m.${tsv} @@ q.tsq LIMIT ${p.add(params.rankWindow)}
       ) w, q
-      ORDER BY ts_rank(w.search_tsv, q.tsq) DESC, w.id LIMIT ${limit}),
+      ORDER BY ${lexicalOrder} DESC, w.id LIMIT ${limit}),
     rec AS (
       SELECT m.id FROM memories m WHERE ${eligible} ORDER BY m.recorded_at DESC, m.id LIMIT ${limit}),
     cand AS (
@@ -144,21 +194,38 @@ export async function selectCandidates(
       GROUP BY id)
     SELECT ${HIT_COLUMNS()},
       ${cosine} AS cosine,
-      ts_rank(m.search_tsv, q.tsq) AS "ftsRaw",
-      (m.search_tsv @@ q.tsq) AS lexical,
+      ts_rank(m.${tsv}, q.tsq) AS "tsRank",
+      coalesce(length(m.${tsv}), 0) AS "docLength",
+      ${termHits} AS "termHits",
+      (m.${tsv} @@ q.tsq) AS lexical,
       extract(epoch FROM (now() - m.recorded_at)) / 86400.0 AS "ageDays",
       (lower(m.topic) LIKE '%' || ${likePattern} || '%' ESCAPE '\\') AS "topicMatch",
       ${superseded} AS superseded,
       c.from_vector AS "fromVector", c.from_fts AS "fromFts", c.from_recency AS "fromRecency"
     FROM cand c JOIN memories m ON m.id = c.id AND m.tenant_id = ${p.add(eligibility.tenantId)}, q`;
-  const { rows } = await db.query<Omit<CandidateRow, "queryTerms">>(sql, p.values);
-  const queryTerms = { total: lexemes.length, stored };
-  return rows.map((r) => ({
-    ...r,
-    queryTerms,
-    cosine: r.cosine === null ? null : Number(r.cosine),
-    ftsRaw: Number(r.ftsRaw),
-    ageDays: Number(r.ageDays),
-    contentLength: Number(r.contentLength),
-  }));
+  const { rows } = await db.query<Omit<CandidateRow, "queryTerms" | "ftsRaw"> & { docLength: number; termHits: string[] }>(sql, p.values);
+  const idfStored = lexemes.reduce((sum, lexeme, i) => sum + (frequencies[i]! > 0 ? idf.get(lexeme)! : 0), 0);
+  const idfTotal = lexemes.reduce((sum, lexeme) => sum + idf.get(lexeme)!, 0);
+  const queryTerms = { total: stemIndexes.length, stored, idfTotal, idfStored };
+  return rows.map(({ docLength, termHits, ...r }) => {
+    // BM25 scores the terms the leg searched on; the idf mass a row holds counts every term.
+    const tf: Record<string, number> = {};
+    let idfMatched = 0;
+    for (const hit of termHits) {
+      const at = hit.lastIndexOf(" ");
+      const lexeme = hit.slice(0, at);
+      idfMatched += idf.get(lexeme) ?? 0;
+      if (scoredSet.has(lexeme)) tf[lexeme] = Number(hit.slice(at + 1));
+    }
+    return {
+      ...r,
+      queryTerms,
+      cosine: r.cosine === null ? null : Number(r.cosine),
+      ftsRaw: r.lexical ? bm25Score(tf, idf, Number(docLength), averageLength, params.policy) : 0,
+      idfMatched,
+      tsRank: Number(r.tsRank),
+      ageDays: Number(r.ageDays),
+      contentLength: Number(r.contentLength),
+    };
+  });
 }

@@ -197,6 +197,7 @@ async function rankedPage(
     vector: args.vector,
     pool: candidatePoolSize(args.limit, args.policy),
     termCounts: args.termCounts,
+    policy: args.policy,
   });
   const ranked = rank(candidates, args.query, args.policy).slice(0, MAX_FROZEN_CURSOR_IDS);
   const evidence = abstentionEvidence(ranked);
