@@ -56,9 +56,10 @@ k8s-check: build ## Fail if the committed Kubernetes YAML is stale
 	$(NPM) run --silent k8s:check
 
 # ESLint (typescript-eslint, import cycles, service and SQL boundaries: eslint.config.js), knip
-# (unused files, exports and dependencies: knip.json).
-lint: $(INSTALL_STAMP) ## Lint the code and check for unused files, exports and dependencies
+# (unused files, exports and dependencies: knip.json) and Prettier's check (`npm run format` fixes).
+lint: $(INSTALL_STAMP) ## Lint the code, check its formatting (Prettier) and look for unused files, exports and dependencies
 	$(NPM) run lint
+	$(NPM) run --silent format:check
 
 services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for the browser tests) are there
 	bash scripts/ensure-postgres.sh
@@ -71,7 +72,7 @@ services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for
 # narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
 test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval gate
 	$(NPM) run typecheck:tests
-	$(NPM) run lint
+	$(MAKE) --no-print-directory lint
 	npx vitest run $(VITEST_ARGS)
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
 

@@ -58,7 +58,15 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
   const log = createLogger({ service: "bench", level: "silent" });
   const embedder = await createEmbedder(parseEmbeddingsConfig(env));
   const search = await startSearchService(
-    loadSearchConfig({ ...env, DATABASE_URL: postgres.url, DATABASE_POOL_MAX: "4", SERVICE_TRUSTED_JWKS: keys.trustedJwks, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0" }),
+    loadSearchConfig({
+      ...env,
+      DATABASE_URL: postgres.url,
+      DATABASE_POOL_MAX: "4",
+      SERVICE_TRUSTED_JWKS: keys.trustedJwks,
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: "0",
+      METRICS_PORT: "0",
+    }),
     { embedder, log },
   );
   const pool = createPool({ connectionString: postgres.url, max: 1, applicationName: "bench" });

@@ -148,7 +148,11 @@ async function operation(client: Client, op: Sample["op"], id: number, n: number
   const object = OBJECTS[(n * 3 + id) % OBJECTS.length]!;
   const args =
     op === "remember"
-      ? { memoryType: "decision", topic: `${subject} ${object}`, content: `User ${id} op ${n}: the ${subject} team chose ${object} after review ${Date.now()}.` }
+      ? {
+          memoryType: "decision",
+          topic: `${subject} ${object}`,
+          content: `User ${id} op ${n}: the ${subject} team chose ${object} after review ${Date.now()}.`,
+        }
       : { query: `what did the ${subject} team decide about ${object} ${id}-${n}`, limit: 5 };
   const started = performance.now();
   const ok = await send(client, op, args).catch(() => false);
@@ -200,7 +204,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     processes.push(gateway);
     const baseUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitFor("gateway ready", async () => (await fetch(`${baseUrl}/ready`)).status === 200, 60_000, gateway);
-    const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "load"], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url } });
+    const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "load"], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url },
+    });
     const { apiKey } = JSON.parse(stdout) as { apiKey: string };
 
     const maxUsers = Math.max(...options.concurrency);
@@ -217,9 +224,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (options.seed > 0) {
       process.stderr.write(`storing ${options.seed} memories before the first step…\n`);
       let next = 0;
-      await Promise.all(clients.slice(0, 8).map(async (client, id) => {
-        while (next < options.seed) await operation(client, "remember", 1000 + id, next++);
-      }));
+      await Promise.all(
+        clients.slice(0, 8).map(async (client, id) => {
+          while (next < options.seed) await operation(client, "remember", 1000 + id, next++);
+        }),
+      );
     }
     // A short warm-up so the first step does not pay for JIT and connection set-up.
     const warm: Sample[] = [];

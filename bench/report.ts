@@ -6,7 +6,9 @@ const triple = (p: Percentiles | null) => (p ? `${ms(p.p50)} / ${ms(p.p95)} / ${
 
 export function printResults(results: readonly Result[], searches: number): void {
   console.log(`\nstandalone workload (${searches} rare-word searches, limit 10; paraphrases limit 5; chronological: type filter, limit 25; ms)\n`);
-  console.log("| target | N | write p50 by tenth (first → last) | search p50 / p95 / p99, first time | same, embedding cached | chronological p50 / p95 / p99 | rare word first / top 10 | paraphrase first / top 5 | RSS |");
+  console.log(
+    "| target | N | write p50 by tenth (first → last) | search p50 / p95 / p99, first time | same, embedding cached | chronological p50 / p95 / p99 | rare word first / top 10 | paraphrase first / top 5 | RSS |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     console.log(

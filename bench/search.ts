@@ -34,8 +34,30 @@ import { percentiles, pick, prng } from "./stats.js";
 const TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
 const SUBJECTS = ["billing", "search", "auth", "deploy", "onboarding", "analytics", "mobile", "storage", "payments", "alerts", "docs", "pricing"];
 const VERBS = ["chose", "moved", "replaced", "blocked", "measured", "agreed", "deferred", "shipped", "reviewed", "rejected", "documented", "tuned"];
-const OBJECTS = ["the retry policy", "the cache layer", "PostgreSQL", "the queue", "the API gateway", "the nightly job", "feature flags", "the SDK", "rate limits", "the schema", "TLS certificates", "the dashboard"];
-const DETAILS = ["because latency doubled", "after the incident review", "for the Q3 launch", "to cut cloud cost", "per the security audit", "since customers asked", "until the vendor replies", "with a two week rollback window"];
+const OBJECTS = [
+  "the retry policy",
+  "the cache layer",
+  "PostgreSQL",
+  "the queue",
+  "the API gateway",
+  "the nightly job",
+  "feature flags",
+  "the SDK",
+  "rate limits",
+  "the schema",
+  "TLS certificates",
+  "the dashboard",
+];
+const DETAILS = [
+  "because latency doubled",
+  "after the incident review",
+  "for the Q3 launch",
+  "to cut cloud cost",
+  "per the security audit",
+  "since customers asked",
+  "until the vendor replies",
+  "with a two week rollback window",
+];
 const BATCH = 1000;
 /** Distinct queries run before measuring (see --warmup): enough to settle the buffer cache after a bulk load. */
 const DEFAULT_WARMUP = 200;
@@ -56,7 +78,9 @@ function generate(n: number): Array<{ type: string; topic: string; content: stri
 function queries(count: number): string[] {
   const random = prng(7);
   return Array.from({ length: count }, (_, i) =>
-    i % 4 === 0 ? `${pick(random, SUBJECTS)} ${i}` : `what did the ${pick(random, SUBJECTS)} team decide about ${pick(random, OBJECTS)} ${pick(random, DETAILS)} ${i}`,
+    i % 4 === 0
+      ? `${pick(random, SUBJECTS)} ${i}`
+      : `what did the ${pick(random, SUBJECTS)} team decide about ${pick(random, OBJECTS)} ${pick(random, DETAILS)} ${i}`,
   );
 }
 
@@ -115,9 +139,7 @@ async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: 
   const loadS = (performance.now() - loadStart) / 1000;
   const indexStart = performance.now();
   await pool.query("SET maintenance_work_mem = '512MB'");
-  await pool.query(
-    "CREATE INDEX memories_embedding_512_hnsw ON memories USING hnsw ((embedding::vector(512)) vector_cosine_ops) WHERE embedding_dim = 512",
-  );
+  await pool.query("CREATE INDEX memories_embedding_512_hnsw ON memories USING hnsw ((embedding::vector(512)) vector_cosine_ops) WHERE embedding_dim = 512");
   const indexS = (performance.now() - indexStart) / 1000;
   // What autovacuum does soon after a bulk load in production: without it the GIN index's metapage
   // statistics still describe the empty index and the planner prices a full-text probe as dearer
@@ -146,7 +168,10 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
   const queue = createMemoryQueueBackend();
   const memory = await startMemoryService(loadMemoryConfig(env), { embedder, queue: queue.queue, queueCounts: queue.counts, log });
   const search = await startSearchService(loadSearchConfig(env), { embedder, log });
-  const gateway = await startGateway(loadConfig(gatewayConfigSchema, { ...env, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }), { log });
+  const gateway = await startGateway(
+    loadConfig(gatewayConfigSchema, { ...env, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }),
+    { log },
+  );
   let tenant: Omit<Reuse, "url"> | null = reuse;
   try {
     tenant ??= await createTenantWithKey(memory.pool, { tenantName: "bench" });
@@ -174,7 +199,8 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
     await search.close();
     await memory.close();
     await queue.close();
-    if (keep && !reuse) process.stderr.write(`kept database; measure it again with --reuse ${[db.url, tenant?.tenantId, tenant?.userId, tenant?.apiKey].join(",")}\n`);
+    if (keep && !reuse)
+      process.stderr.write(`kept database; measure it again with --reuse ${[db.url, tenant?.tenantId, tenant?.userId, tenant?.apiKey].join(",")}\n`);
     else await db.drop();
   }
 }
@@ -188,7 +214,8 @@ function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number;
   const count = Number(value("--queries") ?? 200);
   const warmup = Number(value("--warmup") ?? DEFAULT_WARMUP);
   if (!Number.isInteger(warmup) || warmup < 0) throw new Error("usage: --warmup <queries before measuring>");
-  if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(count) || count < 10) throw new Error("usage: --sizes 10000,100000 --queries 200");
+  if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(count) || count < 10)
+    throw new Error("usage: --sizes 10000,100000 --queries 200");
   const reuseArg = value("--reuse");
   let reuse: Reuse | null = null;
   if (reuseArg !== undefined) {
@@ -207,7 +234,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     results.push(await benchOne(n, queryCount, warmup, keep, reuse));
   }
   const ms = (x: number) => x.toFixed(1).padStart(7);
-  console.log(`\nsearch benchmark (${warmup} warm-up queries, then ${queryCount} per column, sequential, limit 5; chronological: limit 25, type + project filter)`);
+  console.log(
+    `\nsearch benchmark (${warmup} warm-up queries, then ${queryCount} per column, sequential, limit 5; chronological: limit 25, type + project filter)`,
+  );
   console.log("memories  load s  index s | gRPC p50   p95     p99   | MCP p50    p95     p99   | chrono p50 p95     p99   (ms)");
   for (const r of results) {
     console.log(

@@ -22,7 +22,13 @@ export async function startStandaloneTarget(env: Record<string, string> = {}, op
   const dataDir = mkdtempSync(join(tmpdir(), "3ngram-bench-standalone-"));
   // One client making thousands of calls a minute: the per-user and per-key budgets would stop it.
   const unlimited = { RATE_LIMIT_IP_PER_MINUTE: "1000000", RATE_LIMIT_USER_PER_MINUTE: "1000000", RATE_LIMIT_KEY_PER_MINUTE: "1000000" };
-  const proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", ...unlimited, ...env });
+  const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
+    THREENGRAM_DATA_DIR: dataDir,
+    PORT: "0",
+    LOG_LEVEL: "warn",
+    ...unlimited,
+    ...env,
+  });
   await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 120_000, proc);
   const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(proc.output())?.[1] ?? "";
   const mcpUrl = field("MCP endpoint");

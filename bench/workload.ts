@@ -33,7 +33,20 @@ export interface Corpus {
 
 const SUBJECTS = ["billing", "search", "auth", "deploy", "onboarding", "analytics", "mobile", "storage", "payments", "alerts", "docs", "pricing"];
 const VERBS = ["chose", "moved", "replaced", "blocked", "measured", "agreed on", "deferred", "shipped", "reviewed", "rejected", "documented", "tuned"];
-const OBJECTS = ["the retry policy", "the cache layer", "PostgreSQL", "the queue", "the API gateway", "the nightly job", "feature flags", "the SDK", "rate limits", "the schema", "TLS certificates", "the dashboard"];
+const OBJECTS = [
+  "the retry policy",
+  "the cache layer",
+  "PostgreSQL",
+  "the queue",
+  "the API gateway",
+  "the nightly job",
+  "feature flags",
+  "the SDK",
+  "rate limits",
+  "the schema",
+  "TLS certificates",
+  "the dashboard",
+];
 const DETAILS = [
   "because latency doubled during the busiest hour of the week",
   "after the incident review found two missing alerts",

@@ -33,12 +33,24 @@ function rankingGrid(): SearchPolicy[] {
     { method: "rank", rrfK: 60 },
     ...[5, 20, 60].map((rrfK) => ({ method: "rrf" as const, rrfK })),
   ];
-  for (const [tokens, lexicalScore] of [["english", "ts_rank"], ["english", "bm25"], ["memory", "ts_rank"], ["memory", "bm25"]] as const) {
+  for (const [tokens, lexicalScore] of [
+    ["english", "ts_rank"],
+    ["english", "bm25"],
+    ["memory", "ts_rank"],
+    ["memory", "bm25"],
+  ] as const) {
     for (const fusion of fusions) {
       for (const fts of [0.2, 0.35, 0.5, 1, 1.5]) {
         for (const recency of [0, 0.05]) {
           for (const bonus of [0, 0.5]) {
-            grid.push({ ...SEARCH_POLICY, tokens, lexicalScore, fusion, weights: { vector: 1, fts, recency }, topicMatch: { ...SEARCH_POLICY.topicMatch, bonus } });
+            grid.push({
+              ...SEARCH_POLICY,
+              tokens,
+              lexicalScore,
+              fusion,
+              weights: { vector: 1, fts, recency },
+              topicMatch: { ...SEARCH_POLICY.topicMatch, bonus },
+            });
           }
         }
       }
@@ -62,22 +74,26 @@ function calibrate(outcomes: readonly Outcomes[]): Verdict {
     for (const scoreGapWeight of [0, 0.5, 1, 2, 4]) {
       for (const weightedCoverageWeight of [0, 1, 2, 3]) {
         for (const topMatchWeight of [0, 1, 2]) {
-         for (const cosineLiftWeight of [0, 1, 2, 4]) {
-          const weights = { termCoverageWeight, scoreGapWeight, weightedCoverageWeight, topMatchWeight, cosineLiftWeight };
-          const sums = outcomes.map((fixture) => {
-            const gated = fixture.filter((o) => !o.query.advisory);
-            const score = (o: Outcomes[number]) => evidenceScore(o.full, weights) ?? 0;
-            return { absent: gated.filter((o) => o.query.slice === "abstention").map(score), answerable: gated.filter((o) => o.query.slice !== "abstention").map(score) };
-          });
-          const strongestAbsent = Math.max(...sums.flatMap((s) => s.absent));
-          const above = sums.flatMap((s) => s.answerable).filter((x) => x > strongestAbsent);
-          const next = above.length > 0 ? Math.min(...above) : strongestAbsent + 0.02;
-          const threshold = Number(((strongestAbsent + next) / 2).toFixed(4));
-          const worstAbstained = Math.max(...sums.map((s) => s.answerable.filter((x) => x < threshold).length / s.answerable.length));
-          const margin = (next - strongestAbsent) / Math.max(threshold, 1e-9);
-          const choice = { weights, threshold, margin, worstAbstained };
-          if (!best || worstAbstained < best.worstAbstained - 1e-9 || (Math.abs(worstAbstained - best.worstAbstained) < 1e-9 && margin > best.margin)) best = choice;
-         }
+          for (const cosineLiftWeight of [0, 1, 2, 4]) {
+            const weights = { termCoverageWeight, scoreGapWeight, weightedCoverageWeight, topMatchWeight, cosineLiftWeight };
+            const sums = outcomes.map((fixture) => {
+              const gated = fixture.filter((o) => !o.query.advisory);
+              const score = (o: Outcomes[number]) => evidenceScore(o.full, weights) ?? 0;
+              return {
+                absent: gated.filter((o) => o.query.slice === "abstention").map(score),
+                answerable: gated.filter((o) => o.query.slice !== "abstention").map(score),
+              };
+            });
+            const strongestAbsent = Math.max(...sums.flatMap((s) => s.absent));
+            const above = sums.flatMap((s) => s.answerable).filter((x) => x > strongestAbsent);
+            const next = above.length > 0 ? Math.min(...above) : strongestAbsent + 0.02;
+            const threshold = Number(((strongestAbsent + next) / 2).toFixed(4));
+            const worstAbstained = Math.max(...sums.map((s) => s.answerable.filter((x) => x < threshold).length / s.answerable.length));
+            const margin = (next - strongestAbsent) / Math.max(threshold, 1e-9);
+            const choice = { weights, threshold, margin, worstAbstained };
+            if (!best || worstAbstained < best.worstAbstained - 1e-9 || (Math.abs(worstAbstained - best.worstAbstained) < 1e-9 && margin > best.margin))
+              best = choice;
+          }
         }
       }
     }
@@ -128,13 +144,22 @@ export function fitPolicy(gathered: readonly Pools[]): number {
     const bestHere = [...scored].sort((a, b) => b.scores[i]! - a.scores[i]!)[0]!;
     for (const [j, q] of all.entries()) {
       if (i === j) continue;
-      console.log(`  fit on ${p.fixture_}: ${describe(bestHere.policy)} -> ${p.fixture_} ${f4(bestHere.scores[i]!)}, held-out ${q.fixture_} ${f4(bestHere.scores[j]!)} (recall@5 ${f4(bestHere.metrics[j]!.recallAt5)}, MRR@5 ${f4(bestHere.metrics[j]!.mrrAt5)})`);
+      console.log(
+        `  fit on ${p.fixture_}: ${describe(bestHere.policy)} -> ${p.fixture_} ${f4(bestHere.scores[i]!)}, held-out ${q.fixture_} ${f4(bestHere.scores[j]!)} (recall@5 ${f4(bestHere.metrics[j]!.recallAt5)}, MRR@5 ${f4(bestHere.metrics[j]!.mrrAt5)})`,
+      );
     }
   }
   console.log(`\nbest per fusion method (maximin):`);
-  for (const [tokens, lexicalScore] of [["english", "ts_rank"], ["english", "bm25"], ["memory", "ts_rank"], ["memory", "bm25"]] as const) {
+  for (const [tokens, lexicalScore] of [
+    ["english", "ts_rank"],
+    ["english", "bm25"],
+    ["memory", "ts_rank"],
+    ["memory", "bm25"],
+  ] as const) {
     for (const method of ["score", "minmax", "rank", "rrf"] as const) {
-      const best = scored.filter((s) => s.policy.fusion.method === method && s.policy.lexicalScore === lexicalScore && s.policy.tokens === tokens).sort(better)[0]!;
+      const best = scored
+        .filter((s) => s.policy.fusion.method === method && s.policy.lexicalScore === lexicalScore && s.policy.tokens === tokens)
+        .sort(better)[0]!;
       console.log(
         `  ${describe(best.policy)}: ${all.map((p, i) => `${p.fixture_} R@5 ${f4(best.metrics[i]!.recallAt5)} MRR ${f4(best.metrics[i]!.mrrAt5)}`).join("; ")}; ` +
           `abstained ≤ ${(best.verdict.worstAbstained * 100).toFixed(1)}%`,
@@ -162,16 +187,29 @@ export function fitPolicy(gathered: readonly Pools[]): number {
   }
   // Where the verdict is tight: the strongest absent-topic queries and the answerable ones below it.
   for (const [i, p] of all.entries()) {
-    const rows = chosen.outcomes[i]!.filter((o) => !o.query.advisory).map((o) => ({ id: o.query.id, slice: o.query.slice, score: evidenceScore(o.full, best!.weights) ?? 0 }));
-    const absent = rows.filter((r) => r.slice === "abstention").sort((a, b) => b.score - a.score).slice(0, 3);
+    const rows = chosen.outcomes[i]!.filter((o) => !o.query.advisory).map((o) => ({
+      id: o.query.id,
+      slice: o.query.slice,
+      score: evidenceScore(o.full, best!.weights) ?? 0,
+    }));
+    const absent = rows
+      .filter((r) => r.slice === "abstention")
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 3);
     const low = rows.filter((r) => r.slice !== "abstention" && r.score < best!.threshold).sort((a, b) => a.score - b.score);
-    console.log(`  ${p.fixture_}: strongest absent ${absent.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ")}; answerable below: ${low.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ") || "none"}`);
+    console.log(
+      `  ${p.fixture_}: strongest absent ${absent.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ")}; answerable below: ${low.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ") || "none"}`,
+    );
   }
   console.log(`\nwith that verdict (offline ranking of the gathered pools):`);
   for (const p of all) {
     const m = computeMetrics(outcomesUnder(p, final));
-    console.log(`  ${p.fixture_}: recall@5 ${f4(m.recallAt5)} MRR@5 ${f4(m.mrrAt5)} supersession ${f4(m.supersession)} abstention ${f4(m.abstentionPrecision)} answerable-above-τ ${f4(m.answerableAboveTau)}`);
+    console.log(
+      `  ${p.fixture_}: recall@5 ${f4(m.recallAt5)} MRR@5 ${f4(m.mrrAt5)} supersession ${f4(m.supersession)} abstention ${f4(m.abstentionPrecision)} answerable-above-τ ${f4(m.answerableAboveTau)}`,
+    );
   }
-  console.log(`\nSEARCH_POLICY numbers: ${JSON.stringify({ weights: final.weights, fusion: final.fusion, topicMatch: final.topicMatch, abstention: final.abstention })}`);
+  console.log(
+    `\nSEARCH_POLICY numbers: ${JSON.stringify({ weights: final.weights, fusion: final.fusion, topicMatch: final.topicMatch, abstention: final.abstention })}`,
+  );
   return 0;
 }

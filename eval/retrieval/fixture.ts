@@ -88,7 +88,8 @@ export function validateFixture({ memories, queries }: Fixture): string[] {
     if (queryIds.has(q.id)) problems.push(`${q.id}: duplicate query id`);
     queryIds.add(q.id);
     for (const id of [...q.expected, ...(q.forbidden ?? [])]) if (!byId.has(id)) problems.push(`${q.id}: unknown memory ${id}`);
-    if (q.advisory !== undefined && (q.slice !== "abstention" || q.advisory !== true)) problems.push(`${q.id}: only an abstention query can be advisory (advisory: true)`);
+    if (q.advisory !== undefined && (q.slice !== "abstention" || q.advisory !== true))
+      problems.push(`${q.id}: only an abstention query can be advisory (advisory: true)`);
     if (q.slice === "abstention") {
       if (q.expected.length > 0) problems.push(`${q.id}: an abstention query expects nothing`);
       if (!q.absentTerms || q.absentTerms.length === 0) problems.push(`${q.id}: an abstention query lists the terms that are absent`);

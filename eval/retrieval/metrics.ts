@@ -59,10 +59,12 @@ export function computeMetrics(outcomes: readonly QueryOutcome[]): Metrics {
   const abstention = gated.filter((o) => o.query.slice === "abstention");
   return {
     recallAt5: mean(answerable.map((o) => (firstExpectedRank(o) === null ? 0 : 1))),
-    mrrAt5: mean(answerable.map((o) => {
-      const rank = firstExpectedRank(o);
-      return rank === null ? 0 : 1 / rank;
-    })),
+    mrrAt5: mean(
+      answerable.map((o) => {
+        const rank = firstExpectedRank(o);
+        return rank === null ? 0 : 1 / rank;
+      }),
+    ),
     supersession: mean(supersession.map((o) => (supersessionCorrect(o) ? 1 : 0))),
     abstentionPrecision: mean(abstention.map((o) => (o.abstained ? 1 : 0))),
     answerableAboveTau: mean(answerable.map((o) => (o.abstained ? 0 : 1))),
@@ -88,7 +90,8 @@ export function describeFailures(outcomes: readonly QueryOutcome[]): string[] {
     const problems: string[] = [];
     if (firstExpectedRank(o) === null) problems.push(`expected ${q.expected.join("|")} not in top ${K}`);
     else if (firstExpectedRank(o) !== 1) problems.push(`expected at rank ${firstExpectedRank(o)}`);
-    if (q.slice === "supersession" && firstExpectedRank(o) !== null && !supersessionCorrect(o)) problems.push(`predecessor ${q.forbidden?.join("|")} not below successor`);
+    if (q.slice === "supersession" && firstExpectedRank(o) !== null && !supersessionCorrect(o))
+      problems.push(`predecessor ${q.forbidden?.join("|")} not below successor`);
     if (o.abstained) problems.push("abstained");
     if (problems.length > 0) lines.push(`${q.id} [${q.slice}] ${problems.join("; ")}; top ${top}`);
   }

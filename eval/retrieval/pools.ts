@@ -34,7 +34,14 @@ export interface QueryPools {
  * lexical leg's rows are those the policy's own lexical score selects; ranking them offline under
  * the other score is an approximation the fit accepts (docs/evals.md).
  */
-export async function gatherPools(pool: Pool, tenantId: string, embedder: Embedder, fixture: Fixture, fixtureIdOf: ReadonlyMap<string, string>, policy: SearchPolicy = SEARCH_POLICY): Promise<QueryPools> {
+export async function gatherPools(
+  pool: Pool,
+  tenantId: string,
+  embedder: Embedder,
+  fixture: Fixture,
+  fixtureIdOf: ReadonlyMap<string, string>,
+  policy: SearchPolicy = SEARCH_POLICY,
+): Promise<QueryPools> {
   const pools: CandidateRow[][] = [];
   for (const q of fixture.queries) {
     const query = normaliseQuery(q.query);

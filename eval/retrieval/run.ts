@@ -186,7 +186,12 @@ export async function loadMemories(client: RpcClient<typeof MemoryService>, as: 
 }
 
 /** Runs every query of the fixture through one search client; answers the outcomes in fixture ids. */
-async function runQueries(client: RpcClient<typeof SearchService>, as: CallOptions, fixture: Fixture, fixtureIdOf: ReadonlyMap<string, string>): Promise<QueryOutcome[]> {
+async function runQueries(
+  client: RpcClient<typeof SearchService>,
+  as: CallOptions,
+  fixture: Fixture,
+  fixtureIdOf: ReadonlyMap<string, string>,
+): Promise<QueryOutcome[]> {
   const outcomes: QueryOutcome[] = [];
   for (const query of fixture.queries) {
     // limit K is what an agent asks for by default; the pool size follows from it.
@@ -216,8 +221,16 @@ export async function loadAndGather(name: FixtureName, embedder: Embedder): Prom
     const ids = await loadMemories(services.memoryClient, as, fixture);
     const fixtureIdOf = new Map([...ids].map(([fixtureId, id]) => [id, fixtureId]));
     // One set of pools per full-text vector, each gathered with that vector's own lexical score.
-    const english = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, { ...SEARCH_POLICY, tokens: "english", lexicalScore: "ts_rank" });
-    const memory = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, { ...SEARCH_POLICY, tokens: "memory", lexicalScore: "bm25" });
+    const english = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, {
+      ...SEARCH_POLICY,
+      tokens: "english",
+      lexicalScore: "ts_rank",
+    });
+    const memory = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, {
+      ...SEARCH_POLICY,
+      tokens: "memory",
+      lexicalScore: "bm25",
+    });
     return [english, memory];
   } finally {
     await services.close();
@@ -334,7 +347,9 @@ function printEvidence(run: VariantRun): void {
       marked = true;
     }
     const slice = o.query.advisory ? `${o.query.slice} (advisory)` : o.query.slice;
-    console.log(`  ${pad(o.query.id, 7)}${pad(slice, 22)}${pad(fixed(e?.bestCosine), 8)}${pad(fixed(e?.termCoverage), 8)}${pad(fixed(e?.scoreGap), 8)}${pad(sum.toFixed(3), 8)}${o.abstained ? "abstained" : "found"}`);
+    console.log(
+      `  ${pad(o.query.id, 7)}${pad(slice, 22)}${pad(fixed(e?.bestCosine), 8)}${pad(fixed(e?.termCoverage), 8)}${pad(fixed(e?.scoreGap), 8)}${pad(sum.toFixed(3), 8)}${o.abstained ? "abstained" : "found"}`,
+    );
   }
 }
 
@@ -376,7 +391,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     // the model and the pool settings, not on the weights being fitted); delete it after changing those.
     const cache = process.env.EVAL_FIT_POOLS;
     if (cache && existsSync(cache)) {
-      for (const p of JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>) all.push({ ...p, fixtureIdOf: new Map(p.fixtureIdOf) });
+      for (const p of JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>)
+        all.push({ ...p, fixtureIdOf: new Map(p.fixtureIdOf) });
     } else {
       for (const { name } of FIXTURES) for (const pools of await loadAndGather(name, embedder)) all.push({ ...pools, fixture_: name });
       if (cache) writeFileSync(cache, JSON.stringify(all.map((p) => ({ ...p, fixtureIdOf: [...p.fixtureIdOf] }))));
@@ -408,7 +424,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       `\n== fixture ${name}: ${fused.outcomes.length} queries (retrieval ${bySlice("retrieval")}, supersession ${bySlice("supersession")}, ` +
         `abstention ${bySlice("abstention")}${advisory ? ` + ${advisory.of} advisory` : ""}), model ${run.model}`,
     );
-    console.log(`load ${(run.timings.loadMs / 1000).toFixed(1)} s, queries (fused via gRPC, legs from the pools) ${(run.timings.queryMs / 1000).toFixed(1)} s, total ${(run.timings.totalMs / 1000).toFixed(1)} s\n`);
+    console.log(
+      `load ${(run.timings.loadMs / 1000).toFixed(1)} s, queries (fused via gRPC, legs from the pools) ${(run.timings.queryMs / 1000).toFixed(1)} s, total ${(run.timings.totalMs / 1000).toFixed(1)} s\n`,
+    );
     printAblation(run);
     const floors = fixtureFloors(floorsFile, name);
     console.log(`\n${pad("fused metric", 28)}${pad("value", 9)}${pad("floor", 9)}status`);
@@ -431,7 +449,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       code = 1;
     }
     if (checks.some((c) => !c.ok)) {
-      console.error(`\n${name}: below floor: ${checks.filter((c) => !c.ok).map((c) => METRIC_LABELS[c.name]).join(", ")}`);
+      console.error(
+        `\n${name}: below floor: ${checks
+          .filter((c) => !c.ok)
+          .map((c) => METRIC_LABELS[c.name])
+          .join(", ")}`,
+      );
       code = 1;
     }
     // Reported, not gated: with the committed policy fusion does not yet beat every leg on every

@@ -76,11 +76,14 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     closers.push(() => memory.close());
     const search = await startSearchService(loadSearchConfig(shared), { embedder, log: log.child({ component: "search" }) });
     closers.push(() => search.close());
-    const consolidator = await startConsolidator(loadConfig(consolidatorConfigSchema, { ...shared, MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }), {
-      backend: queues,
-      embedder,
-      log: log.child({ component: "consolidator" }),
-    });
+    const consolidator = await startConsolidator(
+      loadConfig(consolidatorConfigSchema, { ...shared, MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }),
+      {
+        backend: queues,
+        embedder,
+        log: log.child({ component: "consolidator" }),
+      },
+    );
     closers.push(() => consolidator.close());
 
     // After the migrations (the memory service ran them): statistics for what is already stored.

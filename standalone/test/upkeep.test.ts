@@ -32,7 +32,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const stats = async () => (await pool.query<{ relpages: number; reltuples: number }>("SELECT relpages, reltuples FROM pg_class WHERE relname = 'notes'")).rows[0]!;
+const stats = async () =>
+  (await pool.query<{ relpages: number; reltuples: number }>("SELECT relpages, reltuples FROM pg_class WHERE relname = 'notes'")).rows[0]!;
 
 describe("embedded database upkeep", () => {
   it("analyses a table once it has grown, and leaves it alone while it has not", async () => {

@@ -38,7 +38,11 @@ export class Browser {
 
   private async send(path: string, init: RequestInit): Promise<Page> {
     const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-    const res = await fetch(`${this.baseUrl}${path}`, { ...init, redirect: "manual", headers: { ...(init.headers as Record<string, string>), ...(cookie ? { Cookie: cookie } : {}) } });
+    const res = await fetch(`${this.baseUrl}${path}`, {
+      ...init,
+      redirect: "manual",
+      headers: { ...(init.headers as Record<string, string>), ...(cookie ? { Cookie: cookie } : {}) },
+    });
     for (const line of res.headers.getSetCookie()) {
       this.setCookies.push(line);
       const [pair = "", ...attributes] = line.split(";").map((s) => s.trim());

@@ -36,7 +36,17 @@ async function launchWithRetry(profile: string): Promise<Browser> {
     headless: true,
     timeout: LAUNCH_TIMEOUT_MS,
     // /dev/shm can be small in containers; chromium then stalls instead of failing.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", `--user-data-dir=${profile}`],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      `--user-data-dir=${profile}`,
+    ],
     defaultViewport: { width: 1280, height: 900 },
   };
   try {

@@ -47,7 +47,13 @@ export class ConsentingHost {
     return REDIRECT_URI;
   }
   get clientMetadata() {
-    return { client_name: "SDK test host", redirect_uris: [REDIRECT_URI], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    return {
+      client_name: "SDK test host",
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
   }
   clientInformation(): ClientInformation | undefined {
     return this.information;

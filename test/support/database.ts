@@ -16,7 +16,10 @@ export interface TestDatabase {
 /** A fresh, empty database for one test file; dropped (with its connections) afterwards. */
 export async function createTestDatabase(label: string): Promise<TestDatabase> {
   assertLocalDatabaseUrl(ADMIN_DATABASE_URL);
-  const name = `t3ngram_${label.replace(/[^a-z0-9]/gi, "").toLowerCase().slice(0, 20)}_${process.pid}_${randomBytes(3).toString("hex")}`;
+  const name = `t3ngram_${label
+    .replace(/[^a-z0-9]/gi, "")
+    .toLowerCase()
+    .slice(0, 20)}_${process.pid}_${randomBytes(3).toString("hex")}`;
   const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
   await admin.connect();
   try {

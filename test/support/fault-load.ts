@@ -71,7 +71,9 @@ export class FaultLoad {
 
   /** When the first request of this kind that started at or after `since` succeeded. */
   firstSuccess(kind: Kind, since: number): number | undefined {
-    return this.outcomes.filter((o) => o.kind === kind && o.ok && o.startedAt >= since).reduce<number | undefined>((min, o) => (min === undefined || o.at < min ? o.at : min), undefined);
+    return this.outcomes
+      .filter((o) => o.kind === kind && o.ok && o.startedAt >= since)
+      .reduce<number | undefined>((min, o) => (min === undefined || o.at < min ? o.at : min), undefined);
   }
 
   /** Failed answers (by kind, surface and status) of requests that ended in [from, to]. */

@@ -11,10 +11,7 @@ export interface McpConnection {
 
 /** The official MCP client SDK over Streamable HTTP, authenticated with an API key. */
 export async function connectMcp(mcpUrl: string, apiKey: string, options: { modern?: boolean } = {}): Promise<McpConnection> {
-  const client = new Client(
-    { name: "3ngram-tests", version: "1.0.0" },
-    options.modern ? { versionNegotiation: { mode: "auto" } } : {},
-  );
+  const client = new Client({ name: "3ngram-tests", version: "1.0.0" }, options.modern ? { versionNegotiation: { mode: "auto" } } : {});
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
   });

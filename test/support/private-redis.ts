@@ -29,7 +29,22 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const start = async () => {
     child = spawn(
       process.env.TEST_REDIS_SERVER ?? "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"],
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        dir,
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "everysec",
+        "--maxmemory-policy",
+        "noeviction",
+      ],
       { stdio: "ignore" },
     );
     const ping = async () => {

@@ -8,4 +8,15 @@ export { MEMORY_CONFIG } from "./memory.js";
 export { SEARCH_CONFIG, SEARCH_SCALING } from "./search.js";
 export { CONSOLIDATOR_CONFIG, CONSOLIDATOR_GRACE_SECONDS } from "./consolidator.js";
 export { MIGRATE_JOB_NAME } from "./migrate-job.js";
-export { IMAGE, IMAGE_TAG, MEMORY_ADDR, MONITORING_NAMESPACE, NAMESPACE, PORTS, RUN_AS_USER, SEARCH_ADDR, SERVICE_NAMES, type ServiceName } from "./settings.js";
+export {
+  IMAGE,
+  IMAGE_TAG,
+  MEMORY_ADDR,
+  MONITORING_NAMESPACE,
+  NAMESPACE,
+  PORTS,
+  RUN_AS_USER,
+  SEARCH_ADDR,
+  SERVICE_NAMES,
+  type ServiceName,
+} from "./settings.js";

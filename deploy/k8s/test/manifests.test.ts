@@ -84,7 +84,10 @@ describe("rendered manifests", () => {
   });
 
   it("list every manifests/ file in the kustomization, and neither the Job nor the Secret templates", () => {
-    const kustomization = parse(readFileSync(join(K8S_DIR, "manifests/kustomization.yaml"), "utf8")) as { resources: string[]; images: Array<{ name: string }> };
+    const kustomization = parse(readFileSync(join(K8S_DIR, "manifests/kustomization.yaml"), "utf8")) as {
+      resources: string[];
+      images: Array<{ name: string }>;
+    };
     const listed = kustomization.resources.map((r) => `manifests/${r}`).sort();
     const files = [...new Set(docs.filter(inKustomization).map((d) => d.file))].sort();
     expect(listed).toEqual(files);
@@ -206,7 +209,10 @@ describe("services and peers", () => {
     for (const svc of services) {
       const deployment = byName(deployments, svc.metadata.name);
       const podLabels = deployment.spec!.template.metadata!.labels!;
-      expect(Object.entries(svc.spec!.selector!).every(([k, v]) => podLabels[k] === v), svc.metadata.name).toBe(true);
+      expect(
+        Object.entries(svc.spec!.selector!).every(([k, v]) => podLabels[k] === v),
+        svc.metadata.name,
+      ).toBe(true);
       for (const port of svc.spec!.ports!) {
         expect(containerPort(onlyContainer(deployment), port.targetPort!), `${svc.metadata.name}:${port.name}`).toBeDefined();
       }

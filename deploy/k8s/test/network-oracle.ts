@@ -12,8 +12,7 @@ import type { NetworkPolicyDoc } from "./rendered.js";
 type ILabelSelector = INetworkPolicySpec["podSelector"];
 
 export type Source =
-  | { kind: "pod"; namespace: string; namespaceLabels: Record<string, string>; labels: Record<string, string> }
-  | { kind: "external"; ip: string };
+  { kind: "pod"; namespace: string; namespaceLabels: Record<string, string>; labels: Record<string, string> } | { kind: "external"; ip: string };
 
 export interface Target {
   namespace: string;
@@ -30,11 +29,15 @@ function selectorMatches(selector: ILabelSelector | undefined, labels: Record<st
     const value = labels[expression.key];
     const values = expression.values ?? [];
     const ok =
-      expression.operator === "In" ? value !== undefined && values.includes(value)
-      : expression.operator === "NotIn" ? value === undefined || !values.includes(value)
-      : expression.operator === "Exists" ? value !== undefined
-      : expression.operator === "DoesNotExist" ? value === undefined
-      : false;
+      expression.operator === "In"
+        ? value !== undefined && values.includes(value)
+        : expression.operator === "NotIn"
+          ? value === undefined || !values.includes(value)
+          : expression.operator === "Exists"
+            ? value !== undefined
+            : expression.operator === "DoesNotExist"
+              ? value === undefined
+              : false;
     if (!ok) return false;
   }
   return true;
@@ -44,18 +47,22 @@ function ipInCidr(ip: string, cidr: string): boolean {
   const [base, bits] = cidr.split("/");
   const toInt = (a: string) => a.split(".").reduce((acc, octet) => (acc << 8) + Number(octet), 0) >>> 0;
   const mask = Number(bits) === 0 ? 0 : (~0 << (32 - Number(bits))) >>> 0;
-  return ((toInt(ip) & mask) >>> 0) === ((toInt(base!) & mask) >>> 0);
+  return (toInt(ip) & mask) >>> 0 === (toInt(base!) & mask) >>> 0;
 }
 
 export function allows(policies: NetworkPolicyDoc[], source: Source, target: Target): boolean {
   const selecting = policies.filter(
-    (p) => p.metadata.namespace === target.namespace && (p.spec?.policyTypes ?? ["Ingress"]).includes("Ingress") && selectorMatches(p.spec?.podSelector ?? {}, target.labels),
+    (p) =>
+      p.metadata.namespace === target.namespace &&
+      (p.spec?.policyTypes ?? ["Ingress"]).includes("Ingress") &&
+      selectorMatches(p.spec?.podSelector ?? {}, target.labels),
   );
   if (selecting.length === 0) return true;
   return selecting.some((policy) =>
     (policy.spec?.ingress ?? []).some((rule) => {
       const portOk =
-        !rule.ports || rule.ports.length === 0 ||
+        !rule.ports ||
+        rule.ports.length === 0 ||
         rule.ports.some((p) => p.port === undefined || (typeof p.port === "number" ? p.port === target.port : target.portNames[p.port] === target.port));
       if (!portOk) return false;
       if (!rule.from || rule.from.length === 0) return true;
@@ -64,7 +71,9 @@ export function allows(policies: NetworkPolicyDoc[], source: Source, target: Tar
           return source.kind === "external" && ipInCidr(source.ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c) => ipInCidr(source.ip, c));
         }
         if (source.kind !== "pod") return false;
-        const namespaceOk = peer.namespaceSelector ? selectorMatches(peer.namespaceSelector, source.namespaceLabels) : source.namespace === policy.metadata.namespace;
+        const namespaceOk = peer.namespaceSelector
+          ? selectorMatches(peer.namespaceSelector, source.namespaceLabels)
+          : source.namespace === policy.metadata.namespace;
         const podOk = peer.podSelector ? selectorMatches(peer.podSelector, source.labels) : true;
         return namespaceOk && podOk;
       });

@@ -53,7 +53,9 @@ describe("floors", () => {
 
   it("fails a metric below its floor and applies the issue's minimums even to a lowered file", () => {
     const measured = { recallAt5: 0.94, mrrAt5: 0.9, supersession: 1, abstentionPrecision: 1, answerableAboveTau: 0.89 };
-    const failing = checkFloors(file, measured).filter((c) => !c.ok).map((c) => c.name);
+    const failing = checkFloors(file, measured)
+      .filter((c) => !c.ok)
+      .map((c) => c.name);
     expect(failing).toEqual(["recallAt5", "answerableAboveTau"]);
     const lowered: FloorsFile = { model: file.model, floors: { ...MINIMUM_FLOORS, answerableAboveTau: 0.5 } };
     expect(checkFloors(lowered, measured).find((c) => c.name === "answerableAboveTau")?.ok).toBe(false);
@@ -95,7 +97,13 @@ describe("fixture rules", () => {
     // The second fixture loads (loadFixture throws on any rule it breaks), with three-link chains.
     const conversational = loadFixture(new URL("../fixture-conversational/", import.meta.url));
     const revises = new Map(conversational.memories.flatMap((m) => (m.revises ? [[m.id, m.revises] as const] : [])));
-    const longest = Math.max(...conversational.memories.map((m) => { let n = 1; for (let at = revises.get(m.id); at; at = revises.get(at)) n++; return n; }));
+    const longest = Math.max(
+      ...conversational.memories.map((m) => {
+        let n = 1;
+        for (let at = revises.get(m.id); at; at = revises.get(at)) n++;
+        return n;
+      }),
+    );
     expect(longest).toBe(3);
   });
 

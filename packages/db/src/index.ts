@@ -1,4 +1,17 @@
-export { createPool, ping, quoteIdentifier, withClient, withOwnerTransaction, withRole, withTenant, type Pool, type PoolClient, type PoolOptions, type Queryable, type TenantScope } from "./pool.js";
+export {
+  createPool,
+  ping,
+  quoteIdentifier,
+  withClient,
+  withOwnerTransaction,
+  withRole,
+  withTenant,
+  type Pool,
+  type PoolClient,
+  type PoolOptions,
+  type Queryable,
+  type TenantScope,
+} from "./pool.js";
 export { assertRoleRespectsRls } from "./role-guard.js";
 export { toVectorLiteral } from "./vector.js";
 export { assertLocalDatabaseUrl } from "./local-guard.js";

@@ -28,7 +28,11 @@ describe("withTenant opens its transaction in one batch", () => {
 
   it("binds role, tenant, mode and extra settings, and none of them outlives the transaction", async () => {
     const tenantId = randomUUID();
-    const inside = await withTenant(pool, { role: ROLE, tenantId, readOnly: true, snapshot: true, settings: { "app.note": "it's; DROP TABLE x" } }, async (c) => (await c.query(probe)).rows[0]);
+    const inside = await withTenant(
+      pool,
+      { role: ROLE, tenantId, readOnly: true, snapshot: true, settings: { "app.note": "it's; DROP TABLE x" } },
+      async (c) => (await c.query(probe)).rows[0],
+    );
     expect(inside).toEqual({ user: ROLE, tenant: tenantId, scan: null, ro: "on", iso: "repeatable read", note: "it's; DROP TABLE x" });
     // max 1: the same connection, back in the pool.
     const after = (await pool.query(probe)).rows[0];
@@ -56,7 +60,9 @@ describe("withTenant opens its transaction in one batch", () => {
       ran = true;
     };
     await expect(withTenant(pool, { role: ROLE, tenantId: "x'; SELECT 1; --" }, work)).rejects.toThrow(/not a UUID/);
-    await expect(withTenant(pool, { role: ROLE, tenantId: randomUUID(), settings: { "bad name; SELECT 1": "v" } }, work)).rejects.toThrow(/unsafe setting name/);
+    await expect(withTenant(pool, { role: ROLE, tenantId: randomUUID(), settings: { "bad name; SELECT 1": "v" } }, work)).rejects.toThrow(
+      /unsafe setting name/,
+    );
     await expect(withTenant(pool, { role: "Robert'); DROP", tenantId: randomUUID() }, work)).rejects.toThrow(/unsafe SQL identifier/);
     expect(ran).toBe(false);
   });

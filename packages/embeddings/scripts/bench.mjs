@@ -6,9 +6,7 @@ import { HashingEmbedder, LocalModelEmbedder, LocalModelPool } from "../dist/ind
 const ROUNDS = 5;
 const texts = Array.from(
   { length: 64 },
-  (_, i) =>
-    `Note ${i}: the user prefers ${["dark mode", "tabs over spaces", "TypeScript", "short answers"][i % 4]} ` +
-    `when working on project ${i % 7}.`,
+  (_, i) => `Note ${i}: the user prefers ${["dark mode", "tabs over spaces", "TypeScript", "short answers"][i % 4]} ` + `when working on project ${i % 7}.`,
 );
 
 const local = new LocalModelEmbedder();
@@ -41,7 +39,10 @@ console.log(`hashing-512, 10000 texts: ${hashingRate.toFixed(0)} embeddings/s`);
 // Concurrent single-text calls (what a loaded memory or search service sees): in-thread they run
 // one at a time; the pool batches them and spreads the batches over its workers.
 const CONCURRENT = 96;
-const single = texts.concat(texts).slice(0, CONCURRENT).map((text, i) => `${text} (${i})`);
+const single = texts
+  .concat(texts)
+  .slice(0, CONCURRENT)
+  .map((text, i) => `${text} (${i})`);
 // The event loop's longest stall while embedding (a 5 ms ticker's largest gap): what any other
 // request in the process would wait.
 let loopDelay;
@@ -73,7 +74,10 @@ for (const workers of [1, 2]) {
   await pool.close();
 }
 // One query at a time: what a lone search pays for its query vector.
-for (const [label, embedder] of [["in-thread", local], ["pool of 1", new LocalModelPool({ workers: 1 })]]) {
+for (const [label, embedder] of [
+  ["in-thread", local],
+  ["pool of 1", new LocalModelPool({ workers: 1 })],
+]) {
   await embedder.embed(["warm"]);
   const times = [];
   for (let i = 0; i < 40; i++) {

@@ -112,7 +112,12 @@ export const embeddingsConfigSchema = z
         .trim()
         .regex(/^\d+$/, { error: "EMBEDDINGS_WORKERS must be a whole number" })
         .transform(Number)
-        .pipe(z.number().int().max(MAX_LOCAL_WORKERS, { error: `EMBEDDINGS_WORKERS must be at most ${MAX_LOCAL_WORKERS}` }))
+        .pipe(
+          z
+            .number()
+            .int()
+            .max(MAX_LOCAL_WORKERS, { error: `EMBEDDINGS_WORKERS must be at most ${MAX_LOCAL_WORKERS}` }),
+        )
         .optional(),
     ),
   })
@@ -128,11 +133,7 @@ export const embeddingsConfigSchema = z
         }
       }
     }
-    if (
-      env.EMBEDDINGS_PROVIDER === "local" &&
-      env.EMBEDDINGS_DIMENSIONS !== undefined &&
-      env.EMBEDDINGS_DIMENSIONS !== LOCAL_MODEL_DIMENSIONS
-    ) {
+    if (env.EMBEDDINGS_PROVIDER === "local" && env.EMBEDDINGS_DIMENSIONS !== undefined && env.EMBEDDINGS_DIMENSIONS !== LOCAL_MODEL_DIMENSIONS) {
       ctx.addIssue({
         code: "custom",
         path: ["EMBEDDINGS_DIMENSIONS"],

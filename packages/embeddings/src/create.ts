@@ -20,10 +20,7 @@ export interface CreateEmbedderOptions {
  * `warmup` is set; an OpenAI-compatible model whose output size is neither
  * configured nor well known is probed with one request.
  */
-export async function createEmbedder(
-  config: EmbeddingsConfig,
-  options: CreateEmbedderOptions = {},
-): Promise<Embedder> {
+export async function createEmbedder(config: EmbeddingsConfig, options: CreateEmbedderOptions = {}): Promise<Embedder> {
   switch (config.provider) {
     case "local": {
       const workers = config.workers ?? options.defaultWorkers ?? 1;

@@ -11,10 +11,7 @@ export class EmbeddingsError extends Error {
   /** True for failures worth retrying later (timeouts, network errors, 408/409/429/5xx). */
   readonly retryable: boolean;
 
-  constructor(
-    message: string,
-    details: { provider: string; status?: number; retryable?: boolean; cause?: unknown },
-  ) {
+  constructor(message: string, details: { provider: string; status?: number; retryable?: boolean; cause?: unknown }) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.provider = details.provider;
     this.status = details.status;

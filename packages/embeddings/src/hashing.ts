@@ -61,9 +61,7 @@ export class HashingEmbedder implements Embedder {
   constructor(options: HashingEmbedderOptions = {}) {
     const dimensions = options.dimensions ?? DEFAULT_HASHING_DIMENSIONS;
     if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_VECTOR_DIMENSIONS) {
-      throw new RangeError(
-        `HashingEmbedder: dimensions must be an integer between 1 and ${MAX_VECTOR_DIMENSIONS}, got ${dimensions}`,
-      );
+      throw new RangeError(`HashingEmbedder: dimensions must be an integer between 1 and ${MAX_VECTOR_DIMENSIONS}, got ${dimensions}`);
     }
     this.dimensions = dimensions;
     this.model = `hashing-${dimensions}`;

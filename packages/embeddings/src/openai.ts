@@ -101,19 +101,14 @@ function buildSettings(options: OpenAIEmbedderOptions): RequestSettings {
     url,
     model: options.model,
     apiKey: options.apiKey,
-    requestDimensions:
-      options.dimensions === undefined ? undefined : positiveInteger("dimensions", options.dimensions),
+    requestDimensions: options.dimensions === undefined ? undefined : positiveInteger("dimensions", options.dimensions),
     timeoutMs: positiveInteger("timeoutMs", options.timeoutMs ?? DEFAULT_OPENAI_TIMEOUT_MS),
     fetchImpl: options.fetch ?? globalThis.fetch,
   };
 }
 
 /** One POST to the embeddings endpoint; returns raw vectors in input order. */
-async function requestEmbeddings(
-  settings: RequestSettings,
-  inputs: string[],
-  callerSignal: AbortSignal | undefined,
-): Promise<number[][]> {
+async function requestEmbeddings(settings: RequestSettings, inputs: string[], callerSignal: AbortSignal | undefined): Promise<number[][]> {
   const where = describeUrl(settings.url);
   const timeoutSignal = AbortSignal.timeout(settings.timeoutMs);
   const signal = callerSignal === undefined ? timeoutSignal : AbortSignal.any([callerSignal, timeoutSignal]);
@@ -153,7 +148,7 @@ async function requestEmbeddings(
     // fetch() reports network failures as TypeError("fetch failed") with a
     // system error as the cause; only its code is surfaced in the message.
     const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-    const code = typeof cause?.code === "string" ? cause.code : (error as Error | null)?.name ?? "unknown error";
+    const code = typeof cause?.code === "string" ? cause.code : ((error as Error | null)?.name ?? "unknown error");
     throw new EmbeddingsError(`embeddings request to ${where} failed: ${code}`, {
       provider: PROVIDER,
       retryable: true,
@@ -225,8 +220,7 @@ export class OpenAIEmbedder implements Embedder {
 
   constructor(options: OpenAIEmbedderOptions) {
     const settings = buildSettings(options);
-    const dimensions =
-      settings.requestDimensions ?? options.responseDimensions ?? KNOWN_MODEL_DIMENSIONS.get(options.model);
+    const dimensions = settings.requestDimensions ?? options.responseDimensions ?? KNOWN_MODEL_DIMENSIONS.get(options.model);
     if (dimensions === undefined) {
       throw new RangeError(
         `OpenAIEmbedder: the output size of model "${options.model}" is unknown; ` +
@@ -252,18 +246,14 @@ export class OpenAIEmbedder implements Embedder {
       for (const vector of raw) {
         if (vector.length !== this.dimensions) {
           throw new EmbeddingsError(
-            `embeddings response from ${describeUrl(this.settings.url)} is invalid: ` +
-              `expected ${this.dimensions}-dimensional vectors, got ${vector.length}`,
+            `embeddings response from ${describeUrl(this.settings.url)} is invalid: ` + `expected ${this.dimensions}-dimensional vectors, got ${vector.length}`,
             { provider: PROVIDER },
           );
         }
         try {
           vectors.push(l2Normalize(vector));
         } catch {
-          throw new EmbeddingsError(
-            `embeddings response from ${describeUrl(this.settings.url)} is invalid: zero vector`,
-            { provider: PROVIDER },
-          );
+          throw new EmbeddingsError(`embeddings response from ${describeUrl(this.settings.url)} is invalid: zero vector`, { provider: PROVIDER });
         }
       }
     }
@@ -275,15 +265,8 @@ export class OpenAIEmbedder implements Embedder {
  * Builds an {@link OpenAIEmbedder}. When the vector length is neither configured
  * nor known for the model, embeds one short probe text to learn it.
  */
-export async function createOpenAIEmbedder(
-  options: OpenAIEmbedderOptions,
-  embedOptions: EmbedOptions = {},
-): Promise<OpenAIEmbedder> {
-  if (
-    options.dimensions !== undefined ||
-    options.responseDimensions !== undefined ||
-    KNOWN_MODEL_DIMENSIONS.get(options.model) !== undefined
-  ) {
+export async function createOpenAIEmbedder(options: OpenAIEmbedderOptions, embedOptions: EmbedOptions = {}): Promise<OpenAIEmbedder> {
+  if (options.dimensions !== undefined || options.responseDimensions !== undefined || KNOWN_MODEL_DIMENSIONS.get(options.model) !== undefined) {
     return new OpenAIEmbedder(options);
   }
   const [probe] = await requestEmbeddings(buildSettings(options), ["dimension probe"], embedOptions.signal);

@@ -81,11 +81,9 @@ describe("parseEmbeddingsConfig", () => {
       },
       { path: "EMBEDDINGS_MODEL", message: "EMBEDDINGS_MODEL is required when EMBEDDINGS_PROVIDER=openai" },
     ]);
-    expect(
-      issuesOf({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_BASE_URL: "https://api.openai.com/v1" }).map(
-        (issue) => issue.path,
-      ),
-    ).toEqual(["EMBEDDINGS_MODEL"]);
+    expect(issuesOf({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_BASE_URL: "https://api.openai.com/v1" }).map((issue) => issue.path)).toEqual([
+      "EMBEDDINGS_MODEL",
+    ]);
   });
 
   it("rejects an unknown provider, a non-http URL and malformed numbers", () => {
@@ -93,18 +91,11 @@ describe("parseEmbeddingsConfig", () => {
       path: "EMBEDDINGS_PROVIDER",
       message: "EMBEDDINGS_PROVIDER must be one of: local, openai, hashing",
     });
-    expect(
-      issuesOf({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_BASE_URL: "ftp://x.example", EMBEDDINGS_MODEL: "m" })[0]
-        ?.path,
-    ).toBe("EMBEDDINGS_BASE_URL");
+    expect(issuesOf({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_BASE_URL: "ftp://x.example", EMBEDDINGS_MODEL: "m" })[0]?.path).toBe("EMBEDDINGS_BASE_URL");
     for (const bad of ["abc", "1.5", "-3", "0", "99999"]) {
-      expect(issuesOf({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: bad })[0]?.path).toBe(
-        "EMBEDDINGS_DIMENSIONS",
-      );
+      expect(issuesOf({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: bad })[0]?.path).toBe("EMBEDDINGS_DIMENSIONS");
     }
-    expect(issuesOf({ EMBEDDINGS_TIMEOUT_MS: "soon" })[0]?.message).toBe(
-      "EMBEDDINGS_TIMEOUT_MS must be a positive integer",
-    );
+    expect(issuesOf({ EMBEDDINGS_TIMEOUT_MS: "soon" })[0]?.message).toBe("EMBEDDINGS_TIMEOUT_MS must be a positive integer");
   });
 });
 
@@ -123,9 +114,7 @@ describe("EMBEDDINGS_WORKERS", () => {
 
 describe("createEmbedder", () => {
   it("builds a hashing embedder from parsed configuration", async () => {
-    const embedder = await createEmbedder(
-      parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: "128" }),
-    );
+    const embedder = await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: "128" }));
     expect(embedder.model).toBe("hashing-128");
     expect(embedder.dimensions).toBe(128);
     const [vector] = await embedder.embed(["hello"]);

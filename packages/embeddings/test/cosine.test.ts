@@ -27,7 +27,6 @@ describe("l2Normalize", () => {
   });
 });
 
-
 describe("prepareText", () => {
   it("maps blank text to a single space and truncates long text", () => {
     expect(prepareText("")).toBe(" ");

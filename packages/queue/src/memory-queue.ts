@@ -6,7 +6,16 @@
  */
 import { PermanentJobError, failureCause, type FailureCause } from "./errors.js";
 import { traceEnqueue, traceJob, type TraceCarrier } from "./trace-context.js";
-import { DEFAULT_REDRIVE_LIMIT, NO_RETRY, backoffDelay, checkConcurrency, checkEnqueue, checkSchedule, emptyDeadLetterCounts, nextBoundary } from "./options.js";
+import {
+  DEFAULT_REDRIVE_LIMIT,
+  NO_RETRY,
+  backoffDelay,
+  checkConcurrency,
+  checkEnqueue,
+  checkSchedule,
+  emptyDeadLetterCounts,
+  nextBoundary,
+} from "./options.js";
 import type {
   DeadLetterCounts,
   EnqueueOptions,
@@ -241,13 +250,16 @@ export function createMemoryQueueBackend(): QueueBackend {
         timers.delete(previous);
       }
       const now = Date.now();
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        scheduled.delete(key);
-        if (closed) return;
-        add(queueName, job.name, job.payload ?? {}, { jobId: `schedule:${job.id}`, ...(job.retry ? { retry: job.retry } : {}) });
-        arm();
-      }, nextBoundary(now, job.everyMs) - now);
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          scheduled.delete(key);
+          if (closed) return;
+          add(queueName, job.name, job.payload ?? {}, { jobId: `schedule:${job.id}`, ...(job.retry ? { retry: job.retry } : {}) });
+          arm();
+        },
+        nextBoundary(now, job.everyMs) - now,
+      );
       // A schedule alone never keeps the process alive.
       timer.unref();
       timers.add(timer);

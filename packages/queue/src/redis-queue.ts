@@ -159,7 +159,10 @@ export function createRedisQueueBackend(options: RedisQueueBackendOptions): Queu
         settings: {
           backoffStrategy: (attemptsMade, _type, _err, job) => {
             const backoff = job?.opts.backoff as { delay?: number; maxDelay?: number } | undefined;
-            return backoffDelay({ attempts: 0, backoffMs: backoff?.delay ?? 0, ...(backoff?.maxDelay !== undefined ? { maxBackoffMs: backoff.maxDelay } : {}) }, attemptsMade);
+            return backoffDelay(
+              { attempts: 0, backoffMs: backoff?.delay ?? 0, ...(backoff?.maxDelay !== undefined ? { maxBackoffMs: backoff.maxDelay } : {}) },
+              attemptsMade,
+            );
           },
         },
         ...(options.lockDurationMs !== undefined ? { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs } : {}),

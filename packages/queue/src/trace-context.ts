@@ -30,7 +30,12 @@ export function withTraceCarrier<T>(carrier: TraceCarrier | undefined, fn: () =>
 
 /** Runs an enqueue inside a PRODUCER span, handing it the carrier of that span's context. */
 export function traceEnqueue<T>(queue: string, name: string, enqueue: (carrier: TraceCarrier | undefined) => Promise<T>): Promise<T> {
-  const attributes = { "messaging.system": "3ngram-queue", "messaging.destination.name": queue, "messaging.operation.type": "send", "messaging.message.type": name };
+  const attributes = {
+    "messaging.system": "3ngram-queue",
+    "messaging.destination.name": queue,
+    "messaging.operation.type": "send",
+    "messaging.message.type": name,
+  };
   return tracer.startActiveSpan(`send ${queue}`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
     try {
       return await enqueue(currentTraceCarrier());
@@ -57,7 +62,13 @@ export function parseTraceCarrier(stored: unknown): TraceCarrier | undefined {
 export function traceJob(queue: string, handler: JobHandler): (job: Parameters<JobHandler>[0], carrier: TraceCarrier | undefined) => Promise<void> {
   return (job, carrier) => {
     const parent = carrier === undefined ? context.active() : propagation.extract(context.active(), carrier);
-    const attributes = { "messaging.system": "3ngram-queue", "messaging.destination.name": queue, "messaging.operation.type": "process", "messaging.message.type": job.name, "messaging.message.id": job.id };
+    const attributes = {
+      "messaging.system": "3ngram-queue",
+      "messaging.destination.name": queue,
+      "messaging.operation.type": "process",
+      "messaging.message.type": job.name,
+      "messaging.message.id": job.id,
+    };
     return tracer.startActiveSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, attributes }, parent, async (span) => {
       try {
         await handler(job);

@@ -52,7 +52,10 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
         return span.spanContext().traceId;
       });
       await eventually(() => expect(seen).toHaveLength(2));
-      expect(seen).toEqual([{ traceId, data: { n: 1 } }, { traceId, data: { n: 1 } }]);
+      expect(seen).toEqual([
+        { traceId, data: { n: 1 } },
+        { traceId, data: { n: 1 } },
+      ]);
       // A job enqueued outside any trace runs in a trace of its own.
       await backend.queue.enqueue(queueName, "untraced", { n: 2 });
       await eventually(() => expect(seen).toHaveLength(3));
@@ -286,7 +289,8 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
         if (job.name === "away") throw new UnavailableJobError("memory service unavailable");
         throw new Error("something else");
       });
-      for (const name of ["refused", "away", "broken", "away"]) await backend.queue.enqueue(queueName, name, {}, { retry: { attempts: 2, backoffMs: BACKOFF_MS } });
+      for (const name of ["refused", "away", "broken", "away"])
+        await backend.queue.enqueue(queueName, name, {}, { retry: { attempts: 2, backoffMs: BACKOFF_MS } });
       await eventually(async () => expect((await backend.counts(queueName)).failed).toBe(4));
       expect(await backend.deadLetters(queueName)).toEqual({ unavailable: 2, permanent: 1, error: 1 });
     });
@@ -307,7 +311,11 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
       peerBack = true;
       expect(await backend.redrive(queueName, { cause: "unavailable" })).toBe(1);
       await eventually(async () => expect(await backend.counts(queueName)).toEqual({ ...idle(), failed: 1 }));
-      expect(runs.filter(([name]) => name === "away")).toEqual([["away", 1], ["away", 2], ["away", 1]]);
+      expect(runs.filter(([name]) => name === "away")).toEqual([
+        ["away", 1],
+        ["away", 2],
+        ["away", 1],
+      ]);
       expect(await backend.deadLetters(queueName)).toEqual({ unavailable: 0, permanent: 1, error: 0 });
 
       // Without a cause every dead letter goes back; the refused one fails again.
@@ -326,9 +334,7 @@ export function describeQueueBackend(name: string, createBackend: () => QueueBac
     it("rejects malformed enqueue options the same way", async () => {
       const { backend, queueName } = setup();
       await expect(backend.queue.enqueue(queueName, "x", {}, { jobId: "" })).rejects.toThrow(RangeError);
-      await expect(backend.queue.enqueue(queueName, "x", {}, { retry: { attempts: 0, backoffMs: 10 } })).rejects.toThrow(
-        RangeError,
-      );
+      await expect(backend.queue.enqueue(queueName, "x", {}, { retry: { attempts: 0, backoffMs: 10 } })).rejects.toThrow(RangeError);
       await expect(backend.queue.enqueue(queueName, "", {})).rejects.toThrow(RangeError);
       await expect(backend.queue.enqueue(queueName, "x", {}, { retry: { attempts: 2, backoffMs: 100, maxBackoffMs: 50 } })).rejects.toThrow(RangeError);
     });
@@ -344,4 +350,3 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
 }
-

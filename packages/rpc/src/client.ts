@@ -101,7 +101,12 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
     health: () => checkHealthOn(client.getChannel()),
   };
   // grpc-js builds one function per method at run time; this is the shape it gives unary ones.
-  type UnaryMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response: unknown) => void) => grpc.ClientUnaryCall;
+  type UnaryMethod = (
+    request: unknown,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: (err: grpc.ServiceError | null, response: unknown) => void,
+  ) => grpc.ClientUnaryCall;
   for (const method of service.methods) {
     const rpc = (client as unknown as Record<string, UnaryMethod>)[method.localName]!.bind(client);
     methods[method.localName] = async (request: object, callOptions: CallOptions) => {
@@ -109,18 +114,21 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
       metadata.set("authorization", `Bearer ${await options.signer.sign(callOptions.identity, options.audience)}`);
       const deadline = Date.now() + (callOptions.deadlineMs ?? defaultDeadlineMs);
       const message = create(method.input, request as never);
-      return traceClientCall(`${service.typeName}/${method.name}`, metadata, () =>
-        new Promise((resolve, reject) => {
-          const { signal } = callOptions;
-          const cancel = () => call.cancel();
-          const call: grpc.ClientUnaryCall = rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
-            signal?.removeEventListener("abort", cancel);
-            if (err) reject(fromServiceError(err, options.audience));
-            else resolve(response);
-          });
-          if (signal?.aborted) cancel();
-          else signal?.addEventListener("abort", cancel, { once: true });
-        }),
+      return traceClientCall(
+        `${service.typeName}/${method.name}`,
+        metadata,
+        () =>
+          new Promise((resolve, reject) => {
+            const { signal } = callOptions;
+            const cancel = () => call.cancel();
+            const call: grpc.ClientUnaryCall = rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
+              signal?.removeEventListener("abort", cancel);
+              if (err) reject(fromServiceError(err, options.audience));
+              else resolve(response);
+            });
+            if (signal?.aborted) cancel();
+            else signal?.addEventListener("abort", cancel, { once: true });
+          }),
       );
     };
   }

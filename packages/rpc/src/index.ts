@@ -12,7 +12,18 @@ export {
   type ServiceKeyPair,
   type VerifiedCaller,
 } from "./credentials.js";
-export { CallContext, DEFAULT_MAX_CONNECTION_AGE_MS, FIELD_TRAILER, maxConnectionAgeEnv, REASON_TRAILER, RpcServer, type Handlers, type MethodPolicy, type Policies, type RpcServerOptions } from "./server.js";
+export {
+  CallContext,
+  DEFAULT_MAX_CONNECTION_AGE_MS,
+  FIELD_TRAILER,
+  maxConnectionAgeEnv,
+  REASON_TRAILER,
+  RpcServer,
+  type Handlers,
+  type MethodPolicy,
+  type Policies,
+  type RpcServerOptions,
+} from "./server.js";
 export { createRpcClient, fromServiceError, serviceConfig, type CallOptions, type RpcClient, type RpcClientOptions } from "./client.js";
 export { checkHealth, checkHealthOn, type ServingStatus } from "./health.js";
 export { grpcServiceDefinition } from "./service-definition.js";

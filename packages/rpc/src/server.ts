@@ -117,8 +117,7 @@ export class RpcServer {
   /** Binds and starts. Pass port 0 to get a free port (tests). Resolves to the bound port. */
   async listen(address: string): Promise<number> {
     const files = [...this.reflectionFiles.values()];
-    const healthFiles = (healthServiceDefinition.Check?.requestType as { fileDescriptorProtos?: Buffer[] } | undefined)
-      ?.fileDescriptorProtos;
+    const healthFiles = (healthServiceDefinition.Check?.requestType as { fileDescriptorProtos?: Buffer[] } | undefined)?.fileDescriptorProtos;
     new ReflectionService({
       app: { format: "Protocol Buffer 3 DescriptorProto", type: {}, fileDescriptorProtos: files },
       ...(healthFiles ? { health: { format: "Protocol Buffer 3 DescriptorProto", type: {}, fileDescriptorProtos: healthFiles } } : {}),
@@ -224,4 +223,3 @@ function collectFiles(file: DescFile, into: Map<string, Buffer>): void {
   into.set(file.name, Buffer.from(toBinary(FileDescriptorProtoSchema, file.proto)));
   for (const dep of file.dependencies) collectFiles(dep, into);
 }
-

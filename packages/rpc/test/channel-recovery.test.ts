@@ -8,7 +8,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { AppError } from "@3ngram/errors";
 import { createLogger } from "@3ngram/runtime";
-import { CredentialSigner, CredentialVerifier, RpcServer, SCOPES, createRpcClient, generateServiceKeyPair, serviceConfig, type Handlers, type Policies } from "../src/index.js";
+import {
+  CredentialSigner,
+  CredentialVerifier,
+  RpcServer,
+  SCOPES,
+  createRpcClient,
+  generateServiceKeyPair,
+  serviceConfig,
+  type Handlers,
+  type Policies,
+} from "../src/index.js";
 import { eventually, freePort } from "../../../test/support/processes.js";
 
 const log = createLogger({ service: "rpc-test", level: "silent" });
@@ -53,7 +63,11 @@ describe("client channels", () => {
     const memory = await flakyMemory(port, 1);
     const server = await memory.start();
     open.push({ close: () => server.shutdown() });
-    const client = createRpcClient(MemoryService, { address: `127.0.0.1:${port}`, audience: "memory", signer: await CredentialSigner.fromJwk("gateway", memory.keys.privateJwk) });
+    const client = createRpcClient(MemoryService, {
+      address: `127.0.0.1:${port}`,
+      audience: "memory",
+      signer: await CredentialSigner.fromJwk("gateway", memory.keys.privateJwk),
+    });
     open.push(client);
 
     const read = await client.getMemories({ ids: ["x"] }, { identity });
@@ -77,7 +91,11 @@ describe("client channels", () => {
     const port = await freePort();
     const memory = await flakyMemory(port, 0);
     let server = await memory.start();
-    const client = createRpcClient(MemoryService, { address: `127.0.0.1:${port}`, audience: "memory", signer: await CredentialSigner.fromJwk("gateway", memory.keys.privateJwk) });
+    const client = createRpcClient(MemoryService, {
+      address: `127.0.0.1:${port}`,
+      audience: "memory",
+      signer: await CredentialSigner.fromJwk("gateway", memory.keys.privateJwk),
+    });
     open.push(client);
     expect(await client.health()).toBe("SERVING");
 

@@ -19,7 +19,13 @@ function runGuarded(body: string): Promise<{ code: number | null; lines: Array<{
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.on("exit", (code) =>
-      resolve({ code, lines: out.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string }) }),
+      resolve({
+        code,
+        lines: out
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { level: number; msg: string }),
+      }),
     );
   });
 }

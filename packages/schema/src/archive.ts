@@ -59,8 +59,10 @@ function checkTimes(
 ): void {
   if (v.validTo !== null && v.validFrom === undefined) ctx.addIssue({ code: "custom", path: ["validFrom"], message: "required when validTo is given" });
   if (!after(v.validTo, v.validFrom)) ctx.addIssue({ code: "custom", path: ["validTo"], message: "must not be before validFrom" });
-  if (v.closedRecordedAt !== null && v.validTo === null) ctx.addIssue({ code: "custom", path: ["closedRecordedAt"], message: "only a closed row (validTo set) has a closing time" });
-  if (v.closedRecordedAt !== null && v.recordedAt === undefined) ctx.addIssue({ code: "custom", path: ["recordedAt"], message: "required when closedRecordedAt is given" });
+  if (v.closedRecordedAt !== null && v.validTo === null)
+    ctx.addIssue({ code: "custom", path: ["closedRecordedAt"], message: "only a closed row (validTo set) has a closing time" });
+  if (v.closedRecordedAt !== null && v.recordedAt === undefined)
+    ctx.addIssue({ code: "custom", path: ["recordedAt"], message: "required when closedRecordedAt is given" });
   if (!after(v.closedRecordedAt, v.recordedAt)) ctx.addIssue({ code: "custom", path: ["closedRecordedAt"], message: "must not be before recordedAt" });
 }
 

@@ -25,8 +25,9 @@ export const erasureReasonSchema = z.enum(["data_subject_request", "secret", "mi
 export type ErasureReason = z.infer<typeof erasureReasonSchema>;
 
 /** A ticket or case number: identifier characters only (no spaces), so it cannot carry prose. */
-export const erasureReferenceSchema = storableText()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,127}$/, { message: "must be a ticket or case id: letters, digits and . _ : / # - (at most 128, no spaces)" });
+export const erasureReferenceSchema = storableText().regex(/^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,127}$/, {
+  message: "must be a ticket or case id: letters, digits and . _ : / # - (at most 128, no spaces)",
+});
 
 /**
  * Which memories: every given field must match. `scope` resolves through the registry (a name or
@@ -61,7 +62,8 @@ export const eraseInputSchema = z
     dryRun: z.boolean().default(false),
   })
   .superRefine((v, ctx) => {
-    if ((v.ids === undefined) === (v.selector === undefined)) ctx.addIssue({ code: "custom", path: ["selector"], message: "give exactly one of ids and selector" });
+    if ((v.ids === undefined) === (v.selector === undefined))
+      ctx.addIssue({ code: "custom", path: ["selector"], message: "give exactly one of ids and selector" });
   });
 export type EraseInput = z.infer<typeof eraseInputSchema>;
 

@@ -6,7 +6,8 @@ export const DEFAULT_LIST_LIMIT = 25;
 export const MAX_LIST_LIMIT = 100;
 
 /** A value that may arrive once or repeated (?project=a&project=b). */
-const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(32)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.output<T>[]);
+const oneOrMany = <T extends z.ZodType>(item: T) =>
+  z.union([item, z.array(item).min(1).max(32)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.output<T>[]);
 
 /** GET /api/v1/memories: live memories, newest first, bounded. Query-string values arrive as strings. */
 export const listMemoriesInputSchema = z

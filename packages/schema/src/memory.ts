@@ -86,7 +86,9 @@ export const idempotencyKeySchema = storableText()
   .min(1)
   .max(MAX_IDEMPOTENCY_KEY_LENGTH)
   .regex(/^[\x21-\x7e]+$/, { message: "must be visible ASCII characters (a UUID, for instance)" })
-  .describe("Optional: a unique string (a UUID) for this write. If the call fails or times out, send it again with the same key: the first result comes back instead of a second memory.");
+  .describe(
+    "Optional: a unique string (a UUID) for this write. If the call fails or times out, send it again with the same key: the first result comes back instead of a second memory.",
+  );
 
 /** The fields a new memory carries, shared by remember and revise. */
 const memoryFields = {
@@ -103,7 +105,10 @@ const memoryFields = {
   idempotencyKey: idempotencyKeySchema.optional(),
 };
 
-function commitmentFieldsOnlyOnCommitments(value: { memoryType: MemoryType; dueAt?: string | undefined; owner?: string | undefined }, ctx: z.RefinementCtx): void {
+function commitmentFieldsOnlyOnCommitments(
+  value: { memoryType: MemoryType; dueAt?: string | undefined; owner?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
   if (value.memoryType === "commitment") return;
   for (const field of ["dueAt", "owner"] as const) {
     if (value[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "only a commitment has this field" });

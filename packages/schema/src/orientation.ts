@@ -7,7 +7,16 @@
 import { z } from "zod";
 import { JOB_FAILURE_CAUSES } from "./jobs.js";
 import { MAX_TOPIC_LENGTH } from "./limits.js";
-import { COMMITMENT_STATUSES, MEMORY_TYPES, commitmentStatusSchema, excerptedMemoryShape, memoryTypeSchema, projectSchema, scopeNameSchema, type MemoryType } from "./memory.js";
+import {
+  COMMITMENT_STATUSES,
+  MEMORY_TYPES,
+  commitmentStatusSchema,
+  excerptedMemoryShape,
+  memoryTypeSchema,
+  projectSchema,
+  scopeNameSchema,
+  type MemoryType,
+} from "./memory.js";
 import { outputObject } from "./open-object.js";
 import { perActionInput } from "./per-action.js";
 import { storableText } from "./storable-text.js";
@@ -204,8 +213,7 @@ export type HandoffCommitment = z.infer<typeof handoffCommitmentSchema>;
 export const HANDOFF_SECTIONS = ["decisions", "commitments", "preferences", "blockers"] as const;
 export type HandoffSection = (typeof HANDOFF_SECTIONS)[number];
 
-const perHandoffSection = <T extends z.ZodType>(value: T) =>
-  outputObject({ decisions: value, commitments: value, preferences: value, blockers: value });
+const perHandoffSection = <T extends z.ZodType>(value: T) => outputObject({ decisions: value, commitments: value, preferences: value, blockers: value });
 
 export const handoffOutputSchema = outputObject({
   selector: effectiveSelectorSchema,
@@ -233,8 +241,7 @@ export type HandoffOutput = z.infer<typeof handoffOutputSchema>;
 export const describeEnvironmentInputSchema = z.strictObject({});
 export type DescribeEnvironmentInput = z.infer<typeof describeEnvironmentInputSchema>;
 
-const countsByKey = <K extends string>(keys: readonly K[]) =>
-  outputObject(Object.fromEntries(keys.map((k) => [k, z.int().min(0)])) as Record<K, z.ZodInt>);
+const countsByKey = <K extends string>(keys: readonly K[]) => outputObject(Object.fromEntries(keys.map((k) => [k, z.int().min(0)])) as Record<K, z.ZodInt>);
 
 export const searchLegStatusSchema = outputObject({ leg: searchLegSchema, live: z.boolean() });
 export const queueStatusSchema = outputObject({ name: z.string(), live: z.boolean() });

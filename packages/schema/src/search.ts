@@ -57,7 +57,7 @@ export const searchInputSchema = z
     }
     if (v.query === undefined) {
       if (v.order === "relevance") {
-        ctx.addIssue({ code: "custom", message: "required (or use order: \"chronological\" with at least one filter)", path: ["query"] });
+        ctx.addIssue({ code: "custom", message: 'required (or use order: "chronological" with at least one filter)', path: ["query"] });
       } else if (!FILTER_KEYS.some((k) => v[k] !== undefined)) {
         ctx.addIssue({
           code: "custom",

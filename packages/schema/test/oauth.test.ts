@@ -56,7 +56,11 @@ describe("client metadata", () => {
     expect(clientMetadataDocumentSchema.safeParse({ client_id: "https://c.example/meta.json", redirect_uris: ["https://c.example/cb"] }).success).toBe(true);
     expect(clientMetadataDocumentSchema.safeParse({ client_id: "http://c.example/meta.json", redirect_uris: ["https://c.example/cb"] }).success).toBe(false);
     expect(
-      clientMetadataDocumentSchema.safeParse({ client_id: "https://c.example/m.json", redirect_uris: ["https://c.example/cb"], token_endpoint_auth_method: "client_secret_basic" }).success,
+      clientMetadataDocumentSchema.safeParse({
+        client_id: "https://c.example/m.json",
+        redirect_uris: ["https://c.example/cb"],
+        token_endpoint_auth_method: "client_secret_basic",
+      }).success,
     ).toBe(false);
   });
 });

@@ -40,12 +40,20 @@ describe("perActionInput", () => {
   });
 
   it("refuses two actions that define one field differently", () => {
-    expect(() => perActionInput("op", [z.strictObject({ op: z.literal("a"), x: z.string() }), z.strictObject({ op: z.literal("b"), x: z.int() })])).toThrow(/field x/);
+    expect(() => perActionInput("op", [z.strictObject({ op: z.literal("a"), x: z.string() }), z.strictObject({ op: z.literal("b"), x: z.int() })])).toThrow(
+      /field x/,
+    );
   });
 
   it("keeps the variants' refinements", () => {
-    expect(issues(configureScopeInputSchema, { action: "set_retrieval_default", mode: "default" })).toEqual([["scope", "mode default needs a scope; off and require take none"]]);
-    expect(configureScopeInputSchema.parse({ action: "set_retrieval_default", mode: "off" })).toEqual({ action: "set_retrieval_default", mode: "off", scope: null });
+    expect(issues(configureScopeInputSchema, { action: "set_retrieval_default", mode: "default" })).toEqual([
+      ["scope", "mode default needs a scope; off and require take none"],
+    ]);
+    expect(configureScopeInputSchema.parse({ action: "set_retrieval_default", mode: "off" })).toEqual({
+      action: "set_retrieval_default",
+      mode: "off",
+      scope: null,
+    });
   });
 
   it("shapes every per-action input of the surface, nested ones included", () => {

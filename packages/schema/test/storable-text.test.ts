@@ -10,7 +10,8 @@ import * as schemas from "../src/index.js";
 import { UNSTORABLE_TEXT_MESSAGE, isStorableText, rememberInputSchema } from "../src/index.js";
 
 /** Exported names of the shapes clients (and peers) send: tool inputs, REST queries and bodies, archive lines, OAuth metadata. */
-const INPUT_NAME = /(InputSchema|QuerySchema|BodySchema|ArgsSchema|ArgSchema|LineSchema|MetadataSchema|DocumentSchema|^archive\w+Schema|^mcp\w+Schema|^new\w+Schema)$/;
+const INPUT_NAME =
+  /(InputSchema|QuerySchema|BodySchema|ArgsSchema|ArgSchema|LineSchema|MetadataSchema|DocumentSchema|^archive\w+Schema|^mcp\w+Schema|^new\w+Schema)$/;
 const SAFE_FORMATS = new Set(["uuid", "datetime"]);
 
 /** Paths of every string node under `schema` that lacks the check. */
@@ -32,7 +33,8 @@ describe("storable text", () => {
 
   it("tells NUL and half surrogate pairs from text, emoji included", () => {
     for (const bad of ["\u0000", "a\u0000", "\ud800", "x\ud83d", "\ude00y", "\udc00\ud800"]) expect(isStorableText(bad), JSON.stringify(bad)).toBe(false);
-    for (const good of ["", "plain", "😀", "\ud83d\ude00 paired", "tab\tand\nnewline", "\u202e\ufeff"]) expect(isStorableText(good), JSON.stringify(good)).toBe(true);
+    for (const good of ["", "plain", "😀", "\ud83d\ude00 paired", "tab\tand\nnewline", "\u202e\ufeff"])
+      expect(isStorableText(good), JSON.stringify(good)).toBe(true);
   });
 
   it("names the field and stops that field's other checks", () => {

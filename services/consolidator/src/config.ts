@@ -11,7 +11,10 @@ export const consolidatorConfigSchema = z
   .looseObject({
     REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL" }).default("redis://127.0.0.1:6379"),
     /** Namespace of every BullMQ key; the memory service must use the same one. */
-    REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/, "REDIS_KEY_PREFIX may use letters, digits, _ . -").default("3ngram"),
+    REDIS_KEY_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/, "REDIS_KEY_PREFIX may use letters, digits, _ . -")
+      .default("3ngram"),
     MEMORY_ADDR: z.string().min(1).default("127.0.0.1:50051"),
     /** The consolidation scan asks the search service for similar pairs. */
     SEARCH_ADDR: z.string().min(1).default("127.0.0.1:50052"),
@@ -32,7 +35,11 @@ export const consolidatorConfigSchema = z
      * A live commitment expires this long after it fell due, so it shows as overdue (briefing) in
      * between. 0 expires it at the first sweep after its due time.
      */
-    COMMITMENT_EXPIRY_GRACE_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
+    COMMITMENT_EXPIRY_GRACE_HOURS: z.coerce
+      .number()
+      .min(0)
+      .max(24 * 365)
+      .default(24),
     /** The daily OAuth GC removes registered clients unused for this many days. */
     OAUTH_CLIENT_IDLE_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** 0 turns the /metrics and /healthz listener off. */

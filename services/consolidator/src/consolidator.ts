@@ -104,7 +104,9 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
           }
         },
       });
-    perQueueGauge("threengram_consolidator_queue_jobs", 'Jobs per queue and state; state="failed" is the dead-letter count.', "state", async (q) => ({ ...(await queueBackend.counts(q)) }));
+    perQueueGauge("threengram_consolidator_queue_jobs", 'Jobs per queue and state; state="failed" is the dead-letter count.', "state", async (q) => ({
+      ...(await queueBackend.counts(q)),
+    }));
     perQueueGauge(
       "threengram_consolidator_dead_letters",
       "Dead-lettered jobs per queue by cause (unavailable ones are re-driven every 10 minutes).",

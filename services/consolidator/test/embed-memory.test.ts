@@ -50,8 +50,7 @@ afterAll(async () => {
 });
 
 const deps = () => ({ memory, embedder, log: silentLog });
-const pendingMemory = (tenant: Tenant = tenantA) =>
-  storePending(stack, tenant, { topic: "deploys", content: `We deploy on Tuesdays (${randomUUID()}).` });
+const pendingMemory = (tenant: Tenant = tenantA) => storePending(stack, tenant, { topic: "deploys", content: `We deploy on Tuesdays (${randomUUID()}).` });
 
 describe("embedMemory against the real memory service", () => {
   it.each([
@@ -79,9 +78,7 @@ describe("embedMemory against the real memory service", () => {
     expect(stored).toMatchObject({ model: "hashing-64", dimensions: 64 });
     expect(stored!.similarity).toBeGreaterThan(0.9999);
     // Stored in the job's tenant, and recorded as the worker's doing (the consolidator's credential).
-    expect(await embedDoneEvents(stack, memoryId)).toEqual([
-      { tenantId: tenantA.tenantId, actor: "worker", payload: { model: "hashing-64", dimensions: 64 } },
-    ]);
+    expect(await embedDoneEvents(stack, memoryId)).toEqual([{ tenantId: tenantA.tenantId, actor: "worker", payload: { model: "hashing-64", dimensions: 64 } }]);
   });
 
   it("accepts the memory id in upper case", async () => {

@@ -168,7 +168,9 @@ describe("LLM extractor against an OpenAI-compatible server", () => {
   it("retries on throttling and server errors, gives up at once on a refused request (the embeddings client's rule)", async () => {
     for (const status of [408, 409, 429, 503]) {
       answer = { status, body: { error: "busy" } };
-      const err = await extractor().extract({ memoryType: "note", topic: "t", content: "c" }).catch((e: unknown) => e);
+      const err = await extractor()
+        .extract({ memoryType: "note", topic: "t", content: "c" })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Error);
       expect(err).not.toBeInstanceOf(PermanentJobError);
     }

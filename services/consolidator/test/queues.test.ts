@@ -138,10 +138,14 @@ describe.each([
     await eventually(async () => expect(await backend!.counts(EMBEDDINGS_QUEUE)).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 1 }));
 
     late = await startMemoryOn(stack, port);
-    await eventually(async () => {
-      await runJob({ id: "r2", name: REDRIVE_DEAD_LETTERS_JOB, data: {}, attempt: 1 }, deps);
-      expect(await embeddingState(stack, tenant, memoryId)).toBe("done");
-    }, 30_000, 500);
+    await eventually(
+      async () => {
+        await runJob({ id: "r2", name: REDRIVE_DEAD_LETTERS_JOB, data: {}, attempt: 1 }, deps);
+        expect(await embeddingState(stack, tenant, memoryId)).toBe("done");
+      },
+      30_000,
+      500,
+    );
     await eventually(async () => expect(await backend!.counts(EMBEDDINGS_QUEUE)).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 }));
   }, 60_000);
 });

@@ -145,10 +145,7 @@ export async function storedEmbedding(
 }
 
 /** The embed_done audit events of one memory. */
-export async function embedDoneEvents(
-  stack: CoreServices,
-  memoryId: string,
-): Promise<{ tenantId: string; actor: string; payload: unknown }[]> {
+export async function embedDoneEvents(stack: CoreServices, memoryId: string): Promise<{ tenantId: string; actor: string; payload: unknown }[]> {
   const { rows } = await stack.ownerPool.query<{ tenantId: string; actor: string; payload: unknown }>(
     `SELECT tenant_id AS "tenantId", actor_kind AS actor, payload FROM memory_events
       WHERE memory_id = $1 AND event_kind = 'embed_done' ORDER BY created_at`,
@@ -162,5 +159,3 @@ export async function eraseMemory(stack: CoreServices, memoryId: string): Promis
   await stack.ownerPool.query("DELETE FROM memory_events WHERE memory_id = $1", [memoryId]);
   await stack.ownerPool.query("DELETE FROM memories WHERE id = $1", [memoryId]);
 }
-
-

@@ -179,7 +179,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
       resolveApiKey,
       sessions: createSessionCodec(deps.ui?.sessionSecret ?? generateSessionSecret()),
       secureCookies: () => deps.ui?.secureCookies ?? false,
-      signedInLimits: [limitRequests(limits.key, byCredential, uiResponder, { metrics, log }), limitRequests(limits.user, byUser, uiResponder, { metrics, log })],
+      signedInLimits: [
+        limitRequests(limits.key, byCredential, uiResponder, { metrics, log }),
+        limitRequests(limits.user, byUser, uiResponder, { metrics, log }),
+      ],
       log,
     }),
   );

@@ -26,7 +26,10 @@ export const gatewayConfigSchema = z
       .default("")
       .transform((raw, ctx) => {
         const origins: string[] = [];
-        for (const entry of raw.split(",").map((s) => s.trim()).filter(Boolean)) {
+        for (const entry of raw
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)) {
           const origin = normalizeOrigin(entry);
           if (origin === undefined) {
             ctx.addIssue({ code: "custom", message: `not an origin: ${entry}` });
@@ -49,7 +52,10 @@ export const gatewayConfigSchema = z
     /** Set: rate limits are counted in this Redis and shared by every gateway instance. Unset: per process (standalone). */
     REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL" }).optional(),
     /** Namespace of the rate-limit keys in Redis. */
-    RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,100}$/, "letters, digits and : _ . - only").default("3ngram:rl"),
+    RATE_LIMIT_KEY_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9:_.-]{1,100}$/, "letters, digits and : _ . - only")
+      .default("3ngram:rl"),
     /** Edge budget per client address on /mcp, /api/v1, /oauth and /ui, counted before authentication. */
     RATE_LIMIT_IP_PER_MINUTE: perMinute(600),
     /** Budget per user (tenant + user), across all of the user's credentials. */

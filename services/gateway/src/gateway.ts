@@ -57,7 +57,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   // The server's own origins join the configured ones once the listening URL is known.
   let allowedOrigins: readonly string[] = config.allowedOrigins;
   // A generated secret keeps a single process working; replicas need the shared UI_SESSION_SECRET.
-  if (config.uiSessionSecret === undefined) log.info("review ui sessions signed with a per-process secret (set UI_SESSION_SECRET to share them across replicas)");
+  if (config.uiSessionSecret === undefined)
+    log.info("review ui sessions signed with a per-process secret (set UI_SESSION_SECRET to share them across replicas)");
   const app = createGatewayApp({
     memory,
     search,
@@ -86,7 +87,18 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const url = `http://${hostForUrl(address)}:${port}`;
   listeningUrl = url;
   allowedOrigins = [...new Set([...config.allowedOrigins, ...selfOrigins([url, config.publicUrl])])];
-  log.info({ url, ui: `${config.publicUrl?.replace(/\/$/, "") ?? url}/ui`, publicUrl: config.publicUrl, issuer: location.issuer(), memory: config.memoryAddr, search: config.searchAddr, rateLimits: limits.backend }, "gateway listening");
+  log.info(
+    {
+      url,
+      ui: `${config.publicUrl?.replace(/\/$/, "") ?? url}/ui`,
+      publicUrl: config.publicUrl,
+      issuer: location.issuer(),
+      memory: config.memoryAddr,
+      search: config.searchAddr,
+      rateLimits: limits.backend,
+    },
+    "gateway listening",
+  );
 
   let closing: Promise<void> | undefined;
   const close = () => {

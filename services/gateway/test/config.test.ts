@@ -48,7 +48,9 @@ describe("gateway config", () => {
   });
 
   it("refuses a UI session secret shorter than 32 characters", () => {
-    expect(problems({ SERVICE_SIGNING_JWK: privateJwk, UI_SESSION_SECRET: "s".repeat(31) })).toEqual([expect.stringContaining("UI_SESSION_SECRET must be at least 32 characters")]);
+    expect(problems({ SERVICE_SIGNING_JWK: privateJwk, UI_SESSION_SECRET: "s".repeat(31) })).toEqual([
+      expect.stringContaining("UI_SESSION_SECRET must be at least 32 characters"),
+    ]);
   });
 
   it("reads every variable", () => {

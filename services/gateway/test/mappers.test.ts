@@ -107,9 +107,14 @@ describe("search mapping", () => {
     expect(toSearchRequest(searchInputSchema.parse({ query: "db", memoryType: "decision" })).memoryTypes).toEqual(["decision"]);
     expect(toSearchRequest(searchInputSchema.parse({ query: "db", memoryTypes: ["fact", "note"] })).memoryTypes).toEqual(["fact", "note"]);
     expect(toSearchRequest(searchInputSchema.parse({ query: "db", projects: ["atlas", "zeus"] })).projects).toEqual(["atlas", "zeus"]);
-    expect(
-      toSearchRequest(searchInputSchema.parse({ query: "db", limit: 25, scope: "work", project: "atlas", status: "archived" })),
-    ).toMatchObject({ query: "db", limit: 25, memoryTypes: [], scope: "work", projects: ["atlas"], status: "archived" });
+    expect(toSearchRequest(searchInputSchema.parse({ query: "db", limit: 25, scope: "work", project: "atlas", status: "archived" }))).toMatchObject({
+      query: "db",
+      limit: 25,
+      memoryTypes: [],
+      scope: "work",
+      projects: ["atlas"],
+      status: "archived",
+    });
   });
 
   it("maps time filters, order, cursor and projection; a chronological listing may omit the query", () => {
@@ -195,9 +200,21 @@ describe("search mapping", () => {
   });
 
   it("maps the whole response with count, hasMore, nextCursor and appliedScope", () => {
-    const response = create(SearchResponseSchema, { hits: [hit, hit], hasMore: true, nextCursor: "next", projection: "full", coverage: { ...coverage, hasMore: true } });
+    const response = create(SearchResponseSchema, {
+      hits: [hit, hit],
+      hasMore: true,
+      nextCursor: "next",
+      projection: "full",
+      coverage: { ...coverage, hasMore: true },
+    });
     const output = toSearchOutput(response);
-    expect(output).toMatchObject({ count: 2, hasMore: true, nextCursor: "next", appliedScope: "work", coverage: { poolSize: 3, abstained: true, hasMore: true } });
+    expect(output).toMatchObject({
+      count: 2,
+      hasMore: true,
+      nextCursor: "next",
+      appliedScope: "work",
+      coverage: { poolSize: 3, abstained: true, hasMore: true },
+    });
     expect(output.hits).toHaveLength(2);
   });
 

@@ -11,14 +11,7 @@ import { createLogger } from "@3ngram/runtime";
 import type { ClientMetadataDocument } from "@3ngram/schema";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createClientMetadataFetcher, type ClientMetadataFetcherOptions } from "../src/oauth/cimd/index.js";
-import {
-  json,
-  redirect,
-  selfSignedCertificate,
-  startDocumentServer,
-  type DocumentServer,
-  type TestCertificate,
-} from "./support/tls-document-server.js";
+import { json, redirect, selfSignedCertificate, startDocumentServer, type DocumentServer, type TestCertificate } from "./support/tls-document-server.js";
 
 const NAMES = ["client.example", "hop1.example", "hop2.example", "hop3.example", "hop4.example", "loopback.example", "mapped.example", "mixed.example"];
 
@@ -279,10 +272,7 @@ describe("concurrency", () => {
 });
 
 describe("address policy (strict defaults)", () => {
-  it.each([
-    ["127.0.0.1"],
-    ["::ffff:127.0.0.1"],
-  ])("refuses a hostname resolving to %s before any connection", async (address) => {
+  it.each([["127.0.0.1"], ["::ffff:127.0.0.1"]])("refuses a hostname resolving to %s before any connection", async (address) => {
     hosts.set("loopback.example", [address]);
     const path = freshPath("loopback");
     server.route(path, json(documentFor(`${server.origin("loopback.example")}${path}`)));
@@ -295,18 +285,29 @@ describe("address policy (strict defaults)", () => {
   // A second answer the fetcher must refuse beside 127.0.0.1 (which this fetcher lets through):
   // if the check were skipped the socket would go to the first answer, the local server, and the
   // connection count would show it. No packet is ever sent to the refused address either way.
-  it.each([["10.0.0.1"], ["172.16.5.4"], ["192.168.1.1"], ["169.254.169.254"], ["100.64.0.1"], ["0.0.0.0"], ["::1"], ["fd00::1"], ["fe80::1"], ["::ffff:10.0.0.1"], ["::ffff:169.254.169.254"], ["224.0.0.1"], ["192.0.2.10"]])(
-    "refuses a hostname when any answer (%s) is non-public, before any connection",
-    async (address) => {
-      hosts.set("mixed.example", ["127.0.0.1", address]);
-      const path = freshPath("mixed");
-      server.route(path, json(documentFor(`${server.origin("mixed.example")}${path}`)));
-      const before = server.connections();
-      await expectInvalid(localFetcher().fetch(`${server.origin("mixed.example")}${path}`), /non-public address/);
-      expect(server.connections()).toBe(before);
-      expect(server.requests(path)).toBe(0);
-    },
-  );
+  it.each([
+    ["10.0.0.1"],
+    ["172.16.5.4"],
+    ["192.168.1.1"],
+    ["169.254.169.254"],
+    ["100.64.0.1"],
+    ["0.0.0.0"],
+    ["::1"],
+    ["fd00::1"],
+    ["fe80::1"],
+    ["::ffff:10.0.0.1"],
+    ["::ffff:169.254.169.254"],
+    ["224.0.0.1"],
+    ["192.0.2.10"],
+  ])("refuses a hostname when any answer (%s) is non-public, before any connection", async (address) => {
+    hosts.set("mixed.example", ["127.0.0.1", address]);
+    const path = freshPath("mixed");
+    server.route(path, json(documentFor(`${server.origin("mixed.example")}${path}`)));
+    const before = server.connections();
+    await expectInvalid(localFetcher().fetch(`${server.origin("mixed.example")}${path}`), /non-public address/);
+    expect(server.connections()).toBe(before);
+    expect(server.requests(path)).toBe(0);
+  });
 
   it("refuses an IP-literal host in a private range without resolving it", async () => {
     await expectInvalid(strictFetcher().fetch(`https://127.0.0.1:${server.port}/client.json`), /not a public address/);
@@ -383,7 +384,10 @@ describe("redirects", () => {
     server.route(secret, json({}));
     const start = freshPath("to-metadata");
     server.route(start, redirect(`${server.origin("mixed.example")}${secret}`));
-    await expectInvalid(localFetcher({ maxRedirects: 3 }).fetch(`${server.origin("client.example")}${start}`), /mixed\.example resolves to a non-public address/);
+    await expectInvalid(
+      localFetcher({ maxRedirects: 3 }).fetch(`${server.origin("client.example")}${start}`),
+      /mixed\.example resolves to a non-public address/,
+    );
     expect(server.requests(secret)).toBe(0);
   });
 

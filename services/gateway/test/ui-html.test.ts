@@ -8,7 +8,9 @@ describe("the html template", () => {
     const hostile = `<script>alert("x")</script> & 'q' \`b\``;
     const out = render(html`<p title="${hostile}">${hostile}</p>`);
     expect(out).not.toContain("<script>");
-    expect(out).toBe(`<p title="${"&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#39;q&#39; &#96;b&#96;"}">&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#39;q&#39; &#96;b&#96;</p>`);
+    expect(out).toBe(
+      `<p title="${"&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#39;q&#39; &#96;b&#96;"}">&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#39;q&#39; &#96;b&#96;</p>`,
+    );
   });
 
   it("keeps nested fragments as markup, joins arrays and drops nothing-values", () => {
@@ -33,7 +35,15 @@ describe("dates for people", () => {
 
 describe("the fact chart", () => {
   const fact = (value: string, from: string, to: string | null, memoryId: string | null = "m") => ({
-    id: value, subject: "s", predicate: "p", value, confidence: null, validFrom: from, validTo: to, recordedAt: from, memoryId,
+    id: value,
+    subject: "s",
+    predicate: "p",
+    value,
+    confidence: null,
+    validFrom: from,
+    validTo: to,
+    recordedAt: from,
+    memoryId,
   });
   it("draws numbers only", () => {
     expect(isNumericSeries([fact("80", "2026-01-01T00:00:00Z", null)])).toBe(true);
@@ -41,7 +51,13 @@ describe("the fact chart", () => {
     expect(isNumericSeries([])).toBe(false);
   });
   it("puts one point per generation, hollow when replaced, linked when it has a memory", () => {
-    const out = render(factChart("s p", [fact("80", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "m1"), fact("90", "2026-02-01T00:00:00Z", null, null)], Date.parse("2026-03-01T00:00:00Z")));
+    const out = render(
+      factChart(
+        "s p",
+        [fact("80", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "m1"), fact("90", "2026-02-01T00:00:00Z", null, null)],
+        Date.parse("2026-03-01T00:00:00Z"),
+      ),
+    );
     expect(out.match(/<circle class="point/g)).toHaveLength(2);
     expect(out.match(/class="point superseded"/g)).toHaveLength(1);
     expect(out.match(/<a href="\/ui\/memories\/m1"/g)).toHaveLength(1);

@@ -11,7 +11,13 @@ describe("review UI session tokens", () => {
     const codec = createSessionCodec(SECRET, { now: () => now });
     const { token, session } = await codec.issue(principal);
     expect(await codec.verify(token)).toEqual(session);
-    expect(session).toMatchObject({ tenantId: "t-1", userId: "u-1", scopes: ["memory:read", "memory:write"], keyId: "k-1", expiresAt: now / 1000 + SESSION_TTL_SECONDS });
+    expect(session).toMatchObject({
+      tenantId: "t-1",
+      userId: "u-1",
+      scopes: ["memory:read", "memory:write"],
+      keyId: "k-1",
+      expiresAt: now / 1000 + SESSION_TTL_SECONDS,
+    });
   });
 
   it("expire at exp, and refuse tampered, foreign-secret and wrong-audience tokens", async () => {

@@ -55,7 +55,9 @@ const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 async function eraseCommand(pool: Pool, args: readonly string[], flags: Flags): Promise<void> {
   const [tenantId] = args;
   if (!tenantId || !TENANT_ID.test(tenantId)) {
-    throw new Error("usage: erase <tenant-id> --reason <reason> [--reference <ticket>] [--dry-run] (--id <memory-id>... | [--scope s] [--project p] [--topic t] [--subject s])");
+    throw new Error(
+      "usage: erase <tenant-id> --reason <reason> [--reference <ticket>] [--dry-run] (--id <memory-id>... | [--scope s] [--project p] [--topic t] [--subject s])",
+    );
   }
   const ids = flags.id ?? [];
   const selector = { scope: flags.scope, project: flags.project, topic: flags.topic, subject: flags.subject };

@@ -10,7 +10,10 @@ export const memoryConfigSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   /** Database role request work runs as; created by the migrations. */
-  RUNTIME_DB_ROLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("threengram_app"),
+  RUNTIME_DB_ROLE: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/)
+    .default("threengram_app"),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default("redis://127.0.0.1:6379"),
   /** Namespaces every queue key, so several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().min(1).default("3ngram"),

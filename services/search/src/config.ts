@@ -11,7 +11,10 @@ export const searchConfigSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   /** Read-only database role searches run as; created by the memory service's migrations. */
-  SEARCH_DB_ROLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("threengram_search"),
+  SEARCH_DB_ROLE: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/)
+    .default("threengram_search"),
   SERVICE_TRUSTED_JWKS: trustedKeysEnv,
   QUERY_EMBED_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   /** Distinct recent query vectors kept in memory (LRU); 0 turns the cache off. */

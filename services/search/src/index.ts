@@ -3,6 +3,16 @@ export { startSearchService, type RunningSearchService, type SearchServiceDeps }
 export { SEARCH_POLICY, type SearchPolicy } from "./domain/policy.js";
 // The ranking's parts, for the retrieval evaluation's policy fitting (eval/retrieval/fit.ts):
 // it gathers each query's candidate pool once and ranks it under many trial policies.
-export { abstentionEvidence, candidatePoolSize, evidenceScore, type AbstentionEvidence, lexicalQueryText, matchesAnyTerm, rank, shouldAbstain, type CandidateFeatures } from "./domain/policy.js";
+export {
+  abstentionEvidence,
+  candidatePoolSize,
+  evidenceScore,
+  type AbstentionEvidence,
+  lexicalQueryText,
+  matchesAnyTerm,
+  rank,
+  shouldAbstain,
+  type CandidateFeatures,
+} from "./domain/policy.js";
 export { HNSW_FILTERED_SCAN, selectCandidates, type CandidateRow } from "./db/candidates.js";
 export { normaliseQuery } from "./domain/query-embedder.js";

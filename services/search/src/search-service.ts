@@ -59,7 +59,12 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
           ...(deps.policy ? { policy: deps.policy } : {}),
           log,
         }),
-        ...similarPairsHandlers({ pool, role: config.SEARCH_DB_ROLE, embedding: embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null, log }),
+        ...similarPairsHandlers({
+          pool,
+          role: config.SEARCH_DB_ROLE,
+          embedding: embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null,
+          log,
+        }),
       },
       { ...searchPolicies, ...similarPairsPolicies },
     );

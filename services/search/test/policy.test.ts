@@ -29,15 +29,28 @@ describe("search policy", () => {
     const once = bm25Term(2, 1, 20, 20);
     expect(bm25Term(2, 2, 20, 20) - once).toBeLessThan(once);
     expect(bm25Term(2, 0, 20, 20)).toBe(0);
-    const idf = new Map([["squat", 3], ["week", 0.5]]);
+    const idf = new Map([
+      ["squat", 3],
+      ["week", 0.5],
+    ]);
     expect(bm25Score({ squat: 1 }, idf, 20, 20)).toBeGreaterThan(bm25Score({ week: 1 }, idf, 20, 20));
     expect(bm25Score({ squat: 1, week: 1 }, idf, 20, 20)).toBeCloseTo(bm25Term(3, 1, 20, 20) + bm25Term(0.5, 1, 20, 20));
   });
 
   it("normalises a leg inside the pool by rank, reciprocal rank, best score or min-max", () => {
-    const pool = [{ id: "a", x: 4 }, { id: "b", x: 2 }, { id: "c", x: null }, { id: "d", x: 2 }];
+    const pool = [
+      { id: "a", x: 4 },
+      { id: "b", x: 2 },
+      { id: "c", x: null },
+      { id: "d", x: 2 },
+    ];
     const values = (method: "rrf" | "rank" | "score" | "minmax") =>
-      legValues(pool.map((p) => ({ ...p, cosine: null, lexical: true, ftsRaw: 0 })), (c) => pool.find((p) => p.id === c.id)!.x, false, { ...SEARCH_POLICY, fusion: { method, rrfK: 5 } });
+      legValues(
+        pool.map((p) => ({ ...p, cosine: null, lexical: true, ftsRaw: 0 })),
+        (c) => pool.find((p) => p.id === c.id)!.x,
+        false,
+        { ...SEARCH_POLICY, fusion: { method, rrfK: 5 } },
+      );
     expect(Object.fromEntries(values("score"))).toEqual({ a: 1, b: 0.5, d: 0.5 });
     expect(Object.fromEntries(values("minmax"))).toEqual({ a: 1, b: 0, d: 0 });
     // Ties share the better rank; a candidate the leg did not score gets nothing from it.
@@ -56,7 +69,9 @@ describe("search policy", () => {
 
   it("lets newer memories win ties through recency", () => {
     const withRecency = { ...SEARCH_POLICY, weights: { ...SEARCH_POLICY.weights, recency: 0.05 } };
-    expect(fusedScore({ ...base, ageDays: 1 }, { vector: 0, lexical: 0 }, false, withRecency)).toBeGreaterThan(fusedScore({ ...base, ageDays: 400 }, { vector: 0, lexical: 0 }, false, withRecency));
+    expect(fusedScore({ ...base, ageDays: 1 }, { vector: 0, lexical: 0 }, false, withRecency)).toBeGreaterThan(
+      fusedScore({ ...base, ageDays: 400 }, { vector: 0, lexical: 0 }, false, withRecency),
+    );
   });
 
   it("demotes a superseded row below an otherwise weaker successor", () => {
@@ -64,11 +79,19 @@ describe("search policy", () => {
     const successor = { ...base, id: "b", cosine: 0.6 };
     const order = rank([predecessor, successor], "a long enough query here").map((r) => r.candidate.id);
     expect(order).toEqual(["b", "a"]);
-    expect(fusedScore(predecessor, { vector: 1, lexical: 1 }, false)).toBeCloseTo(fusedScore({ ...predecessor, superseded: false }, { vector: 1, lexical: 1 }, false) - SEARCH_POLICY.supersessionPenalty);
+    expect(fusedScore(predecessor, { vector: 1, lexical: 1 }, false)).toBeCloseTo(
+      fusedScore({ ...predecessor, superseded: false }, { vector: 1, lexical: 1 }, false) - SEARCH_POLICY.supersessionPenalty,
+    );
   });
 
   it("orders ties by id so the ranking is total", () => {
-    const order = rank([{ ...base, id: "b" }, { ...base, id: "a" }], "q").map((r) => r.candidate.id);
+    const order = rank(
+      [
+        { ...base, id: "b" },
+        { ...base, id: "a" },
+      ],
+      "q",
+    ).map((r) => r.candidate.id);
     expect(order).toEqual(["a", "b"]);
   });
 
@@ -79,7 +102,13 @@ describe("search policy", () => {
   });
 
   it("reports the evidence the verdict uses", () => {
-    const ranked = rank([{ ...base, id: "a", cosine: 0.7 }, { ...base, id: "b", cosine: 0.2, lexical: true, ftsRaw: 0.1 }], "some query words");
+    const ranked = rank(
+      [
+        { ...base, id: "a", cosine: 0.7 },
+        { ...base, id: "b", cosine: 0.2, lexical: true, ftsRaw: 0.1 },
+      ],
+      "some query words",
+    );
     const evidence = abstentionEvidence(ranked);
     expect(evidence.bestCosine).toBeCloseTo(0.7);
     expect(evidence.anyLexical).toBe(true);
@@ -90,14 +119,38 @@ describe("search policy", () => {
 
   it("abstains when the fused evidence is weak, whatever single signal is present", () => {
     // The rule's behaviour, with a fixed three-signal weighting (the committed numbers are calibrated by the eval).
-    const policy = { ...SEARCH_POLICY, abstention: { minEvidence: 1.34, termCoverageWeight: 1, scoreGapWeight: 2, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 } };
+    const policy = {
+      ...SEARCH_POLICY,
+      abstention: { minEvidence: 1.34, termCoverageWeight: 1, scoreGapWeight: 2, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 },
+    };
     const { minEvidence, termCoverageWeight } = policy.abstention;
-    const verdict = (c: CandidateFeatures[]) => shouldAbstain(abstentionEvidence(rank(c.map((x, i) => ({ ...x, id: String(i) })), "q", policy)), c.length, policy);
+    const verdict = (c: CandidateFeatures[]) =>
+      shouldAbstain(
+        abstentionEvidence(
+          rank(
+            c.map((x, i) => ({ ...x, id: String(i) })),
+            "q",
+            policy,
+          ),
+        ),
+        c.length,
+        policy,
+      );
     expect(verdict([])).toBe(true);
     // A fair cosine alone is not enough: unrelated questions reach it with the offline model.
-    expect(verdict([{ ...base, cosine: 0.6, queryTerms: { total: 4, stored: 1 } }, { ...base, cosine: 0.59 }])).toBe(true);
+    expect(
+      verdict([
+        { ...base, cosine: 0.6, queryTerms: { total: 4, stored: 1 } },
+        { ...base, cosine: 0.59 },
+      ]),
+    ).toBe(true);
     // The same cosine with the question's words stored and a clear first hit is found.
-    expect(verdict([{ ...base, cosine: 0.6, queryTerms: { total: 4, stored: 4 } }, { ...base, cosine: 0.3 }])).toBe(false);
+    expect(
+      verdict([
+        { ...base, cosine: 0.6, queryTerms: { total: 4, stored: 4 } },
+        { ...base, cosine: 0.3 },
+      ]),
+    ).toBe(false);
     // Without a vector leg the threshold shrinks to the signals left: words and gap.
     expect(verdict([{ ...base, cosine: null, queryTerms: { total: 3, stored: 0 } }])).toBe(true);
     const lexicalOnly = { ...base, cosine: null, queryTerms: { total: 2, stored: 2 } };
@@ -107,7 +160,10 @@ describe("search policy", () => {
     // Evidence exactly at the threshold counts as found.
     expect(shouldAbstain({ bestCosine: minEvidence - termCoverageWeight, anyLexical: true, scoreGap: 0, termCoverage: 1 }, 2, policy)).toBe(false);
     // The idf signals count when weighted: rare words stored nowhere pull the evidence down.
-    const idfPolicy = { ...policy, abstention: { ...policy.abstention, minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 1 } };
+    const idfPolicy = {
+      ...policy,
+      abstention: { ...policy.abstention, minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 1 },
+    };
     expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.2 }, 2, idfPolicy)).toBe(true);
     expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.95 }, 2, idfPolicy)).toBe(false);
   });
@@ -117,7 +173,10 @@ describe("search policy", () => {
     expect(abstentionEvidence(ranked).termCoverage).toBeCloseTo(0.75);
     expect(abstentionEvidence(rank([{ ...base, id: "a", queryTerms: { total: 0, stored: 0 } }], "q")).termCoverage).toBeNull();
     // A gap over a demoted predecessor can exceed 1; it still counts as at most 1.
-    const policy = { ...SEARCH_POLICY, abstention: { minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 1, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 } };
+    const policy = {
+      ...SEARCH_POLICY,
+      abstention: { minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 1, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 },
+    };
     expect(shouldAbstain({ bestCosine: 0.4, anyLexical: false, scoreGap: 2, termCoverage: null }, 2, policy)).toBe(true);
     expect(shouldAbstain({ bestCosine: 0.6, anyLexical: false, scoreGap: 2, termCoverage: null }, 2, policy)).toBe(false);
   });

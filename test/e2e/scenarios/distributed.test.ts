@@ -189,7 +189,9 @@ describe("distributed mode", () => {
       return result.content[0]?.text ?? "";
     };
     expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "x".repeat(2001) } })).toMatch(/^invalid_input: content: /);
-    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "c", mood: "happy" } })).toBe("invalid_input: mood: unrecognized key");
+    expect(await refused({ name: "remember", arguments: { memoryType: "note", topic: "t", content: "c", mood: "happy" } })).toBe(
+      "invalid_input: mood: unrecognized key",
+    );
     expect(await refused({ name: "search", arguments: { query: "x", limit: "five" } })).toMatch(/^invalid_input: limit: /);
 
     const cases: Array<[string, string, string]> = [

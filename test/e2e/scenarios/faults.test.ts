@@ -160,7 +160,10 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitFor("search serving", serving(common.SEARCH_ADDR), 60_000, processes.search);
   await waitFor("gateway ready", async () => (await fetch(`${baseUrl}/ready`)).status === 200, 60_000, processes.gateway);
-  const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "faults"], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "", DATABASE_URL: databaseUrl } });
+  const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "faults"], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? "", DATABASE_URL: databaseUrl },
+  });
   ({ apiKey, tenantId } = JSON.parse(stdout) as { apiKey: string; tenantId: string });
   mcp = await connectMcp(`${baseUrl}/mcp`, apiKey);
   queues = createRedisQueueBackend({ redisUrl: redis.url, prefix });
@@ -224,18 +227,30 @@ describe("faults under load", () => {
     // Writes need the database only: none failed while Redis was away.
     expect(Object.keys(report.errors).filter((label) => label.startsWith("write"))).toEqual([]);
     expect(pendingAtPeak).toBeGreaterThan(0);
-    await eventually(async () => expect((await rows<{ n: number }>("SELECT count(*)::int AS n FROM job_outbox WHERE relayed_at IS NULL"))[0]!.n).toBe(0), 30_000, 250);
+    await eventually(
+      async () => expect((await rows<{ n: number }>("SELECT count(*)::int AS n FROM job_outbox WHERE relayed_at IS NULL"))[0]!.n).toBe(0),
+      30_000,
+      250,
+    );
   }, 90_000);
 
   it("recovers from a consolidator kill -9 in the middle of a job", async () => {
     // Wait until a job is running, then kill.
-    await eventually(async () => expect((await queues.counts(EXTRACTION_QUEUE)).active + (await queues.counts(EMBEDDINGS_QUEUE)).active).toBeGreaterThan(0), 20_000, 20);
+    await eventually(
+      async () => expect((await queues.counts(EXTRACTION_QUEUE)).active + (await queues.counts(EMBEDDINGS_QUEUE)).active).toBeGreaterThan(0),
+      20_000,
+      20,
+    );
     await fault("consolidator kill -9 mid-job + restart", killAndRestart("consolidator", 1_000));
   }, 60_000);
 
   it("answers only success or a retryable unavailable, never a 500", () => {
     const unexpected = load.outcomes.filter((o) => !ACCEPTABLE_STATUSES.has(o.status));
-    const byStatus = (list: typeof load.outcomes) => list.reduce<Record<string, number>>((acc, o) => ({ ...acc, [`${o.kind} ${o.surface} ${o.status}`]: (acc[`${o.kind} ${o.surface} ${o.status}`] ?? 0) + 1 }), {});
+    const byStatus = (list: typeof load.outcomes) =>
+      list.reduce<Record<string, number>>(
+        (acc, o) => ({ ...acc, [`${o.kind} ${o.surface} ${o.status}`]: (acc[`${o.kind} ${o.surface} ${o.status}`] ?? 0) + 1 }),
+        {},
+      );
     figures.allAnswers = byStatus(load.outcomes);
     expect(byStatus(unexpected)).toEqual({});
   });
@@ -263,7 +278,13 @@ describe("faults under load", () => {
     figures.failedWritesThatHadCommitted = committedDespiteFailure;
 
     // Every write, acknowledged or repeated, is stored once, under the id its answer named.
-    const stored = new Map((await rows<{ content: string; ids: string[] }>("SELECT content, array_agg(id::text) AS ids FROM memories WHERE tenant_id = $1 GROUP BY content", [tenantId])).map((r) => [r.content, r.ids]));
+    const stored = new Map(
+      (
+        await rows<{ content: string; ids: string[] }>("SELECT content, array_agg(id::text) AS ids FROM memories WHERE tenant_id = $1 GROUP BY content", [
+          tenantId,
+        ])
+      ).map((r) => [r.content, r.ids]),
+    );
     expect(stored.size).toBe(load.writes.length);
     for (const write of load.writes) expect(stored.get(write.body.content), write.body.content).toEqual([write.id]);
 
@@ -287,19 +308,21 @@ describe("faults under load", () => {
   it("embeds every memory and runs every extraction within 90 s after the load stops: jobs written = jobs run", async () => {
     const started = Date.now();
     const total = await memoryCount();
-    await explainOnFailure(() => eventually(
-      async () => {
-        const [progress] = await rows<{ embedded: number; extracted: number }>(
-          `SELECT count(*) FILTER (WHERE m.embedding IS NOT NULL)::int AS embedded,
+    await explainOnFailure(() =>
+      eventually(
+        async () => {
+          const [progress] = await rows<{ embedded: number; extracted: number }>(
+            `SELECT count(*) FILTER (WHERE m.embedding IS NOT NULL)::int AS embedded,
                   count(*) FILTER (WHERE EXISTS (SELECT 1 FROM fact_proposals p WHERE p.memory_id = m.id))::int AS extracted
              FROM memories m WHERE m.tenant_id = $1`,
-          [tenantId],
-        );
-        expect(progress).toEqual({ embedded: total, extracted: total });
-      },
-      DRAIN_BOUND_MS,
-      500,
-    ));
+            [tenantId],
+          );
+          expect(progress).toEqual({ embedded: total, extracted: total });
+        },
+        DRAIN_BOUND_MS,
+        500,
+      ),
+    );
     figures.drainAfterLoadMs = Date.now() - started;
 
     // Every memory recorded one job of each kind in the outbox, and each ran.
@@ -331,7 +354,13 @@ describe("faults under load", () => {
 
   it("needed no process-wide backstop: nothing escaped its owner and no promise rejection went unhandled", () => {
     const backstop = /unhandled promise rejection|escaped its owner|uncaught exception/;
-    const hits = instances.flatMap((proc) => proc.output().split("\n").filter((line) => backstop.test(line)).map((line) => `${proc.name}: ${line}`));
+    const hits = instances.flatMap((proc) =>
+      proc
+        .output()
+        .split("\n")
+        .filter((line) => backstop.test(line))
+        .map((line) => `${proc.name}: ${line}`),
+    );
     expect(hits).toEqual([]);
   });
 });
@@ -357,7 +386,9 @@ async function explainOnFailure(check: () => Promise<void>): Promise<void> {
 }
 
 async function idsFor(write: WriteAttempt): Promise<string[]> {
-  return (await rows<{ id: string }>("SELECT id::text AS id FROM memories WHERE tenant_id = $1 AND content = $2", [tenantId, write.body.content])).map((r) => r.id);
+  return (await rows<{ id: string }>("SELECT id::text AS id FROM memories WHERE tenant_id = $1 AND content = $2", [tenantId, write.body.content])).map(
+    (r) => r.id,
+  );
 }
 
 async function memoryCount(): Promise<number> {
@@ -368,8 +399,13 @@ function printFigures(): void {
   const lines = ["", "Fault suite figures (the machine may be under shared load):", ""];
   lines.push("| fault | outage | first write after | first search after | errors during the fault (by status) |", "|---|---|---|---|---|");
   for (const r of reports) {
-    const errors = Object.entries(r.errors).map(([label, n]) => `${label}: ${n}`).join(", ") || "none";
-    lines.push(`| ${r.fault} | ${(r.downMs / 1000).toFixed(1)} s | ${(r.writeRecoveryMs / 1000).toFixed(2)} s | ${(r.searchRecoveryMs / 1000).toFixed(2)} s | ${errors} (of ${r.requests}) |`);
+    const errors =
+      Object.entries(r.errors)
+        .map(([label, n]) => `${label}: ${n}`)
+        .join(", ") || "none";
+    lines.push(
+      `| ${r.fault} | ${(r.downMs / 1000).toFixed(1)} s | ${(r.writeRecoveryMs / 1000).toFixed(2)} s | ${(r.searchRecoveryMs / 1000).toFixed(2)} s | ${errors} (of ${r.requests}) |`,
+    );
   }
   lines.push("", JSON.stringify(figures, null, 2), "");
   console.log(lines.join("\n"));

@@ -80,7 +80,9 @@ async function runConsolidationScan(): Promise<void> {
 /** The running consolidator's count of `job` attempts ending in `outcome`. */
 async function jobsTotal(job: string, outcome: string): Promise<number> {
   const text = await (await fetch(`${consolidatorMetrics}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith("threengram_consolidator_jobs_total{") && l.includes(`job="${job}"`) && l.includes(`outcome="${outcome}"`));
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith("threengram_consolidator_jobs_total{") && l.includes(`job="${job}"`) && l.includes(`outcome="${outcome}"`));
   return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
 }
 
@@ -117,7 +119,12 @@ beforeAll(async () => {
   await waitFor("memory health", async () => (await checkHealth(common.MEMORY_ADDR!)) === "SERVING", 60_000, memory);
   const search = startServiceProcess("search", "services/search/dist/main.js", { ...common, GRPC_PORT: String(searchPort) });
   const consolidator = startConsolidator();
-  const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", { ...common, PORT: String(gatewayPort), HOST: "127.0.0.1", RATE_LIMIT_KEY_PREFIX: `${prefix}:rl` });
+  const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", {
+    ...common,
+    PORT: String(gatewayPort),
+    HOST: "127.0.0.1",
+    RATE_LIMIT_KEY_PREFIX: `${prefix}:rl`,
+  });
   processes = { memory, search, consolidator, gateway };
   baseUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitFor("search health", async () => (await checkHealth(common.SEARCH_ADDR!)) === "SERVING", 60_000, search);
@@ -143,8 +150,18 @@ describe("proposals in distributed mode", () => {
   let lift = "";
 
   it("proposes one consolidation and one fact: near duplicates are paired, 'top set 98 kg' is extracted", async () => {
-    older = await remember({ memoryType: "decision", topic: "payments provider", content: "We decided to use Stripe for card payments in the EU launch.", project: "billing" });
-    newer = await remember({ memoryType: "decision", topic: "payments provider", content: "We decided to use Stripe for all card payments in the EU launch.", project: "billing" });
+    older = await remember({
+      memoryType: "decision",
+      topic: "payments provider",
+      content: "We decided to use Stripe for card payments in the EU launch.",
+      project: "billing",
+    });
+    newer = await remember({
+      memoryType: "decision",
+      topic: "payments provider",
+      content: "We decided to use Stripe for all card payments in the EU launch.",
+      project: "billing",
+    });
     lift = await remember({ memoryType: "fact", topic: "Back squat", content: "Top set 98 kg today, felt fast." });
 
     // Extraction runs by itself after each remember; the scan runs when asked (the schedule's job, queued now).
@@ -169,7 +186,10 @@ describe("proposals in distributed mode", () => {
     const fact = await mcp.call<{ action: string; proposal: FactProposal }>("review_proposals", { action: "accept", proposalId: factProposals![0]!.id });
     expect(fact).toMatchObject({ action: "applied_fact", proposal: { status: "applied" } });
 
-    const history = (await (await rest(`/api/v1/memories/${older}/history`)).json()) as { edges: Array<{ fromId: string; toId: string; edgeType: string }>; lifecycleState: string };
+    const history = (await (await rest(`/api/v1/memories/${older}/history`)).json()) as {
+      edges: Array<{ fromId: string; toId: string; edgeType: string }>;
+      lifecycleState: string;
+    };
     expect(history.lifecycleState).toBe("superseded");
     expect(history.edges).toEqual([expect.objectContaining({ fromId: newer, toId: older, edgeType: "supersedes" })]);
     const got = await mcp.call<{ memories: Array<{ id: string; supersededBy: string | null }> }>("get_memories", { ids: [older] });
@@ -180,7 +200,9 @@ describe("proposals in distributed mode", () => {
     expect(ids).toContain(older);
     expect(ids.indexOf(newer)).toBeLessThan(ids.indexOf(older));
 
-    const facts = await mcp.call<{ facts: Array<{ subject: string; predicate: string; value: string; memoryId: string }> }>("get_facts", { subject: "back_squat" });
+    const facts = await mcp.call<{ facts: Array<{ subject: string; predicate: string; value: string; memoryId: string }> }>("get_facts", {
+      subject: "back_squat",
+    });
     expect(facts.facts.map((f) => `${f.subject} ${f.predicate} = ${f.value}`)).toEqual(["back_squat top_set.weight_kg = 98"]);
     expect(facts.facts[0]!.memoryId).toBe(lift);
     expect((await list()).count).toBe(0);
@@ -188,7 +210,11 @@ describe("proposals in distributed mode", () => {
 
   it("a rejected pair is not proposed again when the scan runs again", async () => {
     const a = await remember({ memoryType: "decision", topic: "deploy window", content: "Deploys happen on Tuesday and Thursday mornings after the standup." });
-    const b = await remember({ memoryType: "decision", topic: "deploy window", content: "Deploys happen on Tuesday and Thursday mornings after the standup meeting ends." });
+    const b = await remember({
+      memoryType: "decision",
+      topic: "deploy window",
+      content: "Deploys happen on Tuesday and Thursday mornings after the standup meeting ends.",
+    });
     await runConsolidationScan();
     await eventually(async () => expect((await list()).count).toBe(1), 30_000);
     const [proposal] = (await list()).proposals;
@@ -215,12 +241,18 @@ describe("proposals in distributed mode", () => {
     const llm = await startLlmStub();
     try {
       await processes.consolidator.stop();
-      const llmEnv = { FACT_EXTRACTOR: "llm", FACT_EXTRACTOR_LLM_BASE_URL: `${llm.url}/v1`, FACT_EXTRACTOR_LLM_MODEL: "stub-model", FACT_EXTRACTOR_LLM_TIMEOUT_MS: "60000" };
+      const llmEnv = {
+        FACT_EXTRACTOR: "llm",
+        FACT_EXTRACTOR_LLM_BASE_URL: `${llm.url}/v1`,
+        FACT_EXTRACTOR_LLM_MODEL: "stub-model",
+        FACT_EXTRACTOR_LLM_TIMEOUT_MS: "60000",
+      };
       processes.consolidator = startConsolidator(llmEnv);
       await consolidatorUp(processes.consolidator);
 
       const ids: string[] = [];
-      for (const n of [1, 2, 3, 4]) ids.push(await remember({ memoryType: "note", topic: `training block ${n}`, content: `Marker k${n}: block ${n} of the training plan.` }));
+      for (const n of [1, 2, 3, 4])
+        ids.push(await remember({ memoryType: "note", topic: `training block ${n}`, content: `Marker k${n}: block ${n} of the training plan.` }));
       // A job is provably running (its extractor call is open): kill the process without warning.
       const heldMarker = await llm.held;
       const killed = processes.consolidator;
@@ -241,7 +273,9 @@ describe("proposals in distributed mode", () => {
       await eventually(async () => expect(await queues.counts(EXTRACTION_QUEUE)).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 }), 30_000);
 
       // Every memory got its fact exactly once, from the extractor that ran; the held job ran twice.
-      expect(await proposalsOf()).toEqual(ids.map((memoryId, i) => ({ memory_id: memoryId, predicate: `marker.k${i + 1}`, value: String(i + 1), extractor: "llm/stub-model" })));
+      expect(await proposalsOf()).toEqual(
+        ids.map((memoryId, i) => ({ memory_id: memoryId, predicate: `marker.k${i + 1}`, value: String(i + 1), extractor: "llm/stub-model" })),
+      );
       expect(llm.seen.filter((m) => m === heldMarker).length).toBeGreaterThanOrEqual(2);
       const listed = await list({ limit: 100 });
       expect(listed.factProposals!.filter((f) => ids.includes(f.memoryId))).toHaveLength(4);

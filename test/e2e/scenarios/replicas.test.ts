@@ -101,10 +101,23 @@ beforeAll(async () => {
   }
   const baseUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitFor("gateway ready", async () => (await fetch(`${baseUrl}/ready`)).status === 200, 60_000, gateway);
-  const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "replicas"], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url } });
+  const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "replicas"], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url },
+  });
   const { apiKey } = JSON.parse(stdout) as { apiKey: string };
   mcp = await connectMcp(`${baseUrl}/mcp`, apiKey);
-  load = new FaultLoad({ baseUrl, apiKey, mcp, runId: randomUUID().slice(0, 8), restWriters: 2, mcpWriters: 1, restSearchers: 3, mcpSearchers: 1, pauseMs: 10 });
+  load = new FaultLoad({
+    baseUrl,
+    apiKey,
+    mcp,
+    runId: randomUUID().slice(0, 8),
+    restWriters: 2,
+    mcpWriters: 1,
+    restSearchers: 3,
+    mcpSearchers: 1,
+    pauseMs: 10,
+  });
   load.start();
 }, 120_000);
 
@@ -118,32 +131,40 @@ afterAll(async () => {
 }, 60_000);
 
 describe("search and memory scaled out behind one address", () => {
-  it("spreads searches over the three search replicas and writes over both memory replicas", async () => {
-    const servedSoFar = async () => (await Promise.all(searches.slice(0, 3).map((r) => served(r, SEARCH_RPC)))).reduce((a, b) => a + b, 0);
-    await eventually(async () => expect(await servedSoFar()).toBeGreaterThanOrEqual(SEARCHES_BEFORE_KILL), LOAD_BOUND_MS, 200);
-    const perSearch = await Promise.all(searches.slice(0, 3).map((r) => served(r, SEARCH_RPC)));
-    const perMemory = await Promise.all(memories.map((r) => served(r, REMEMBER_RPC)));
-    figures.searchesPerReplicaBeforeKill = perSearch;
-    figures.writesPerReplica = perMemory;
-    const total = perSearch.reduce((a, b) => a + b, 0);
-    // Round-robin: each replica takes close to a third; a fifth is far from "one replica does it all".
-    for (const count of perSearch) expect(count).toBeGreaterThan(total / 5);
-    for (const count of perMemory) expect(count).toBeGreaterThan(0);
-  }, LOAD_BOUND_MS + 10_000);
+  it(
+    "spreads searches over the three search replicas and writes over both memory replicas",
+    async () => {
+      const servedSoFar = async () => (await Promise.all(searches.slice(0, 3).map((r) => served(r, SEARCH_RPC)))).reduce((a, b) => a + b, 0);
+      await eventually(async () => expect(await servedSoFar()).toBeGreaterThanOrEqual(SEARCHES_BEFORE_KILL), LOAD_BOUND_MS, 200);
+      const perSearch = await Promise.all(searches.slice(0, 3).map((r) => served(r, SEARCH_RPC)));
+      const perMemory = await Promise.all(memories.map((r) => served(r, REMEMBER_RPC)));
+      figures.searchesPerReplicaBeforeKill = perSearch;
+      figures.writesPerReplica = perMemory;
+      const total = perSearch.reduce((a, b) => a + b, 0);
+      // Round-robin: each replica takes close to a third; a fifth is far from "one replica does it all".
+      for (const count of perSearch) expect(count).toBeGreaterThan(total / 5);
+      for (const count of perMemory) expect(count).toBeGreaterThan(0);
+    },
+    LOAD_BOUND_MS + 10_000,
+  );
 
-  it("fails no search when a search replica is killed with SIGKILL in the middle of the load", async () => {
-    const victim = searches[2]!;
-    const killedAt = Date.now();
-    figures.killedAt = killedAt;
-    victim.proc!.child.kill("SIGKILL");
-    await victim.proc!.exited();
-    const startedAfter = () => load.outcomes.filter((o) => o.kind === "search" && o.startedAt >= killedAt);
-    await eventually(() => expect(startedAfter().length).toBeGreaterThanOrEqual(SEARCHES_AFTER_KILL), LOAD_BOUND_MS, 200);
-    figures.searchesAfterKill = startedAfter().length;
-    // The surviving replicas carried on serving.
-    const survivors = await Promise.all(searches.slice(0, 2).map((r) => served(r, SEARCH_RPC)));
-    expect(survivors.reduce((a, b) => a + b, 0)).toBeGreaterThan((figures.searchesPerReplicaBeforeKill as number[]).slice(0, 2).reduce((a, b) => a + b, 0));
-  }, LOAD_BOUND_MS + 10_000);
+  it(
+    "fails no search when a search replica is killed with SIGKILL in the middle of the load",
+    async () => {
+      const victim = searches[2]!;
+      const killedAt = Date.now();
+      figures.killedAt = killedAt;
+      victim.proc!.child.kill("SIGKILL");
+      await victim.proc!.exited();
+      const startedAfter = () => load.outcomes.filter((o) => o.kind === "search" && o.startedAt >= killedAt);
+      await eventually(() => expect(startedAfter().length).toBeGreaterThanOrEqual(SEARCHES_AFTER_KILL), LOAD_BOUND_MS, 200);
+      figures.searchesAfterKill = startedAfter().length;
+      // The surviving replicas carried on serving.
+      const survivors = await Promise.all(searches.slice(0, 2).map((r) => served(r, SEARCH_RPC)));
+      expect(survivors.reduce((a, b) => a + b, 0)).toBeGreaterThan((figures.searchesPerReplicaBeforeKill as number[]).slice(0, 2).reduce((a, b) => a + b, 0));
+    },
+    LOAD_BOUND_MS + 10_000,
+  );
 
   it("sends traffic to a replica that starts later, within the max connection age", async () => {
     const newcomer = searches[3]!;
@@ -159,7 +180,8 @@ describe("search and memory scaled out behind one address", () => {
     const searchesDone = load.outcomes.filter((o) => o.kind === "search");
     const writesDone = load.outcomes.filter((o) => o.kind === "write");
     const killedAt = figures.killedAt as number;
-    const describe = (o: (typeof load.outcomes)[number]) => `${o.kind} ${o.surface} ${o.status}, started ${o.startedAt - killedAt} ms after the kill, took ${o.at - o.startedAt} ms`;
+    const describe = (o: (typeof load.outcomes)[number]) =>
+      `${o.kind} ${o.surface} ${o.status}, started ${o.startedAt - killedAt} ms after the kill, took ${o.at - o.startedAt} ms`;
     figures.searches = searchesDone.length;
     figures.writes = writesDone.length;
     // Writes are not retried by the channel (their caller repeats them with the idempotency key);

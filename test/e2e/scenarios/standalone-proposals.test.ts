@@ -27,7 +27,12 @@ interface ListOut {
 describe("standalone server: proposals", () => {
   it("extracts a fact proposal on the in-process queue, and accepting it on the web UI makes get_facts return it", async () => {
     // The hashing embedder keeps start-up quick; the queue and job code are what this checks.
-    proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", EMBEDDINGS_PROVIDER: "hashing" });
+    proc = startServiceProcess("standalone", "standalone/dist/main.js", {
+      THREENGRAM_DATA_DIR: dataDir,
+      PORT: "0",
+      LOG_LEVEL: "warn",
+      EMBEDDINGS_PROVIDER: "hashing",
+    });
     await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc!.output()), 90_000, proc);
     const mcpUrl = /MCP endpoint:\s+(\S+)/.exec(proc.output())![1]!;
     const apiKey = /API key:\s+(\S+)/.exec(proc.output())![1]!;

@@ -18,7 +18,12 @@ const running: ServiceProcess[] = [];
 async function startServer(): Promise<{ proc: ServiceProcess; mcpUrl: string; apiKey: string }> {
   // The scenario checks that the bundled model embeds a write inline; a generous budget keeps that
   // true on a loaded machine (the budget's pending fallback has its own tests).
-  const proc = startServiceProcess("standalone", "standalone/dist/main.js", { THREENGRAM_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", EMBED_INLINE_BUDGET_MS: "30000" });
+  const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
+    THREENGRAM_DATA_DIR: dataDir,
+    PORT: "0",
+    LOG_LEVEL: "warn",
+    EMBED_INLINE_BUDGET_MS: "30000",
+  });
   running.push(proc);
   await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 90_000, proc);
   const mcpUrl = /MCP endpoint:\s+(\S+)/.exec(proc.output())?.[1];
@@ -59,7 +64,10 @@ describe("standalone server", () => {
     // SECURITY DEFINER eraser). The operator commands reach it through the printed database URL.
     const before = await mcp.call<{ changesCursor: string }>("briefing", { selector: { kind: "all" } });
     const slip = await mcp.call<{ memory: { id: string } }>("remember", { memoryType: "decision", topic: "slip", content: "A decision stored by mistake." });
-    const delta = await mcp.call<{ recentDecisions: { items: Array<{ id: string; change?: string }> } }>("briefing", { selector: { kind: "all" }, since: before.changesCursor });
+    const delta = await mcp.call<{ recentDecisions: { items: Array<{ id: string; change?: string }> } }>("briefing", {
+      selector: { kind: "all" },
+      since: before.changesCursor,
+    });
     expect(delta.recentDecisions.items.map((i) => [i.change, i.id])).toEqual([["new", slip.memory.id]]);
     const databaseUrl = /Database:\s+(\S+)/.exec(first.proc.output())?.[1];
     const tenantId = /Tenant:\s+(\S+)/.exec(first.proc.output())?.[1];

@@ -36,7 +36,10 @@ const answerSchema = z.object({ facts: z.array(z.unknown()).default([]) });
 const factSchema = z.object({
   subject: z.string().trim().min(1).max(256),
   predicate: z.string().trim().min(1).max(256),
-  value: z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v).trim()).pipe(z.string().min(1).max(2000)),
+  value: z
+    .union([z.string(), z.number(), z.boolean()])
+    .transform((v) => String(v).trim())
+    .pipe(z.string().min(1).max(2000)),
   confidence: z.number().min(0).max(1).optional(),
 });
 const completionSchema = z.object({
@@ -96,7 +99,11 @@ function parseFacts(content: string, fallbackSubject: string, extractor: string)
     const fact = factSchema.safeParse(raw);
     if (!fact.success) continue;
     const subject = slug(fact.data.subject) || fallbackSubject;
-    const predicate = fact.data.predicate.toLowerCase().replace(/[^a-z0-9_.]+/g, "_").replace(/^[_.]+|[_.]+$/g, "").slice(0, 256);
+    const predicate = fact.data.predicate
+      .toLowerCase()
+      .replace(/[^a-z0-9_.]+/g, "_")
+      .replace(/^[_.]+|[_.]+$/g, "")
+      .slice(0, 256);
     const key = `${subject}\u0000${predicate}`;
     if (predicate === "" || seen.has(key)) continue;
     seen.add(key);

@@ -35,9 +35,7 @@ export async function backfillTenant(payload: unknown, deps: BackfillTenantDeps)
   let seen = 0;
   let stored = 0;
   while (seen < BACKFILL_MAX_PER_RUN) {
-    const page = await callPeer("memory", () =>
-      memory.listPendingEmbeddings({ model: embedder.model, after, limit: MAX_GET_MEMORIES_IDS }, { identity }),
-    );
+    const page = await callPeer("memory", () => memory.listPendingEmbeddings({ model: embedder.model, after, limit: MAX_GET_MEMORIES_IDS }, { identity }));
     if (page.memoryIds.length === 0) break;
     seen += page.memoryIds.length;
     after = page.memoryIds.at(-1)!;

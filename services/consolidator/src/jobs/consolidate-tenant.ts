@@ -65,6 +65,9 @@ export async function consolidateTenant(payload: unknown, deps: ConsolidateTenan
     return "nothing_new";
   }
   const stored = await callPeer("memory", () => deps.memory.createConsolidationProposals({ proposals }, { identity }));
-  deps.log.info({ scanned: scan.scanned, pairs: proposals.length, proposed: stored.createdIds.length, skipped: stored.skipped }, "consolidation proposals stored");
+  deps.log.info(
+    { scanned: scan.scanned, pairs: proposals.length, proposed: stored.createdIds.length, skipped: stored.skipped },
+    "consolidation proposals stored",
+  );
   return stored.createdIds.length > 0 ? "proposed" : "nothing_new";
 }

@@ -35,10 +35,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   const { memory, embedder, log } = deps;
 
   const found = await callPeer("memory", () =>
-    memory.getMemories(
-      { ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS },
-      { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } },
-    ),
+    memory.getMemories({ ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS }, { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } }),
   );
   if (found.notFound.includes(memoryId)) {
     // Unknown, or another tenant's: the memory service answers both the same way, and neither

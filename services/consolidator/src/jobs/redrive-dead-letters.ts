@@ -14,7 +14,12 @@ export const REDRIVE_DEAD_LETTERS_JOB = "redrive-dead-letters";
 export const REDRIVE_EVERY_MS = 10 * 60_000;
 const REDRIVE_RETRY_POLICY: RetryPolicy = { attempts: 3, backoffMs: 10_000 };
 
-export const REDRIVE_SCHEDULE: JobSchedule = { id: REDRIVE_DEAD_LETTERS_JOB, name: REDRIVE_DEAD_LETTERS_JOB, everyMs: REDRIVE_EVERY_MS, retry: REDRIVE_RETRY_POLICY };
+export const REDRIVE_SCHEDULE: JobSchedule = {
+  id: REDRIVE_DEAD_LETTERS_JOB,
+  name: REDRIVE_DEAD_LETTERS_JOB,
+  everyMs: REDRIVE_EVERY_MS,
+  retry: REDRIVE_RETRY_POLICY,
+};
 
 export interface RedriveDeps {
   deadLetters: Pick<QueueBackend, "redrive">;

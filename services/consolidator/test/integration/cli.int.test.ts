@@ -58,7 +58,11 @@ describe("consolidator CLI: dead letters", () => {
   });
 
   it("refuses an unknown queue or cause with the usage text", async () => {
-    for (const args of [["redrive", "nope"], ["redrive", "--cause", "bored"], ["dead-letters", "extra"]]) {
+    for (const args of [
+      ["redrive", "nope"],
+      ["redrive", "--cause", "bored"],
+      ["dead-letters", "extra"],
+    ]) {
       const failure = await cli(...args).catch((err: { code?: number; stderr?: string }) => err);
       expect(failure).toMatchObject({ code: 2 });
       expect((failure as { stderr: string }).stderr).toMatch(/^usage: /);

@@ -109,10 +109,9 @@ describe("embed-memory job against the real memory service", () => {
 });
 
 async function embedDoneEvents(memoryId: string): Promise<number> {
-  const { rows } = await stack.ownerPool.query<{ n: string }>(
-    "SELECT count(*) AS n FROM memory_events WHERE memory_id = $1 AND event_kind = 'embed_done'",
-    [memoryId],
-  );
+  const { rows } = await stack.ownerPool.query<{ n: string }>("SELECT count(*) AS n FROM memory_events WHERE memory_id = $1 AND event_kind = 'embed_done'", [
+    memoryId,
+  ]);
   return Number(rows[0]!.n);
 }
 
@@ -124,5 +123,3 @@ async function jobsTotal(outcome: string): Promise<number> {
     .find((l) => l.startsWith("threengram_consolidator_jobs_total{") && l.includes('job="embed-memory"') && l.includes(`outcome="${outcome}"`));
   return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
 }
-
-

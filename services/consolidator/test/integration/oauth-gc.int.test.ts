@@ -35,10 +35,7 @@ afterAll(async () => {
 });
 
 async function registerClient(name: string): Promise<string> {
-  const { client } = await gatewaySide.registerOAuthClient(
-    { metadataJson: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT] }) },
-    auth,
-  );
+  const { client } = await gatewaySide.registerOAuthClient({ metadataJson: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT] }) }, auth);
   return client!.clientId;
 }
 
@@ -79,14 +76,19 @@ describe("the OAuth GC job", () => {
       { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.internalAuth] } },
     );
 
-    await age("UPDATE oauth_clients SET created_at = now() - interval '40 days' WHERE client_id = ANY($1)", [[neverUsed, usedLongAgo, usedRecently, holdsLiveToken]]);
+    await age("UPDATE oauth_clients SET created_at = now() - interval '40 days' WHERE client_id = ANY($1)", [
+      [neverUsed, usedLongAgo, usedRecently, holdsLiveToken],
+    ]);
     await age("UPDATE oauth_clients SET last_used_at = now() - interval '31 days' WHERE client_id = ANY($1)", [[usedLongAgo, holdsLiveToken]]);
     await age("UPDATE oauth_clients SET last_used_at = now() - interval '2 days' WHERE client_id = $1", [usedRecently]);
     // usedLongAgo's refresh token has expired; holdsLiveToken's is still valid.
     await age("UPDATE oauth_refresh_tokens SET expires_at = now() - interval '3 days' WHERE client_id = $1", [usedLongAgo]);
     await age("UPDATE oauth_authorization_codes SET expires_at = now() - interval '2 days' WHERE client_id = $1", [fresh]);
 
-    const outcome = await runJob({ id: "1", name: OAUTH_GC_JOB, data: {}, attempt: 1 }, { ...others, oauthClientIdleDays: 30, memory: consolidatorSide, embedder: null as never, log: silentLog });
+    const outcome = await runJob(
+      { id: "1", name: OAUTH_GC_JOB, data: {}, attempt: 1 },
+      { ...others, oauthClientIdleDays: 30, memory: consolidatorSide, embedder: null as never, log: silentLog },
+    );
     expect(outcome).toBe("collected");
 
     expect(await clientIds()).toEqual([fresh, holdsLiveToken, usedRecently].sort());

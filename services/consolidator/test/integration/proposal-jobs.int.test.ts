@@ -69,7 +69,13 @@ beforeAll(async () => {
   stack = await startCoreServices({ label: "proposaljobs" });
   metricsPort = await freePort();
   consolidator = await startConsolidator(
-    configFor({ REDIS_KEY_PREFIX: stack.redisPrefix, MEMORY_ADDR: stack.memoryAddress, SEARCH_ADDR: stack.searchAddress, METRICS_PORT: String(metricsPort), COMMITMENT_EXPIRY_GRACE_HOURS: "0" }),
+    configFor({
+      REDIS_KEY_PREFIX: stack.redisPrefix,
+      MEMORY_ADDR: stack.memoryAddress,
+      SEARCH_ADDR: stack.searchAddress,
+      METRICS_PORT: String(metricsPort),
+      COMMITMENT_EXPIRY_GRACE_HOURS: "0",
+    }),
     { log },
   );
   producer = createRedisQueueBackend({ redisUrl: TEST_REDIS_URL, prefix: stack.redisPrefix });
@@ -86,7 +92,9 @@ describe("the consolidator's schedules", () => {
     const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
     try {
       // RESP2 answers a flat [member, score, …] list, RESP3 a list of pairs: flatten either way.
-      const entries = ((await redis.call("ZRANGE", `${stack.redisPrefix}:${MAINTENANCE_QUEUE}:repeat`, "0", "-1", "WITHSCORES")) as unknown[]).flat() as string[];
+      const entries = (
+        (await redis.call("ZRANGE", `${stack.redisPrefix}:${MAINTENANCE_QUEUE}:repeat`, "0", "-1", "WITHSCORES")) as unknown[]
+      ).flat() as string[];
       const next = Object.fromEntries(Array.from({ length: entries.length / 2 }, (_, i) => [entries[2 * i]!, Number(entries[2 * i + 1])]));
       expect(Object.keys(next).sort()).toEqual([...Object.keys(TENANT_SCANS), OAUTH_GC_JOB, REDRIVE_DEAD_LETTERS_JOB].sort());
       for (const [name, scan] of [
@@ -141,8 +149,16 @@ describe("the consolidation scan", () => {
 
   it("visits every tenant and proposes each similar pair once, however often it runs", async () => {
     const tenant = await stack.createTenant("consolidation");
-    const older = await remember(tenant, { memoryType: "decision", topic: "payments provider", content: "We decided to use Stripe for card payments in the EU launch." });
-    const newer = await remember(tenant, { memoryType: "decision", topic: "payments provider", content: "We decided to use Stripe for all card payments in the EU launch." });
+    const older = await remember(tenant, {
+      memoryType: "decision",
+      topic: "payments provider",
+      content: "We decided to use Stripe for card payments in the EU launch.",
+    });
+    const newer = await remember(tenant, {
+      memoryType: "decision",
+      topic: "payments provider",
+      content: "We decided to use Stripe for all card payments in the EU launch.",
+    });
     await remember(tenant, { memoryType: "note", topic: "standup", content: "The daily standup moved to 9:30." });
     const proposals = () =>
       ownerRows<{ from_id: string; to_id: string; edge_type: string; status: string; rationale: string }>(
@@ -205,14 +221,28 @@ describe("embedding backfill", () => {
 describe("commitment sweep", () => {
   it("expires overdue live commitments through the memory service, recorded as the worker", async () => {
     const tenant = await stack.createTenant("sweep");
-    const overdue = await remember(tenant, { memoryType: "commitment", topic: "report", content: "Send the audit report.", dueAt: new Date(Date.now() - 86_400_000) });
-    const upcoming = await remember(tenant, { memoryType: "commitment", topic: "review", content: "Review the contract.", dueAt: new Date(Date.now() + 86_400_000) });
+    const overdue = await remember(tenant, {
+      memoryType: "commitment",
+      topic: "report",
+      content: "Send the audit report.",
+      dueAt: new Date(Date.now() - 86_400_000),
+    });
+    const upcoming = await remember(tenant, {
+      memoryType: "commitment",
+      topic: "review",
+      content: "Review the contract.",
+      dueAt: new Date(Date.now() + 86_400_000),
+    });
     const swept = await jobsTotal(metricsPort, SWEEP_TENANT_JOB, "expired");
     await producer.queue.enqueue(MAINTENANCE_QUEUE, COMMITMENT_SWEEP_JOB, {});
     await eventually(async () => expect(await jobsTotal(metricsPort, SWEEP_TENANT_JOB, "expired")).toBe(swept + 1));
-    const statuses = await ownerRows<{ memory_id: string; status: string }>("SELECT memory_id, status FROM commitments WHERE tenant_id = $1", [tenant.tenantId]);
+    const statuses = await ownerRows<{ memory_id: string; status: string }>("SELECT memory_id, status FROM commitments WHERE tenant_id = $1", [
+      tenant.tenantId,
+    ]);
     expect(Object.fromEntries(statuses.map((s) => [s.memory_id, s.status]))).toEqual({ [overdue]: "expired", [upcoming]: "open" });
-    const events = await ownerRows<{ actor: string }>("SELECT actor_kind AS actor FROM memory_events WHERE memory_id = $1 AND event_kind = 'status_change'", [overdue]);
+    const events = await ownerRows<{ actor: string }>("SELECT actor_kind AS actor FROM memory_events WHERE memory_id = $1 AND event_kind = 'status_change'", [
+      overdue,
+    ]);
     expect(events).toEqual([{ actor: "worker" }]);
   });
 });
@@ -242,7 +272,8 @@ describe("retries", () => {
       { log },
     );
     const queue = createRedisQueueBackend({ redisUrl: TEST_REDIS_URL, prefix });
-    const proposals = () => own.ownerPool.query<{ predicate: string; value: string }>("SELECT predicate, value FROM fact_proposals WHERE memory_id = $1", [memoryId]);
+    const proposals = () =>
+      own.ownerPool.query<{ predicate: string; value: string }>("SELECT predicate, value FROM fact_proposals WHERE memory_id = $1", [memoryId]);
     let late: RunningMemoryService | undefined;
     try {
       // Backoff doubles from 3 s: the third attempt comes 6 s after the second failure, long after

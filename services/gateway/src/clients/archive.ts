@@ -19,7 +19,10 @@ export async function importArchive(
   identity: CallerIdentity,
   signal?: AbortSignal,
 ): Promise<ImportOutput> {
-  const response = await memory.import({ format: input.format, ndjson: input.ndjson }, { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
+  const response = await memory.import(
+    { format: input.format, ndjson: input.ndjson },
+    { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) },
+  );
   return toImportOutput(input.format, response);
 }
 

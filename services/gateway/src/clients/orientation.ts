@@ -91,7 +91,14 @@ const changesOf = (response: { changesCursor: string; changesSince?: Timestamp |
   ...(response.changesSince !== undefined ? { changesSince: isoTime(response.changesSince, "changes_since") } : {}),
 });
 
-const changeCounts = (c: ChangeCounts) => ({ new: c.new, superseded: c.superseded, resolved: c.resolved, expired: c.expired, archived: c.archived, erased: c.erased });
+const changeCounts = (c: ChangeCounts) => ({
+  new: c.new,
+  superseded: c.superseded,
+  resolved: c.resolved,
+  expired: c.expired,
+  archived: c.archived,
+  erased: c.erased,
+});
 
 const commitmentItem = (c: BriefingCommitment) => ({
   id: c.id,

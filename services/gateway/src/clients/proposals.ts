@@ -3,7 +3,14 @@
  * messages and the public shapes, shared by the MCP tool and the REST routes.
  */
 import { AppError } from "@3ngram/errors";
-import type { AcceptProposalResponse, EdgeProposal, FactProposal, GetProposalResponse, ListProposalsResponse, RejectProposalResponse } from "@3ngram/proto/memory/v1";
+import type {
+  AcceptProposalResponse,
+  EdgeProposal,
+  FactProposal,
+  GetProposalResponse,
+  ListProposalsResponse,
+  RejectProposalResponse,
+} from "@3ngram/proto/memory/v1";
 import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
 import {
   edgeProposalRecordSchema,
@@ -31,7 +38,11 @@ export function reviewProposalsAccess(input: ReviewProposalsInput): Scope {
 }
 
 /** Runs one review_proposals action and answers in the tool's output shape. */
-export async function reviewProposals(memory: MemoryClient, input: ReviewProposalsInput, options: { identity: CallerIdentity }): Promise<ReviewProposalsOutput> {
+export async function reviewProposals(
+  memory: MemoryClient,
+  input: ReviewProposalsInput,
+  options: { identity: CallerIdentity },
+): Promise<ReviewProposalsOutput> {
   switch (input.action) {
     case "list":
       return toListOutput(await memory.listProposals({ status: input.status, limit: input.limit }, options));

@@ -16,12 +16,15 @@ const NAMED_RANGES = new Set(["loopback", "linklocal", "uniquelocal"]);
 export function parseTrustProxy(raw: string): { value: TrustProxy } | string {
   const value = raw.trim().toLowerCase();
   if (value === "false" || value === "0") return { value: false };
-  if (value === "true") return 'true would let any client choose its address; use a hop count (e.g. 1) or the proxy addresses';
+  if (value === "true") return "true would let any client choose its address; use a hop count (e.g. 1) or the proxy addresses";
   if (/^\d+$/.test(value)) {
     const hops = Number(value);
     return hops <= 10 ? { value: hops } : "hop count must be at most 10";
   }
-  const entries = value.split(",").map((s) => s.trim()).filter(Boolean);
+  const entries = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries) if (!NAMED_RANGES.has(entry) && !isAddressOrCidr(entry)) return `not an address, CIDR or range name: ${entry}`;
   return entries.length > 0 ? { value: entries } : { value: false };
 }

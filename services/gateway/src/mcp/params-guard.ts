@@ -41,7 +41,9 @@ function isRequest(message: unknown): message is RpcRequest {
 async function paramsProblem(request: RpcRequest): Promise<string | undefined> {
   const type = Object.hasOwn(REQUEST_TYPES, request.method) ? REQUEST_TYPES[request.method] : undefined;
   if (type === undefined) return undefined; // the SDK answers unknown methods itself
-  const schema = specTypeSchemas[type] as { "~standard": { validate(value: unknown): Promise<{ issues?: readonly ValidationIssue[] }> | { issues?: readonly ValidationIssue[] } } };
+  const schema = specTypeSchemas[type] as {
+    "~standard": { validate(value: unknown): Promise<{ issues?: readonly ValidationIssue[] }> | { issues?: readonly ValidationIssue[] } };
+  };
   const outcome = await schema["~standard"].validate({ method: request.method, params: request.params });
   if (outcome.issues === undefined) return undefined;
   const named = inputProblems(outcome.issues).map((p) => `${p.field}: ${p.message}`);

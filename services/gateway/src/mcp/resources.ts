@@ -10,7 +10,14 @@ import { AppError, toAppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { errorSummary, type Logger } from "@3ngram/runtime";
 import { memoryIdSchema } from "@3ngram/schema";
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type McpServer, type ReadResourceResult } from "@modelcontextprotocol/server";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type McpServer,
+  type ReadResourceResult,
+} from "@modelcontextprotocol/server";
 import { fromAuthInfo } from "../auth/api-key.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { toMemoryResource } from "../clients/surface.js";

@@ -58,12 +58,23 @@ import { reviseTool } from "./tools/revise.js";
 import { searchTool } from "./tools/search.js";
 import { SERVER_NAME, SERVER_VERSION } from "./catalog.js";
 
-
 /** Advertised as discover/initialize `instructions`; built from the jobs table in jobs.ts. */
 export { SERVER_INSTRUCTIONS };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tools
-export const TOOLS: readonly ToolDefinition<any, any>[] = [rememberTool, searchTool, getFactsTool, getMemoriesTool, reviseTool, resolveTool, configureScopeTool, briefingTool, handoffTool, describeEnvironmentTool, reviewProposalsTool];
+export const TOOLS: readonly ToolDefinition<any, any>[] = [
+  rememberTool,
+  searchTool,
+  getFactsTool,
+  getMemoriesTool,
+  reviseTool,
+  resolveTool,
+  configureScopeTool,
+  briefingTool,
+  handoffTool,
+  describeEnvironmentTool,
+  reviewProposalsTool,
+];
 
 export interface McpDeps {
   memory: MemoryClient;
@@ -144,13 +155,7 @@ function buildMcpServer(deps: McpDeps, request: Pick<McpRequestContext, "authInf
  * isError result naming every problem (field and reason, never the value); everything else goes
  * to the tool's handler.
  */
-async function dispatchToolCall(
-  server: McpServer,
-  handlers: ToolRegistry,
-  call: CallToolRequest,
-  ctx: ServerContext,
-  deps: McpDeps,
-): Promise<CallToolResult> {
+async function dispatchToolCall(server: McpServer, handlers: ToolRegistry, call: CallToolRequest, ctx: ServerContext, deps: McpDeps): Promise<CallToolResult> {
   const { name } = call.params;
   const entry = handlers.get(name);
   if (entry === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);

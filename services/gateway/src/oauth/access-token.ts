@@ -89,7 +89,8 @@ export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthL
       throw invalid();
     }
     const { sub, tid, scope, exp, client_id: clientId } = payload;
-    if (typeof sub !== "string" || typeof tid !== "string" || typeof scope !== "string" || typeof exp !== "number" || typeof clientId !== "string") throw invalid();
+    if (typeof sub !== "string" || typeof tid !== "string" || typeof scope !== "string" || typeof exp !== "number" || typeof clientId !== "string")
+      throw invalid();
     return { tenantId: tid, userId: sub, scopes: publicScopes(scope.split(" ")), expiresAt: exp, clientId };
   };
 }

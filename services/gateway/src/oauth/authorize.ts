@@ -75,7 +75,8 @@ async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): P
   const fail = (code: string, description: string) => new RedirectableError(target, code, description);
 
   if (singleParam(params, "response_type") !== "code") throw fail("unsupported_response_type", "response_type must be code");
-  if (!client.metadata.grant_types.includes("authorization_code")) throw fail("unauthorized_client", "the client did not register the authorization_code grant");
+  if (!client.metadata.grant_types.includes("authorization_code"))
+    throw fail("unauthorized_client", "the client did not register the authorization_code grant");
   const method = singleParam(params, "code_challenge_method");
   if (method !== "S256") throw fail("invalid_request", "PKCE is required with code_challenge_method=S256 (plain is not accepted)");
   const codeChallenge = singleParam(params, "code_challenge") ?? "";
@@ -139,17 +140,20 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
     const csrfToken = randomBytes(32).toString("base64url");
     res.cookie(CSRF_COOKIE, csrfToken, { httpOnly: true, sameSite: "strict", secure: secureCookie(), path: "/oauth", maxAge: CSRF_TTL_SECONDS * 1000 });
     setPageHeaders(res, { formTargets: [formTargetOf(request.redirectUri)] });
-    res.status(status).type("html").send(
-      renderConsentPage({
-        clientName: request.client.metadata.client_name ?? request.client.clientId,
-        clientId: request.client.clientId,
-        redirectHost: new URL(request.redirectUri).host || request.redirectUri,
-        scopes: request.scopes,
-        hidden: hiddenFields(request),
-        csrfToken,
-        ...(error !== undefined ? { error } : {}),
-      }),
-    );
+    res
+      .status(status)
+      .type("html")
+      .send(
+        renderConsentPage({
+          clientName: request.client.metadata.client_name ?? request.client.clientId,
+          clientId: request.client.clientId,
+          redirectHost: new URL(request.redirectUri).host || request.redirectUri,
+          scopes: request.scopes,
+          hidden: hiddenFields(request),
+          csrfToken,
+          ...(error !== undefined ? { error } : {}),
+        }),
+      );
   };
 
   const showError = (res: Response, err: unknown) => {
@@ -158,7 +162,10 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
     if (oauth === undefined) log.error({ request_id: requestIdOf(res), error: { type: (err as Error)?.name } }, "authorization request failed");
     else log.warn({ request_id: requestIdOf(res), oauth_error: oauth.code }, "authorization request refused");
     setPageHeaders(res);
-    res.status(status).type("html").send(renderErrorPage(oauth?.description ?? "Something went wrong on our side."));
+    res
+      .status(status)
+      .type("html")
+      .send(renderErrorPage(oauth?.description ?? "Something went wrong on our side."));
   };
 
   const handleFailure = (res: Response, err: unknown) => {
@@ -215,14 +222,26 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
         return;
       }
       const { code } = await deps.memory.createAuthorizationCode(
-        { clientId: request.client.clientId, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, scopes: granted, resource: request.resource },
+        {
+          clientId: request.client.clientId,
+          redirectUri: request.redirectUri,
+          codeChallenge: request.codeChallenge,
+          scopes: granted,
+          resource: request.resource,
+        },
         { identity: { tenantId: principal.tenantId, userId: principal.userId, scopes: [SCOPES.internalAuth] } },
       );
-      log.info({ request_id: requestIdOf(res), client_id: request.client.clientId, tenant_id: principal.tenantId, scopes: granted }, "authorization code issued");
+      log.info(
+        { request_id: requestIdOf(res), client_id: request.client.clientId, tenant_id: principal.tenantId, scopes: granted },
+        "authorization code issued",
+      );
       res.clearCookie(CSRF_COOKIE, { path: "/oauth" });
       redirectWith(res, request, { code }, location);
     } catch (err) {
-      log.error({ request_id: requestIdOf(res), error: { type: (err as Error)?.name, reason: isAppError(err) ? err.reason : undefined } }, "authorization failed");
+      log.error(
+        { request_id: requestIdOf(res), error: { type: (err as Error)?.name, reason: isAppError(err) ? err.reason : undefined } },
+        "authorization failed",
+      );
       redirectWith(res, request, { error: isAppError(err) && err.reason === "unavailable" ? "temporarily_unavailable" : "server_error" }, location);
     }
   });

@@ -31,9 +31,11 @@ export function createClientDirectory(memory: MemoryClient, fetcher: ClientMetad
         try {
           document = await fetcher.fetch(clientId);
         } catch (err) {
-          if (isAppError(err) && err.reason === "unavailable") throw new OAuthError("temporarily_unavailable", "the client's metadata document could not be fetched", 503);
+          if (isAppError(err) && err.reason === "unavailable")
+            throw new OAuthError("temporarily_unavailable", "the client's metadata document could not be fetched", 503);
           // The fetcher's refusals say what was wrong (host, status, member) and never quote the document.
-          if (isAppError(err) && err.reason === "invalid_input") throw new OAuthError("invalid_client", `the client's metadata document is not acceptable (${err.message})`);
+          if (isAppError(err) && err.reason === "invalid_input")
+            throw new OAuthError("invalid_client", `the client's metadata document is not acceptable (${err.message})`);
           throw new OAuthError("invalid_client", "the client's metadata document is not acceptable");
         }
         if (document.client_id !== clientId) throw new OAuthError("invalid_client", "the client's metadata document names another client_id");

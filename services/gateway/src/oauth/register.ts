@@ -30,7 +30,10 @@ export function registrationRouter(memory: MemoryClient, log: Logger): Router {
         const code = field.startsWith("redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata";
         throw new OAuthError(code, `${field}: ${issue.message}`);
       }
-      const { client, clientSecret } = await memory.registerOAuthClient({ metadataJson: JSON.stringify(parsed.data) }, { identity: { scopes: [SCOPES.internalAuth] } });
+      const { client, clientSecret } = await memory.registerOAuthClient(
+        { metadataJson: JSON.stringify(parsed.data) },
+        { identity: { scopes: [SCOPES.internalAuth] } },
+      );
       if (client === undefined) throw new OAuthError("server_error", "internal error", 500);
       log.info({ client_id: client.clientId, auth_method: client.tokenEndpointAuthMethod }, "oauth client registered");
       res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });

@@ -83,13 +83,24 @@ export function tokenRouter(deps: TokenDeps): Router {
         const resource = singleParam(body, "resource");
         if (resource !== undefined && resource !== location.mcpResource()) throw new OAuthError("invalid_target", `resource must be ${location.mcpResource()}`);
         ({ grant } = await memory.redeemAuthorizationCode(
-          { code: required(body, "code"), clientId: client.clientId, redirectUri: required(body, "redirect_uri"), codeVerifier: required(body, "code_verifier"), ...secret },
+          {
+            code: required(body, "code"),
+            clientId: client.clientId,
+            redirectUri: required(body, "redirect_uri"),
+            codeVerifier: required(body, "code_verifier"),
+            ...secret,
+          },
           { identity },
         ));
       } else if (grantType === "refresh_token") {
         const scope = singleParam(body, "scope");
         ({ grant } = await memory.refreshOAuthGrant(
-          { refreshToken: required(body, "refresh_token"), clientId: client.clientId, scopes: scope === undefined ? [] : scope.trim().split(/ +/).filter(Boolean), ...secret },
+          {
+            refreshToken: required(body, "refresh_token"),
+            clientId: client.clientId,
+            scopes: scope === undefined ? [] : scope.trim().split(/ +/).filter(Boolean),
+            ...secret,
+          },
           { identity },
         ));
       } else {
@@ -98,8 +109,22 @@ export function tokenRouter(deps: TokenDeps): Router {
       if (grant === undefined) throw new OAuthError("server_error", "internal error", 500);
       // A grant minted for another resource must never become a token for this one.
       if (grant.resource !== location.mcpResource()) throw new OAuthError("invalid_grant", "the grant was issued for another resource");
-      const accessToken = await mintAccessToken(keys, location, { tenantId: grant.tenantId, userId: grant.userId, clientId: grant.clientId, scopes: grant.scopes });
-      log.info({ request_id: requestIdOf(res), grant_type: grantType, client_id: grant.clientId, tenant_id: grant.tenantId, refresh: grant.refreshToken !== undefined }, "oauth tokens issued");
+      const accessToken = await mintAccessToken(keys, location, {
+        tenantId: grant.tenantId,
+        userId: grant.userId,
+        clientId: grant.clientId,
+        scopes: grant.scopes,
+      });
+      log.info(
+        {
+          request_id: requestIdOf(res),
+          grant_type: grantType,
+          client_id: grant.clientId,
+          tenant_id: grant.tenantId,
+          refresh: grant.refreshToken !== undefined,
+        },
+        "oauth tokens issued",
+      );
       res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
       res.json({
         access_token: accessToken,

@@ -43,5 +43,8 @@ export function clientIpLimitKey(ip: string | undefined): string {
   if (ip === undefined || isIP(ip.split("%")[0]!) === 0) return "unknown";
   const address = ipaddr.process(ip);
   if (address.kind() === "ipv4") return address.toString();
-  return `${(address as ipaddr.IPv6).parts.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
+  return `${(address as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(":")}::/64`;
 }

@@ -96,7 +96,11 @@ export function mcpLimited(log: Logger): LimitedResponder {
       .json({
         jsonrpc: "2.0",
         id: null,
-        error: { code: RATE_LIMITED_JSONRPC_CODE, message: limitedMessage(quota, layer), data: { reason: "rate_limited", retryAfterSeconds: quota.resetSeconds } },
+        error: {
+          code: RATE_LIMITED_JSONRPC_CODE,
+          message: limitedMessage(quota, layer),
+          data: { reason: "rate_limited", retryAfterSeconds: quota.resetSeconds },
+        },
       });
   };
 }

@@ -11,8 +11,6 @@ import { requestFault } from "../http/request-faults.js";
 
 export const WWW_AUTHENTICATE = 'Bearer realm="3ngram"';
 
-;
-
 export interface RestError {
   status: number;
   headers: Record<string, string>;

@@ -19,11 +19,15 @@ export function withIdempotencyKey<T>(req: Request, body: T): T {
   if (raw === undefined || body === null || typeof body !== "object" || Array.isArray(body)) return body;
   const key = idempotencyKeySchema.safeParse(unquote(raw.trim()));
   if (!key.success) {
-    throw new AppError("invalid_input", `${IDEMPOTENCY_KEY_HEADER}: must be 1 to 255 visible ASCII characters, e.g. a quoted UUID`, { field: IDEMPOTENCY_KEY_HEADER });
+    throw new AppError("invalid_input", `${IDEMPOTENCY_KEY_HEADER}: must be 1 to 255 visible ASCII characters, e.g. a quoted UUID`, {
+      field: IDEMPOTENCY_KEY_HEADER,
+    });
   }
   const given = (body as { idempotencyKey?: unknown }).idempotencyKey;
   if (given !== undefined && given !== key.data) {
-    throw new AppError("invalid_input", `${IDEMPOTENCY_KEY_HEADER}: differs from the body's idempotencyKey; send one of them`, { field: IDEMPOTENCY_KEY_HEADER });
+    throw new AppError("invalid_input", `${IDEMPOTENCY_KEY_HEADER}: differs from the body's idempotencyKey; send one of them`, {
+      field: IDEMPOTENCY_KEY_HEADER,
+    });
   }
   return { ...body, idempotencyKey: key.data };
 }

@@ -104,7 +104,9 @@ const NDJSON = "application/x-ndjson";
 
 /** Query parameters from a flat query schema's fields. */
 function queryOf(schema: z.ZodObject, repeatable: readonly string[] = []): Record<string, QueryParam> {
-  return Object.fromEntries(Object.entries(schema.shape).map(([name, field]) => [name, { schema: field as z.ZodType, ...(repeatable.includes(name) ? { repeatable: true } : {}) }]));
+  return Object.fromEntries(
+    Object.entries(schema.shape).map(([name, field]) => [name, { schema: field as z.ZodType, ...(repeatable.includes(name) ? { repeatable: true } : {}) }]),
+  );
 }
 
 /** The field at `path` inside nested (optional, defaulted) objects. */
@@ -136,25 +138,143 @@ const briefingSchemas: Record<string, QueryParam> = {
   mode: { schema: briefingModeSchema },
   sections: { schema: { type: "string", description: `comma-separated: ${briefingSectionSchema.options.join(", ")}` } },
   sectionLimit: { schema: fieldAt(briefingInputSchema, ["sectionLimit"]) },
-  since: { schema: fieldAt(briefingInputSchema, ["since"]), description: "a changesCursor from an earlier briefing with the same selector: only what changed since" },
+  since: {
+    schema: fieldAt(briefingInputSchema, ["since"]),
+    description: "a changesCursor from an earlier briefing with the same selector: only what changed since",
+  },
 };
 const briefingQuery: Record<string, QueryParam> = Object.fromEntries([...BRIEFING_PARAMS].map((name) => [name, briefingSchemas[name]!]));
 
 const REST_ROUTES: readonly Route[] = [
-  { method: "post", path: "/api/v1/memories", summary: "remember: append one typed memory", tag: "memories", scope: SCOPES.write, body: { schema: rememberInputSchema }, answers: { 201: { description: "stored", json: rememberOutputSchema } }, errors: [409] },
-  { method: "get", path: "/api/v1/memories", summary: "live memories, newest first, filtered and bounded", tag: "memories", scope: SCOPES.read, query: queryOf(listMemoriesInputSchema, ["memoryTypes", "project"]), answers: { 200: { description: "one page", json: listMemoriesOutputSchema } } },
-  { method: "get", path: "/api/v1/memories/facets", summary: "distinct scopes and projects of live memories", tag: "memories", scope: SCOPES.read, answers: { 200: { description: "facets", json: facetsOutputSchema } } },
-  { method: "get", path: "/api/v1/memories/:id", summary: "one memory in full", tag: "memories", scope: SCOPES.read, answers: { 200: { description: "the memory", json: memoryRecordSchema } }, errors: [404] },
-  { method: "post", path: "/api/v1/memories/:id/revise", summary: "revise: a successor linked to this memory", tag: "lifecycle", scope: SCOPES.write, body: { schema: reviseInputSchema, omit: ["predecessorId"] }, answers: { 201: { description: "the successor", json: reviseOutputSchema } }, errors: [404, 409] },
-  { method: "post", path: "/api/v1/memories/:id/resolve", summary: "resolve: move a commitment (or archive a blocker)", tag: "lifecycle", scope: SCOPES.write, body: { schema: resolveInputSchema, omit: ["memoryId"] }, answers: { 200: { description: "the move", json: resolveOutputSchema } }, errors: [404, 409] },
-  { method: "post", path: "/api/v1/memories/:id/archive", summary: "archive a live memory", tag: "lifecycle", scope: SCOPES.write, answers: { 200: { description: "archived", json: archiveOutputSchema } }, errors: [404, 409] },
-  { method: "get", path: "/api/v1/memories/:id/history", summary: "lineage, edges and audit events", tag: "lifecycle", scope: SCOPES.read, answers: { 200: { description: "the history", json: historyOutputSchema } }, errors: [404] },
-  { method: "post", path: "/api/v1/memories/:id/erase", summary: "erase one memory's text and everything derived from it", tag: "erasure", scope: SCOPES.erase, body: { schema: eraseOneBodySchema }, answers: { 200: { description: "erased", json: eraseOutputSchema } }, errors: [404] },
-  { method: "post", path: "/api/v1/erasures", summary: "erase memories by ids or a selector (dry run first)", tag: "erasure", scope: SCOPES.erase, body: { schema: eraseInputSchema }, answers: { 200: { description: "what was (or would be) erased", json: eraseOutputSchema } } },
-  { method: "post", path: "/api/v1/search", summary: "search: fused or chronological, with the coverage envelope", tag: "search", scope: SCOPES.read, body: { schema: searchInputSchema }, answers: { 200: { description: "one page of hits", json: searchOutputSchema } } },
-  { method: "get", path: "/api/v1/scopes", summary: "the scope registry and retrieval default", tag: "scopes", scope: SCOPES.read, answers: { 200: { description: "the registry", json: configureScopeOutputSchema } } },
-  { method: "post", path: "/api/v1/scopes", summary: "configure_scope: any action (list reads, the rest write)", tag: "scopes", scope: `${SCOPES.read} for list, else ${SCOPES.write}`, body: { schema: configureScopeInputSchema }, answers: { 200: { description: "done", json: configureScopeOutputSchema }, 201: { description: "created", json: configureScopeOutputSchema } }, errors: [404, 409] },
-  { method: "get", path: "/api/v1/facts", summary: "get_facts: now, as of a point, or a valid-time range", tag: "facts", scope: SCOPES.read, query: factsQuery, answers: { 200: { description: "facts", json: getFactsOutputSchema } } },
+  {
+    method: "post",
+    path: "/api/v1/memories",
+    summary: "remember: append one typed memory",
+    tag: "memories",
+    scope: SCOPES.write,
+    body: { schema: rememberInputSchema },
+    answers: { 201: { description: "stored", json: rememberOutputSchema } },
+    errors: [409],
+  },
+  {
+    method: "get",
+    path: "/api/v1/memories",
+    summary: "live memories, newest first, filtered and bounded",
+    tag: "memories",
+    scope: SCOPES.read,
+    query: queryOf(listMemoriesInputSchema, ["memoryTypes", "project"]),
+    answers: { 200: { description: "one page", json: listMemoriesOutputSchema } },
+  },
+  {
+    method: "get",
+    path: "/api/v1/memories/facets",
+    summary: "distinct scopes and projects of live memories",
+    tag: "memories",
+    scope: SCOPES.read,
+    answers: { 200: { description: "facets", json: facetsOutputSchema } },
+  },
+  {
+    method: "get",
+    path: "/api/v1/memories/:id",
+    summary: "one memory in full",
+    tag: "memories",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the memory", json: memoryRecordSchema } },
+    errors: [404],
+  },
+  {
+    method: "post",
+    path: "/api/v1/memories/:id/revise",
+    summary: "revise: a successor linked to this memory",
+    tag: "lifecycle",
+    scope: SCOPES.write,
+    body: { schema: reviseInputSchema, omit: ["predecessorId"] },
+    answers: { 201: { description: "the successor", json: reviseOutputSchema } },
+    errors: [404, 409],
+  },
+  {
+    method: "post",
+    path: "/api/v1/memories/:id/resolve",
+    summary: "resolve: move a commitment (or archive a blocker)",
+    tag: "lifecycle",
+    scope: SCOPES.write,
+    body: { schema: resolveInputSchema, omit: ["memoryId"] },
+    answers: { 200: { description: "the move", json: resolveOutputSchema } },
+    errors: [404, 409],
+  },
+  {
+    method: "post",
+    path: "/api/v1/memories/:id/archive",
+    summary: "archive a live memory",
+    tag: "lifecycle",
+    scope: SCOPES.write,
+    answers: { 200: { description: "archived", json: archiveOutputSchema } },
+    errors: [404, 409],
+  },
+  {
+    method: "get",
+    path: "/api/v1/memories/:id/history",
+    summary: "lineage, edges and audit events",
+    tag: "lifecycle",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the history", json: historyOutputSchema } },
+    errors: [404],
+  },
+  {
+    method: "post",
+    path: "/api/v1/memories/:id/erase",
+    summary: "erase one memory's text and everything derived from it",
+    tag: "erasure",
+    scope: SCOPES.erase,
+    body: { schema: eraseOneBodySchema },
+    answers: { 200: { description: "erased", json: eraseOutputSchema } },
+    errors: [404],
+  },
+  {
+    method: "post",
+    path: "/api/v1/erasures",
+    summary: "erase memories by ids or a selector (dry run first)",
+    tag: "erasure",
+    scope: SCOPES.erase,
+    body: { schema: eraseInputSchema },
+    answers: { 200: { description: "what was (or would be) erased", json: eraseOutputSchema } },
+  },
+  {
+    method: "post",
+    path: "/api/v1/search",
+    summary: "search: fused or chronological, with the coverage envelope",
+    tag: "search",
+    scope: SCOPES.read,
+    body: { schema: searchInputSchema },
+    answers: { 200: { description: "one page of hits", json: searchOutputSchema } },
+  },
+  {
+    method: "get",
+    path: "/api/v1/scopes",
+    summary: "the scope registry and retrieval default",
+    tag: "scopes",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the registry", json: configureScopeOutputSchema } },
+  },
+  {
+    method: "post",
+    path: "/api/v1/scopes",
+    summary: "configure_scope: any action (list reads, the rest write)",
+    tag: "scopes",
+    scope: `${SCOPES.read} for list, else ${SCOPES.write}`,
+    body: { schema: configureScopeInputSchema },
+    answers: { 200: { description: "done", json: configureScopeOutputSchema }, 201: { description: "created", json: configureScopeOutputSchema } },
+    errors: [404, 409],
+  },
+  {
+    method: "get",
+    path: "/api/v1/facts",
+    summary: "get_facts: now, as of a point, or a valid-time range",
+    tag: "facts",
+    scope: SCOPES.read,
+    query: factsQuery,
+    answers: { 200: { description: "facts", json: getFactsOutputSchema } },
+  },
   {
     method: "post",
     path: "/api/v1/import",
@@ -165,17 +285,90 @@ const REST_ROUTES: readonly Route[] = [
     ndjsonBody: true,
     answers: { 200: { description: "per-line results", json: importOutputSchema } },
   },
-  { method: "get", path: "/api/v1/export", summary: "the whole tenant as NDJSON", tag: "archive", scope: SCOPES.read, answers: { 200: { description: "the archive", media: { type: NDJSON, schema: { type: "string" } } } } },
-  { method: "get", path: "/api/v1/briefing", summary: "briefing: what needs attention, for a selector", tag: "orientation", scope: SCOPES.read, query: briefingQuery, answers: { 200: { description: "the briefing", json: briefingOutputSchema } } },
-  { method: "post", path: "/api/v1/handoff", summary: "handoff: a bounded export for another agent", tag: "orientation", scope: SCOPES.read, body: { schema: handoffInputSchema }, answers: { 200: { description: "the handoff", json: handoffOutputSchema } } },
-  { method: "get", path: "/api/v1/environment", summary: "describe_environment", tag: "orientation", scope: SCOPES.read, answers: { 200: { description: "the environment", json: describeEnvironmentOutputSchema } } },
-  { method: "get", path: "/api/v1/proposals", summary: "review_proposals list", tag: "proposals", scope: SCOPES.read, query: queryOf(listProposalsQuerySchema), answers: { 200: { description: "the list", json: reviewProposalsOutputSchema } } },
-  { method: "post", path: "/api/v1/proposals/:id/apply", summary: "accept a proposal", tag: "proposals", scope: SCOPES.write, answers: { 200: { description: "applied or applied_fact", json: reviewProposalsOutputSchema } }, errors: [404, 409] },
-  { method: "post", path: "/api/v1/proposals/:id/reject", summary: "reject a proposal, optionally saying why", tag: "proposals", scope: SCOPES.write, body: { schema: rejectProposalBodySchema, optional: true }, answers: { 200: { description: "rejected or rejected_fact", json: reviewProposalsOutputSchema } }, errors: [404, 409] },
-  { method: "get", path: "/api/v1/openapi.json", summary: "this document", tag: "meta", answers: { 200: { description: "OpenAPI 3.1", media: { type: "application/json", schema: { type: "object" } } } } },
+  {
+    method: "get",
+    path: "/api/v1/export",
+    summary: "the whole tenant as NDJSON",
+    tag: "archive",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the archive", media: { type: NDJSON, schema: { type: "string" } } } },
+  },
+  {
+    method: "get",
+    path: "/api/v1/briefing",
+    summary: "briefing: what needs attention, for a selector",
+    tag: "orientation",
+    scope: SCOPES.read,
+    query: briefingQuery,
+    answers: { 200: { description: "the briefing", json: briefingOutputSchema } },
+  },
+  {
+    method: "post",
+    path: "/api/v1/handoff",
+    summary: "handoff: a bounded export for another agent",
+    tag: "orientation",
+    scope: SCOPES.read,
+    body: { schema: handoffInputSchema },
+    answers: { 200: { description: "the handoff", json: handoffOutputSchema } },
+  },
+  {
+    method: "get",
+    path: "/api/v1/environment",
+    summary: "describe_environment",
+    tag: "orientation",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the environment", json: describeEnvironmentOutputSchema } },
+  },
+  {
+    method: "get",
+    path: "/api/v1/proposals",
+    summary: "review_proposals list",
+    tag: "proposals",
+    scope: SCOPES.read,
+    query: queryOf(listProposalsQuerySchema),
+    answers: { 200: { description: "the list", json: reviewProposalsOutputSchema } },
+  },
+  {
+    method: "post",
+    path: "/api/v1/proposals/:id/apply",
+    summary: "accept a proposal",
+    tag: "proposals",
+    scope: SCOPES.write,
+    answers: { 200: { description: "applied or applied_fact", json: reviewProposalsOutputSchema } },
+    errors: [404, 409],
+  },
+  {
+    method: "post",
+    path: "/api/v1/proposals/:id/reject",
+    summary: "reject a proposal, optionally saying why",
+    tag: "proposals",
+    scope: SCOPES.write,
+    body: { schema: rejectProposalBodySchema, optional: true },
+    answers: { 200: { description: "rejected or rejected_fact", json: reviewProposalsOutputSchema } },
+    errors: [404, 409],
+  },
+  {
+    method: "get",
+    path: "/api/v1/openapi.json",
+    summary: "this document",
+    tag: "meta",
+    answers: { 200: { description: "OpenAPI 3.1", media: { type: "application/json", schema: { type: "object" } } } },
+  },
   { method: "get", path: "/health", summary: "liveness (no I/O)", tag: "meta", answers: { 200: { description: "up", json: healthOutputSchema } } },
-  { method: "get", path: "/ready", summary: "readiness: both gRPC peers serving", tag: "meta", answers: { 200: { description: "ready", json: readinessOutputSchema }, 503: { description: "a peer is not serving", json: readinessOutputSchema } } },
-  { method: "get", path: "/metrics", summary: "Prometheus metrics", tag: "meta", answers: { 200: { description: "text exposition format", media: { type: "text/plain", schema: { type: "string" } } } } },
+  {
+    method: "get",
+    path: "/ready",
+    summary: "readiness: both gRPC peers serving",
+    tag: "meta",
+    answers: { 200: { description: "ready", json: readinessOutputSchema }, 503: { description: "a peer is not serving", json: readinessOutputSchema } },
+  },
+  {
+    method: "get",
+    path: "/metrics",
+    summary: "Prometheus metrics",
+    tag: "meta",
+    answers: { 200: { description: "text exposition format", media: { type: "text/plain", schema: { type: "string" } } } },
+  },
 ];
 
 const ERROR_TEXT: Record<number, string> = {
@@ -207,29 +400,63 @@ function withoutFields(json: Json, omit: readonly string[]): Json {
 }
 
 function operationId(route: Route): string {
-  const words = route.path.replace(/^\/api\/v1\//, "").replace(/^\//, "").split(/[/.-]/).filter(Boolean).map((w) => (w === ":id" ? "ById" : w));
+  const words = route.path
+    .replace(/^\/api\/v1\//, "")
+    .replace(/^\//, "")
+    .split(/[/.-]/)
+    .filter(Boolean)
+    .map((w) => (w === ":id" ? "ById" : w));
   return [route.method, ...words].map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join("");
 }
 
 function operation(route: Route, components: Components): Json {
   const parameters: Json[] = [];
-  if (route.path.includes(":id")) parameters.push({ name: "id", in: "path", required: true, description: route.path.includes("proposals") ? "The proposal's id (UUID)." : ID, schema: { type: "string" } });
+  if (route.path.includes(":id"))
+    parameters.push({
+      name: "id",
+      in: "path",
+      required: true,
+      description: route.path.includes("proposals") ? "The proposal's id (UUID)." : ID,
+      schema: { type: "string" },
+    });
   for (const [name, param] of Object.entries(route.query ?? {})) {
     const schema = param.schema instanceof z.ZodType ? jsonOf(param.schema, "input") : param.schema;
     const required = param.schema instanceof z.ZodType ? !param.schema.safeParse(undefined).success : false;
-    parameters.push({ name, in: "query", required: name === "kind" && route.path.endsWith("/briefing") ? true : required, schema, ...(param.description ? { description: param.description } : {}), ...(param.repeatable ? { style: "form", explode: true } : {}) });
+    parameters.push({
+      name,
+      in: "query",
+      required: name === "kind" && route.path.endsWith("/briefing") ? true : required,
+      schema,
+      ...(param.description ? { description: param.description } : {}),
+      ...(param.repeatable ? { style: "form", explode: true } : {}),
+    });
   }
   const errors = [...new Set([...(route.scope ? COMMON_ERRORS : []), ...(route.errors ?? []), ...(route.body || route.ndjsonBody ? [413, 415] : [])])].sort();
   const responses: Json = {};
   for (const [status, answer] of Object.entries(route.answers)) {
-    const content = answer.json ? { "application/json": { schema: components.ref(answer.json, "output") } } : answer.media ? { [answer.media.type]: { schema: answer.media.schema } } : undefined;
+    const content = answer.json
+      ? { "application/json": { schema: components.ref(answer.json, "output") } }
+      : answer.media
+        ? { [answer.media.type]: { schema: answer.media.schema } }
+        : undefined;
     responses[status] = { description: answer.description, ...(content ? { content } : {}) };
   }
   for (const status of errors) responses[String(status)] ??= { $ref: `#/components/responses/Error${status}` };
   const body = route.body
-    ? { required: !route.body.optional, content: { "application/json": { schema: route.body.omit ? withoutFields(jsonOf(route.body.schema, "input"), route.body.omit) : components.ref(route.body.schema, "input") } } }
+    ? {
+        required: !route.body.optional,
+        content: {
+          "application/json": {
+            schema: route.body.omit ? withoutFields(jsonOf(route.body.schema, "input"), route.body.omit) : components.ref(route.body.schema, "input"),
+          },
+        },
+      }
     : route.ndjsonBody
-      ? { required: true, description: `NDJSON, at most ${MAX_IMPORT_BODY_BYTES} bytes`, content: { [NDJSON]: { schema: { type: "string" } }, "text/plain": { schema: { type: "string" } } } }
+      ? {
+          required: true,
+          description: `NDJSON, at most ${MAX_IMPORT_BODY_BYTES} bytes`,
+          content: { [NDJSON]: { schema: { type: "string" } }, "text/plain": { schema: { type: "string" } } },
+        }
       : undefined;
   return {
     operationId: operationId(route),
@@ -282,7 +509,9 @@ export function openApiDocument(): Json {
     paths[path] = { ...paths[path], [route.method]: operation(route, components) };
   }
   const errorRef = components.ref(restErrorOutputSchema, "output");
-  const responses = Object.fromEntries(Object.entries(ERROR_TEXT).map(([status, description]) => [`Error${status}`, { description, content: { "application/json": { schema: errorRef } } }]));
+  const responses = Object.fromEntries(
+    Object.entries(ERROR_TEXT).map(([status, description]) => [`Error${status}`, { description, content: { "application/json": { schema: errorRef } } }]),
+  );
   built = {
     openapi: "3.1.0",
     info: {

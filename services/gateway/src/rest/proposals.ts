@@ -40,7 +40,6 @@ export function proposalsRouter(memory: MemoryClient, auth: RequestHandler): Rou
   return router;
 }
 
-
 /** A JSON body when one is sent (same rules and limits as every JSON route); none at all is fine. */
 function optionalJsonBody(): RequestHandler[] {
   const [requireJson, parse] = jsonBody() as [RequestHandler, RequestHandler];

@@ -42,12 +42,15 @@ export function factChart(label: string, facts: readonly FactRecord[], now: numb
 
   const path = points.map((p, i) => `${i === 0 ? "M" : "L"}${round(x(p.start))},${round(y(p.value))} H${round(x(p.end))}`).join(" ");
   const yTicks = niceTicks(v0, v1).map(
-    (t) => html`<line class="grid-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${round(y(t))}" y2="${round(y(t))}"></line><text class="label" x="${PAD.left - 6}" y="${round(y(t)) + 4}" text-anchor="end">${t}</text>`,
+    (t) =>
+      html`<line class="grid-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${round(y(t))}" y2="${round(y(t))}"></line><text class="label" x="${PAD.left - 6}" y="${round(y(t)) + 4}" text-anchor="end">${t}</text>`,
   );
   const dots = points.map((p) => {
     const state = p.fact.validTo === null ? "current" : `replaced ${fullTime(p.fact.validTo)}`;
     const circle = html`<circle class="point${p.fact.validTo === null ? "" : " superseded"}" cx="${round(x(p.start))}" cy="${round(y(p.value))}" r="6" data-value="${p.fact.value}"><title>${p.fact.value} from ${fullTime(p.fact.validFrom)} (${state})</title></circle>`;
-    return p.fact.memoryId === null ? circle : html`<a href="/ui/memories/${p.fact.memoryId}" aria-label="${p.fact.value}, ${shortDate(p.start)}, ${state}: open the memory">${circle}</a>`;
+    return p.fact.memoryId === null
+      ? circle
+      : html`<a href="/ui/memories/${p.fact.memoryId}" aria-label="${p.fact.value}, ${shortDate(p.start)}, ${state}: open the memory">${circle}</a>`;
   });
   return html`<figure class="chart">
       <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="group" aria-label="${label} over time, ${points.length} values">

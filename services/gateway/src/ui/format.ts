@@ -7,7 +7,15 @@ import type { CommitmentStatus, EdgeProposalRecord, MemoryType } from "@3ngram/s
 import { html, type Html } from "../http/html.js";
 
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
-const full = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
+const full = new Intl.DateTimeFormat("en-GB", {
+  weekday: "short",
+  day: "numeric",
+  month: "short",
+  year: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  timeZone: "UTC",
+});
 const day = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
 
 const STEPS: ReadonlyArray<[Intl.RelativeTimeFormatUnit, number]> = [

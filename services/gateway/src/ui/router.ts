@@ -63,7 +63,13 @@ export function reviewUi(deps: ReviewUiDeps): Router {
   const { sessions, log } = deps;
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: MAX_FORM_BYTES, parameterLimit: 20 });
-  const cookieOptions = (maxAgeSeconds: number) => ({ httpOnly: true, sameSite: "strict" as const, secure: deps.secureCookies(), path: COOKIE_PATH, maxAge: maxAgeSeconds * 1000 });
+  const cookieOptions = (maxAgeSeconds: number) => ({
+    httpOnly: true,
+    sameSite: "strict" as const,
+    secure: deps.secureCookies(),
+    path: COOKIE_PATH,
+    maxAge: maxAgeSeconds * 1000,
+  });
 
   const page = (res: Response, status: number, html: string) => {
     setPageHeaders(res, { selfStyles: true });
@@ -100,14 +106,27 @@ export function reviewUi(deps: ReviewUiDeps): Router {
   const requireCsrf: RequestHandler = (req, res, next) => {
     if (!sameToken(sessions.csrfToken(sessionOf(res)), field(req.body, "csrf_token") || undefined)) {
       log.warn({ request_id: requestIdOf(res), reason: "csrf" }, "form refused");
-      page(res, 403, messagePage("Form expired", "This form was not sent from a page of this session. Nothing was changed; please try again.", signedInView(res)));
+      page(
+        res,
+        403,
+        messagePage("Form expired", "This form was not sent from a page of this session. Nothing was changed; please try again.", signedInView(res)),
+      );
       return;
     }
     next();
   };
 
   // The session and its budgets come before any form body is read.
-  const kit: UiKit = { memory: deps.memory, search: deps.search, log, page, signedInView, signedIn: [requireSession, ...deps.signedInLimits], form, requireCsrf };
+  const kit: UiKit = {
+    memory: deps.memory,
+    search: deps.search,
+    log,
+    page,
+    signedInView,
+    signedIn: [requireSession, ...deps.signedInLimits],
+    form,
+    requireCsrf,
+  };
 
   router.get("/style.css", routeLabel("GET /ui/style.css"), (_req, res) => {
     res.set({ "X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=3600" }).type("css").send(STYLESHEET);
@@ -180,7 +199,11 @@ const TITLES: Partial<Record<string, string>> = {
 };
 
 /** Errors as HTML pages with the reason table's status; our own failures are described only in the logs. */
-function pageErrors(log: Logger, page: (res: Response, status: number, html: string) => void, signedIn: (res: Response) => SignedIn | undefined): ErrorRequestHandler {
+function pageErrors(
+  log: Logger,
+  page: (res: Response, status: number, html: string) => void,
+  signedIn: (res: Response) => SignedIn | undefined,
+): ErrorRequestHandler {
   return (err, _req, res, next) => {
     if (res.headersSent) {
       next(err);

@@ -79,7 +79,8 @@ export function createSessionCodec(secret: string, options: { ttlSeconds?: numbe
           clockTolerance: 0,
         });
         const { sub, jti, exp, tid, scope, kid } = payload;
-        if (typeof sub !== "string" || typeof jti !== "string" || typeof exp !== "number" || typeof tid !== "string" || typeof scope !== "string") return undefined;
+        if (typeof sub !== "string" || typeof jti !== "string" || typeof exp !== "number" || typeof tid !== "string" || typeof scope !== "string")
+          return undefined;
         const session: UiSession = { tenantId: tid, userId: sub, scopes: scope.split(" ").filter(Boolean), sessionId: jti, expiresAt: exp };
         if (typeof kid === "string" && kid.length > 0) session.keyId = kid;
         return session;

@@ -38,22 +38,95 @@ async function seed(): Promise<void> {
   const remember = async (fields: Parameters<typeof memory.remember>[0]) => (await memory.remember(fields, w)).memory!.id;
   // A decision corrected twice: three versions in one lineage.
   ids.v1 = await remember({ memoryType: "decision", topic: "Release date for atlas", content: "We ship atlas on 3 March.", scope: "work", project: "atlas" });
-  ids.v2 = (await memory.revise({ predecessorId: ids.v1, successor: { memoryType: "decision", topic: "Release date for atlas", content: "We ship atlas on 10 March after the audit.", scope: "work", project: "atlas" } }, w)).memory!.id;
-  ids.v3 = (await memory.revise({ predecessorId: ids.v2, successor: { memoryType: "decision", topic: "Release date for atlas", content: "We ship atlas on 17 March; the audit slipped a week.", scope: "work", project: "atlas" } }, w)).memory!.id;
-  ids.overdue = await remember({ memoryType: "commitment", topic: "Send the board update", content: "Send the quarterly board update to Ana.", dueAt: daysAgo(2), owner: "sam", scope: "work", project: "atlas" });
-  ids.done = await remember({ memoryType: "commitment", topic: "Book the venue", content: "Book the venue for the offsite.", dueAt: daysAgo(-5), scope: "work" });
+  ids.v2 = (
+    await memory.revise(
+      {
+        predecessorId: ids.v1,
+        successor: {
+          memoryType: "decision",
+          topic: "Release date for atlas",
+          content: "We ship atlas on 10 March after the audit.",
+          scope: "work",
+          project: "atlas",
+        },
+      },
+      w,
+    )
+  ).memory!.id;
+  ids.v3 = (
+    await memory.revise(
+      {
+        predecessorId: ids.v2,
+        successor: {
+          memoryType: "decision",
+          topic: "Release date for atlas",
+          content: "We ship atlas on 17 March; the audit slipped a week.",
+          scope: "work",
+          project: "atlas",
+        },
+      },
+      w,
+    )
+  ).memory!.id;
+  ids.overdue = await remember({
+    memoryType: "commitment",
+    topic: "Send the board update",
+    content: "Send the quarterly board update to Ana.",
+    dueAt: daysAgo(2),
+    owner: "sam",
+    scope: "work",
+    project: "atlas",
+  });
+  ids.done = await remember({
+    memoryType: "commitment",
+    topic: "Book the venue",
+    content: "Book the venue for the offsite.",
+    dueAt: daysAgo(-5),
+    scope: "work",
+  });
   await memory.resolve({ memoryId: ids.done, status: "resolved" }, w);
-  ids.blocker = await remember({ memoryType: "blocker", topic: "Waiting on the security audit", content: "The security audit has not started.", scope: "work", project: "atlas" });
-  ids.preference = await remember({ memoryType: "preference", topic: "Short status updates", content: "Ana prefers status updates under five lines.", scope: "work" });
+  ids.blocker = await remember({
+    memoryType: "blocker",
+    topic: "Waiting on the security audit",
+    content: "The security audit has not started.",
+    scope: "work",
+    project: "atlas",
+  });
+  ids.preference = await remember({
+    memoryType: "preference",
+    topic: "Short status updates",
+    content: "Ana prefers status updates under five lines.",
+    scope: "work",
+  });
   // A measured fact, three generations: 80 → 85 → 90 kg.
-  for (const [value, days] of [["80", 60], ["85", 30], ["90", 10]] as const) {
-    ids[`lift${value}`] = await remember({ memoryType: "fact", topic: "Back squat top set", content: `Back squat top set ${value} kg.`, scope: "health", facts: [{ subject: "lifter:ana", predicate: "top_set.weight_kg", value, validFrom: daysAgo(days) }] });
+  for (const [value, days] of [
+    ["80", 60],
+    ["85", 30],
+    ["90", 10],
+  ] as const) {
+    ids[`lift${value}`] = await remember({
+      memoryType: "fact",
+      topic: "Back squat top set",
+      content: `Back squat top set ${value} kg.`,
+      scope: "health",
+      facts: [{ subject: "lifter:ana", predicate: "top_set.weight_kg", value, validFrom: daysAgo(days) }],
+    });
   }
   // A link proposal between two notes, as the consolidator hands it over.
   ids.noteOld = await remember({ memoryType: "note", topic: "Standup time", content: "Standup is at 9:30 every weekday." });
   ids.noteNew = await remember({ memoryType: "note", topic: "Standup moved", content: "Standup moved to 9:45 every weekday." });
   const proposal = await memory.createConsolidationProposals(
-    { proposals: [{ fromId: ids.noteNew, toId: ids.noteOld, edgeType: "supersedes", similarity: 0.954, rationale: "cosine 0.954 >= near-duplicate threshold 0.92; note -> note: supersedes" }] },
+    {
+      proposals: [
+        {
+          fromId: ids.noteNew,
+          toId: ids.noteOld,
+          edgeType: "supersedes",
+          similarity: 0.954,
+          rationale: "cosine 0.954 >= near-duplicate threshold 0.92; note -> note: supersedes",
+        },
+      ],
+    },
     asConsolidator(),
   );
   ids.proposal = proposal.createdIds[0]!;
@@ -270,6 +343,14 @@ describe("the web UI in chromium", () => {
 
   it("ran under the strict CSP without a single refusal or script error, and kept its screenshots", () => {
     expect(chromium.consoleErrors).toEqual([]);
-    expect(shots.map((p) => p.split("/").pop())).toEqual(["overview.png", "search.png", "memory-lineage.png", "fact-chart.png", "proposal.png", "keys-new.png", "phone-facts.png"]);
+    expect(shots.map((p) => p.split("/").pop())).toEqual([
+      "overview.png",
+      "search.png",
+      "memory-lineage.png",
+      "fact-chart.png",
+      "proposal.png",
+      "keys-new.png",
+      "phone-facts.png",
+    ]);
   });
 });

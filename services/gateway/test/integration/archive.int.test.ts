@@ -89,7 +89,13 @@ describe("REST export and import", () => {
       facts: [{ subject: "queue", predicate: "workers.count", value: "4" }],
     });
     const due = rememberOutputSchema.parse(
-      await mcp.call("remember", { memoryType: "commitment", topic: "audit", content: `Finish the audit ${marker}.`, dueAt: "2026-06-30T12:00:00Z", owner: "sam" }),
+      await mcp.call("remember", {
+        memoryType: "commitment",
+        topic: "audit",
+        content: `Finish the audit ${marker}.`,
+        dueAt: "2026-06-30T12:00:00Z",
+        owner: "sam",
+      }),
     );
     await mcp.call("resolve", { memoryId: due.memory.id, status: "resolved" });
     const note = rememberOutputSchema.parse(await mcp.call("remember", { memoryType: "note", topic: "old", content: `Old note ${marker}.`, scope: "eng" }));
@@ -163,7 +169,13 @@ describe("REST import bodies", () => {
   });
 
   it("takes a body far over the JSON limit and gRPC's default 4 MiB message, with per-line results", async () => {
-    const records = Array.from({ length: 24 }, (_, i) => ({ kind: "memory", key: `big-${i}`, memoryType: "note", topic: "big", content: `${i} ${randomUUID()} ${"y".repeat(199_000)}` }));
+    const records = Array.from({ length: 24 }, (_, i) => ({
+      kind: "memory",
+      key: `big-${i}`,
+      memoryType: "note",
+      topic: "big",
+      content: `${i} ${randomUUID()} ${"y".repeat(199_000)}`,
+    }));
     records.splice(4, 0, { kind: "memory", key: "bad", memoryType: "note", topic: "", content: "empty topic" } as never);
     const body = lines(records);
     expect(Buffer.byteLength(body)).toBeGreaterThan(4.5 * 1024 * 1024);
@@ -219,11 +231,20 @@ describe("REST import bodies", () => {
 
   it("streams an export of many pages whole", async () => {
     const many = await core.createTenant("archive gateway many");
-    const records = Array.from({ length: 1_100 }, (_, i) => ({ kind: "memory", key: `n-${i}`, memoryType: "note", topic: "many", content: `numbered memory ${i}` }));
+    const records = Array.from({ length: 1_100 }, (_, i) => ({
+      kind: "memory",
+      key: `n-${i}`,
+      memoryType: "note",
+      topic: "many",
+      content: `numbered memory ${i}`,
+    }));
     const result = await importFile(many.apiKey, lines(records));
     expect(result.created).toBe(1_100);
     const exported = await exportLines(many.apiKey);
-    const keys = exported.map((l) => JSON.parse(l) as { kind: string; key?: string }).filter((r) => r.kind === "memory").map((r) => r.key);
+    const keys = exported
+      .map((l) => JSON.parse(l) as { kind: string; key?: string })
+      .filter((r) => r.kind === "memory")
+      .map((r) => r.key);
     expect(keys).toEqual(records.map((r) => r.key));
   });
 });

@@ -92,7 +92,10 @@ describe("the MCP conformance suite", () => {
     const checks = JSON.parse(await readFile(join(out, dir!, "checks.json"), "utf8")) as Check[];
     const failures = checks.filter((c) => c.status === "FAILURE").map((c) => `${c.id}: ${c.errorMessage ?? ""}`);
     expect(failures, answer.stdout).toEqual([]);
-    expect(checks.some((c) => c.status === "SUCCESS" || c.status === "WARNING"), answer.stdout).toBe(true);
+    expect(
+      checks.some((c) => c.status === "SUCCESS" || c.status === "WARNING"),
+      answer.stdout,
+    ).toBe(true);
     expect(answer.code, answer.stdout).toBe(0);
   });
 });

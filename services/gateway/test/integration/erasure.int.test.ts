@@ -126,7 +126,11 @@ describe("erasing over REST", () => {
     const viaMcp = getMemoriesOutputSchema.parse(structured(await callTool(mcp, "get_memories", { ids: [id] })));
     expect(viaMcp.memories[0]).toMatchObject({ content: ERASED_MARKER, erasedAt: record.erasedAt });
     const history = historyOutputSchema.parse(await (await get(`/memories/${id}/history`, tenantA.apiKey)).json());
-    expect(history.events.at(-1)).toMatchObject({ kind: "erase", actor: "user_api", payload: { reason: "secret", reference: "SEC-12", erasureId: out.erasureId, by: tenantA.userId } });
+    expect(history.events.at(-1)).toMatchObject({
+      kind: "erase",
+      actor: "user_api",
+      payload: { reason: "secret", reference: "SEC-12", erasureId: out.erasureId, by: tenantA.userId },
+    });
 
     const again = eraseOutputSchema.parse(await (await post(`/memories/${id}/erase`, eraseKeyA, { reason: "secret" })).json());
     expect(again).toMatchObject({ erased: [], alreadyErased: [id], erasureId: null });

@@ -31,7 +31,6 @@ afterAll(async () => {
   await core?.close();
 });
 
-
 const getFacts = async (client: Client, args: Record<string, unknown>): Promise<GetFactsOutput> =>
   getFactsOutputSchema.parse(structured(await callTool(client, "get_facts", args)));
 
@@ -39,14 +38,16 @@ const restFacts = (query: Record<string, string>, key = tenantA.apiKey) =>
   fetch(`${gateway.url}/api/v1/facts?${new URLSearchParams(query).toString()}`, { headers: { Authorization: `Bearer ${key}` } });
 
 const post = (path: string, json: unknown, key = tenantA.apiKey) =>
-  fetch(`${gateway.url}${path}`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: JSON.stringify(json) });
+  fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(json),
+  });
 
 async function count(table: "memories" | "facts", tenantId: string): Promise<number> {
   const { rows } = await core.ownerPool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = $1`, [tenantId]);
   return rows[0]!.n;
 }
-
-
 
 const ids = (facts: FactRecord[]) => facts.map((f) => f.id);
 
@@ -170,7 +171,10 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
     try {
       for (const args of [{ subject }, { subject, range: {} }, { subject, asOf: { asKnownAt: new Date().toISOString() } }, {}]) {
         const out = await getFacts(other, args);
-        expect(out.facts.filter((f) => f.subject === subject), JSON.stringify(args)).toEqual([]);
+        expect(
+          out.facts.filter((f) => f.subject === subject),
+          JSON.stringify(args),
+        ).toEqual([]);
       }
     } finally {
       await other.close();
@@ -192,7 +196,12 @@ describe("REST", () => {
   it("POST /api/v1/memories with facts returns them", async () => {
     for (const value of ["19", "20.5", "21"]) {
       if (generations.length > 0) await waitPastOnServer(core.ownerPool, generations.at(-1)!.recordedAt);
-      const res = await post("/api/v1/memories", { memoryType: "fact", topic: "heating", content: `Setpoint ${value} C (${randomUUID()})`, facts: [{ subject, predicate, value }] });
+      const res = await post("/api/v1/memories", {
+        memoryType: "fact",
+        topic: "heating",
+        content: `Setpoint ${value} C (${randomUUID()})`,
+        facts: [{ subject, predicate, value }],
+      });
       expect(res.status).toBe(201);
       const out = rememberOutputSchema.parse(await res.json());
       expect(out.facts).toHaveLength(1);
@@ -216,7 +225,9 @@ describe("REST", () => {
       [g3.id, null],
     ]);
     expect(ids((await facts({ subject, to: instantBetween(g1.recordedAt, g2.recordedAt) })).facts)).toEqual([g1.id]);
-    expect(ids((await facts({ subject, from: instantBetween(g2.recordedAt, g3.recordedAt), to: new Date(Date.parse(g3.recordedAt) + 1).toISOString() })).facts)).toEqual([g2.id, g3.id]);
+    expect(
+      ids((await facts({ subject, from: instantBetween(g2.recordedAt, g3.recordedAt), to: new Date(Date.parse(g3.recordedAt) + 1).toISOString() })).facts),
+    ).toEqual([g2.id, g3.id]);
     const limited = await facts({ subject, from: "", limit: "2" });
     expect(limited.count).toBe(2);
     expect(ids(limited.facts)).toEqual([g1.id, g2.id]);

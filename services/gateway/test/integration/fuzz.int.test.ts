@@ -90,7 +90,13 @@ async function send(spec: RequestSpec): Promise<Answer> {
   const res = await fetch(url, { method: spec.method, headers, body: spec.body?.text, redirect: "manual" });
   const text = await res.text();
   const documents: unknown[] = [];
-  const candidates = text.trimStart().startsWith("event:") || text.includes("\ndata:") ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)) : [text];
+  const candidates =
+    text.trimStart().startsWith("event:") || text.includes("\ndata:")
+      ? text
+          .split("\n")
+          .filter((l) => l.startsWith("data:"))
+          .map((l) => l.slice(5))
+      : [text];
   for (const candidate of candidates) {
     try {
       documents.push(JSON.parse(candidate));
@@ -141,23 +147,53 @@ const MEMORY = { memoryType: "note", topic: "fuzzed", content: "Fuzzed content."
 
 /** Every REST route with a body, query or path id worth attacking. */
 const restRequest: fc.Arbitrary<RequestSpec> = fc.oneof(
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/api/v1/memories"), body: jsonBody(mutated({ ...MEMORY, tags: ["t"], facts: [{ subject: "s", predicate: "p", value: "v" }] })) }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/api/v1/memories"),
+    body: jsonBody(mutated({ ...MEMORY, tags: ["t"], facts: [{ subject: "s", predicate: "p", value: "v" }] })),
+  }),
   fc.record({ method: fc.constant("GET" as const), path: withId("/api/v1/memories/:id") }),
-  fc.record({ method: fc.constant("POST" as const), path: withId("/api/v1/memories/:id/revise"), body: jsonBody(mutated({ ...MEMORY, edgeIntent: "updates" })) }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: withId("/api/v1/memories/:id/revise"),
+    body: jsonBody(mutated({ ...MEMORY, edgeIntent: "updates" })),
+  }),
   fc.record({ method: fc.constant("POST" as const), path: withId("/api/v1/memories/:id/resolve"), body: jsonBody(mutated({ status: "waiting" })) }),
   fc.record({ method: fc.constant("POST" as const), path: withId("/api/v1/memories/:id/archive") }),
   fc.record({ method: fc.constant("GET" as const), path: withId("/api/v1/memories/:id/history") }),
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/api/v1/search"), body: jsonBody(mutated({ query: "fuzzed", limit: 3, asOf: { validAt: "2026-01-01T00:00:00Z" } })) }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/api/v1/search"),
+    body: jsonBody(mutated({ query: "fuzzed", limit: 3, asOf: { validAt: "2026-01-01T00:00:00Z" } })),
+  }),
   {
     weight: 4,
     arbitrary: fc.record({
       method: fc.constant("GET" as const),
-      path: fc.constantFrom("/api/v1/memories", "/api/v1/memories/facets", "/api/v1/scopes", "/api/v1/facts", "/api/v1/briefing", "/api/v1/environment", "/api/v1/proposals", "/api/v1/export", "/api/v1/nowhere"),
+      path: fc.constantFrom(
+        "/api/v1/memories",
+        "/api/v1/memories/facets",
+        "/api/v1/scopes",
+        "/api/v1/facts",
+        "/api/v1/briefing",
+        "/api/v1/environment",
+        "/api/v1/proposals",
+        "/api/v1/export",
+        "/api/v1/nowhere",
+      ),
       query: hostileQuery,
     }),
   },
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/api/v1/scopes"), body: jsonBody(mutated({ action: "set_aliases", name: "fuzz", aliases: ["fz"] })) }),
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/api/v1/handoff"), body: jsonBody(mutated({ selector: { kind: "scope", scope: "fuzz" }, sectionLimit: 2 })) }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/api/v1/scopes"),
+    body: jsonBody(mutated({ action: "set_aliases", name: "fuzz", aliases: ["fz"] })),
+  }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/api/v1/handoff"),
+    body: jsonBody(mutated({ selector: { kind: "scope", scope: "fuzz" }, sectionLimit: 2 })),
+  }),
   fc.record({ method: fc.constant("POST" as const), path: withId("/api/v1/proposals/:id/apply") }),
   fc.record({ method: fc.constant("POST" as const), path: withId("/api/v1/proposals/:id/reject"), body: jsonBody(mutated({ rationale: "no" })) }),
   fc.record({
@@ -172,7 +208,12 @@ const restRequest: fc.Arbitrary<RequestSpec> = fc.oneof(
       }),
     ),
   }),
-  fc.record({ method: fc.constantFrom("GET" as const, "POST" as const, "PUT" as const, "DELETE" as const), path: fc.constantFrom("/health", "/ready", "/metrics", "/api/v1/memories/facets"), query: hostileQuery, anonymous: fc.boolean() }),
+  fc.record({
+    method: fc.constantFrom("GET" as const, "POST" as const, "PUT" as const, "DELETE" as const),
+    path: fc.constantFrom("/health", "/ready", "/metrics", "/api/v1/memories/facets"),
+    query: hostileQuery,
+    anonymous: fc.boolean(),
+  }),
 );
 
 const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28", "1999-01-01"];
@@ -204,15 +245,19 @@ const METHOD_PARAMS: Record<string, Record<string, unknown>> = {
   "resources/subscribe": { uri: "threengram://memory/SEED" },
 };
 
-const seeded = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll('"SEED"', JSON.stringify(memoryId)).replaceAll("/SEED", `/${memoryId}`));
+const seeded = (value: unknown): unknown =>
+  JSON.parse(JSON.stringify(value).replaceAll('"SEED"', JSON.stringify(memoryId)).replaceAll("/SEED", `/${memoryId}`));
 
-const toolCall = fc.constantFrom(...TOOLS.map((t) => t.name), "no_such_tool").chain((name) =>
-  fc.record({ name: fc.oneof({ weight: 5, arbitrary: fc.constant(name) }, hostileValue), arguments: mutated(TOOL_TEMPLATES[name] ?? {}) }),
-);
+const toolCall = fc
+  .constantFrom(...TOOLS.map((t) => t.name), "no_such_tool")
+  .chain((name) => fc.record({ name: fc.oneof({ weight: 5, arbitrary: fc.constant(name) }, hostileValue), arguments: mutated(TOOL_TEMPLATES[name] ?? {}) }));
 const rpcParams = fc.constantFrom(...Object.keys(METHOD_PARAMS), "tools/call", "notifications/initialized").chain((method) =>
   fc.record({
     method: fc.oneof({ weight: 6, arbitrary: fc.constant(method) }, hostileValue),
-    params: method === "tools/call" ? fc.oneof({ weight: 4, arbitrary: toolCall }, hostileValue, fc.constant(undefined)) : fc.oneof(mutated(METHOD_PARAMS[method] ?? {}), fc.constant(undefined)),
+    params:
+      method === "tools/call"
+        ? fc.oneof({ weight: 4, arbitrary: toolCall }, hostileValue, fc.constant(undefined))
+        : fc.oneof(mutated(METHOD_PARAMS[method] ?? {}), fc.constant(undefined)),
     id: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 1000 }) }, hostileValue, fc.constant(undefined)),
   }),
 );
@@ -231,7 +276,14 @@ const mcpRequest: fc.Arbitrary<RequestSpec> = fc
     const { method, params, id } = message;
     const withMeta =
       envelope && version === "2026-07-28" && params !== null && typeof params === "object" && !Array.isArray(params)
-        ? { ...(params as object), _meta: { "io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientInfo": { name: "fuzz", version: "0" }, "io.modelcontextprotocol/clientCapabilities": {} } }
+        ? {
+            ...(params as object),
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": version,
+              "io.modelcontextprotocol/clientInfo": { name: "fuzz", version: "0" },
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          }
         : params;
     const rpc = { jsonrpc: "2.0", ...(id === undefined ? {} : { id }), method, ...(withMeta === undefined ? {} : { params: seeded(withMeta) }) };
     const headers: Record<string, string> = { Accept: "application/json, text/event-stream" };
@@ -248,7 +300,12 @@ const mcpRequest: fc.Arbitrary<RequestSpec> = fc
 
 /** The authorization server's endpoints, all reachable without a login. */
 const oauthRequest: fc.Arbitrary<RequestSpec> = fc.oneof(
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/oauth/token"), anonymous: fc.constant(true), body: formBody(["grant_type", "code", "client_id", "client_secret", "redirect_uri", "code_verifier", "refresh_token", "scope", "resource"]) }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/oauth/token"),
+    anonymous: fc.constant(true),
+    body: formBody(["grant_type", "code", "client_id", "client_secret", "redirect_uri", "code_verifier", "refresh_token", "scope", "resource"]),
+  }),
   fc.record({
     method: fc.constant("POST" as const),
     path: fc.constant("/oauth/token"),
@@ -256,31 +313,80 @@ const oauthRequest: fc.Arbitrary<RequestSpec> = fc.oneof(
     headers: hostileString.map((s) => ({ Authorization: `Basic ${Buffer.from(`${s}:${s}`).toString("base64")}` })),
     body: formBody(["grant_type", "refresh_token", "client_id"]),
   }),
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/oauth/revoke"), anonymous: fc.constant(true), body: formBody(["token", "token_type_hint", "client_id", "client_secret"]) }),
-  fc.record({ method: fc.constant("GET" as const), path: fc.constant("/oauth/authorize"), anonymous: fc.constant(true), query: fc.oneof(hostileQuery, formBody(["client_id", "redirect_uri", "response_type", "code_challenge", "code_challenge_method", "scope", "state", "resource"]).map((b) => b.text)) }),
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/oauth/authorize"), anonymous: fc.constant(true), body: formBody(["client_id", "redirect_uri", "response_type", "code_challenge", "code_challenge_method", "csrf_token", "api_key", "decision", "state"]) }),
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/oauth/register"), anonymous: fc.constant(true), body: jsonBody(mutated({ client_name: "fuzz", redirect_uris: ["http://127.0.0.1:7777/cb"], grant_types: ["authorization_code"], token_endpoint_auth_method: "none" })) }),
-  fc.record({ method: fc.constant("GET" as const), path: fc.constantFrom("/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource/mcp", "/.well-known/jwks.json"), anonymous: fc.constant(true), query: hostileQuery }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/oauth/revoke"),
+    anonymous: fc.constant(true),
+    body: formBody(["token", "token_type_hint", "client_id", "client_secret"]),
+  }),
+  fc.record({
+    method: fc.constant("GET" as const),
+    path: fc.constant("/oauth/authorize"),
+    anonymous: fc.constant(true),
+    query: fc.oneof(
+      hostileQuery,
+      formBody(["client_id", "redirect_uri", "response_type", "code_challenge", "code_challenge_method", "scope", "state", "resource"]).map((b) => b.text),
+    ),
+  }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/oauth/authorize"),
+    anonymous: fc.constant(true),
+    body: formBody(["client_id", "redirect_uri", "response_type", "code_challenge", "code_challenge_method", "csrf_token", "api_key", "decision", "state"]),
+  }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/oauth/register"),
+    anonymous: fc.constant(true),
+    body: jsonBody(
+      mutated({ client_name: "fuzz", redirect_uris: ["http://127.0.0.1:7777/cb"], grant_types: ["authorization_code"], token_endpoint_auth_method: "none" }),
+    ),
+  }),
+  fc.record({
+    method: fc.constant("GET" as const),
+    path: fc.constantFrom("/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource/mcp", "/.well-known/jwks.json"),
+    anonymous: fc.constant(true),
+    query: hostileQuery,
+  }),
 );
 
 /** The review UI, signed in and not. */
 const uiRequest: fc.Arbitrary<RequestSpec> = fc.oneof(
-  fc.record({ method: fc.constant("GET" as const), path: fc.constantFrom("/ui/", "/ui/proposals", "/ui/sign-in", "/ui/style.css", "/ui/nowhere"), query: hostileQuery, session: fc.boolean() }),
+  fc.record({
+    method: fc.constant("GET" as const),
+    path: fc.constantFrom("/ui/", "/ui/proposals", "/ui/sign-in", "/ui/style.css", "/ui/nowhere"),
+    query: hostileQuery,
+    session: fc.boolean(),
+  }),
   fc.record({ method: fc.constant("GET" as const), path: fc.oneof(withId("/ui/memories/:id"), withId("/ui/proposals/:id")), session: fc.constant(true) }),
-  fc.record({ method: fc.constant("POST" as const), path: fc.oneof(withId("/ui/proposals/:id/accept"), withId("/ui/proposals/:id/reject"), fc.constant("/ui/sign-out")), session: fc.constant(true), body: formBody(["csrf_token", "rationale"]) }),
-  fc.record({ method: fc.constant("POST" as const), path: fc.constant("/ui/sign-in"), anonymous: fc.constant(true), body: formBody(["csrf_token", "api_key"]) }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.oneof(withId("/ui/proposals/:id/accept"), withId("/ui/proposals/:id/reject"), fc.constant("/ui/sign-out")),
+    session: fc.constant(true),
+    body: formBody(["csrf_token", "rationale"]),
+  }),
+  fc.record({
+    method: fc.constant("POST" as const),
+    path: fc.constant("/ui/sign-in"),
+    anonymous: fc.constant(true),
+    body: formBody(["csrf_token", "api_key"]),
+  }),
 );
 
 /** 2,000 requests (measured at 30-60 s on the shared 2-core machine, under other engineers' load). */
 const RUNS = { rest: 700, mcp: 800, oauth: 300, ui: 200 };
 
 describe("fuzzing the gateway with hostile input", () => {
-  it.each(Object.entries({ rest: restRequest, mcp: mcpRequest, oauth: oauthRequest, ui: uiRequest }))("%s: no 5xx, no internal error, no row changed by a refusal", async (surface, arbitrary) => {
-    await fc.assert(
-      fc.asyncProperty(arbitrary, (spec) => holds(spec)),
-      { seed: SEED, numRuns: RUNS[surface as keyof typeof RUNS] },
-    );
-  }, 600_000);
+  it.each(Object.entries({ rest: restRequest, mcp: mcpRequest, oauth: oauthRequest, ui: uiRequest }))(
+    "%s: no 5xx, no internal error, no row changed by a refusal",
+    async (surface, arbitrary) => {
+      await fc.assert(
+        fc.asyncProperty(arbitrary, (spec) => holds(spec)),
+        { seed: SEED, numRuns: RUNS[surface as keyof typeof RUNS] },
+      );
+    },
+    600_000,
+  );
 
   it("leaves every process serving", async () => {
     expect((await fetch(`${gateway.url}/health`)).status).toBe(200);

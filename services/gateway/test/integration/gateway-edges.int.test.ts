@@ -56,7 +56,6 @@ const post = (path: string, json: unknown, key: string = readWrite.apiKey, base 
     body: JSON.stringify(json),
   });
 
-
 /** Who the memory service recorded as owner and author of a memory. */
 async function ownerOf(memoryId: string): Promise<{ tenantId: string; createdBy: string } | undefined> {
   const { rows } = await core.ownerPool.query<{ tenantId: string; createdBy: string }>(
@@ -77,7 +76,9 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
 
   it("calls the services with the key's tenant and user", async () => {
     const marker = `ident${randomUUID().slice(0, 8)}`;
-    const stored = rememberOutputSchema.parse(structured(await callTool(client, "remember", { memoryType: "note", topic: `t ${marker}`, content: `c ${marker}` })));
+    const stored = rememberOutputSchema.parse(
+      structured(await callTool(client, "remember", { memoryType: "note", topic: `t ${marker}`, content: `c ${marker}` })),
+    );
     expect(await ownerOf(stored.memory.id)).toEqual({ tenantId: readWrite.tenantId, createdBy: readWrite.userId });
     const found = searchOutputSchema.parse(structured(await callTool(client, "search", { query: marker })));
     expect(found.hits.map((h) => h.id)).toContain(stored.memory.id);
@@ -87,7 +88,9 @@ describe.each(ERAS.slice(0, 2))("MCP, $name", (era) => {
     const project = `atlas-${randomUUID().slice(0, 8)}`;
     const remember = async (memoryType: string, scope: string, proj: string) =>
       rememberOutputSchema.parse(
-        structured(await callTool(client, "remember", { memoryType, scope, project: proj, topic: "db", content: `db ${memoryType} ${scope} ${proj} ${randomUUID()}` })),
+        structured(
+          await callTool(client, "remember", { memoryType, scope, project: proj, topic: "db", content: `db ${memoryType} ${scope} ${proj} ${randomUUID()}` }),
+        ),
       ).memory.id;
     const targets = [await remember("decision", "work", project), await remember("decision", "work", project)];
     // Each decoy differs from the filter in exactly one field.
@@ -227,7 +230,10 @@ describe("an unreachable memory service", () => {
   it("authentication answers 503 on REST and on /mcp", async () => {
     for (const [path, body] of [
       ["/api/v1/search", { query: "q" }],
-      ["/mcp", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } } }],
+      [
+        "/mcp",
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } } },
+      ],
     ] as const) {
       const res = await fetch(`${lonely.url}${path}`, {
         method: "POST",
@@ -297,7 +303,9 @@ describe("logs", () => {
     await callTool(client, "remember", { memoryType: "note", topic: secrets.topic, content: secrets.content });
     await callTool(client, "search", { query: secrets.query });
     // Arguments that do not parse are an isError result (logged with the count of problems only).
-    expect(errorText(await callTool(client, "remember", { memoryType: "note", topic: secrets.topic, content: `${secrets.content}${"x".repeat(2001)}` }))).toMatch(/^invalid_input: content: /);
+    expect(
+      errorText(await callTool(client, "remember", { memoryType: "note", topic: secrets.topic, content: `${secrets.content}${"x".repeat(2001)}` })),
+    ).toMatch(/^invalid_input: content: /);
     await client.close();
     expect((await post("/api/v1/memories", { memoryType: "note", topic: secrets.topic, content: `${secrets.content} via REST` })).status).toBe(201);
     expect((await post("/api/v1/memories", { memoryType: "note", topic: secrets.topic, content: `${secrets.content} via REST` })).status).toBe(409);

@@ -46,7 +46,10 @@ afterAll(async () => {
 const NUL = "\u0000";
 const LONE = "\ud800";
 
-async function rest(path: string, init: RequestInit & { json?: unknown; key?: string | null } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function rest(
+  path: string,
+  init: RequestInit & { json?: unknown; key?: string | null } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const headers = new Headers(init.headers);
   if (init.key !== null) headers.set("Authorization", `Bearer ${init.key ?? tenant.apiKey}`);
   let body = init.body;
@@ -83,12 +86,16 @@ describe("NUL and unpaired surrogates never reach PostgreSQL", () => {
       ["topic", `half a pair ${LONE}`],
       ["project", `\udc00 trailing half`],
     ] as const) {
-      const answer = await refusedWithoutTrace(() => rest("/api/v1/memories", { method: "POST", json: { memoryType: "note", topic: "t", content: "c", [field]: value } }));
+      const answer = await refusedWithoutTrace(() =>
+        rest("/api/v1/memories", { method: "POST", json: { memoryType: "note", topic: "t", content: "c", [field]: value } }),
+      );
       expect(answer.status, field).toBe(400);
       expect(answer.body).toMatchObject({ error: "invalid_input", field, detail: `${field}: ${UNSTORABLE_TEXT_MESSAGE}` });
     }
     // A well-formed pair (an emoji) is text like any other.
-    expect((await rest("/api/v1/memories", { method: "POST", json: { memoryType: "note", topic: "emoji 😀", content: "paired 😀 surrogates" } })).status).toBe(201);
+    expect((await rest("/api/v1/memories", { method: "POST", json: { memoryType: "note", topic: "emoji 😀", content: "paired 😀 surrogates" } })).status).toBe(
+      201,
+    );
   });
 
   it("a REST query string: 400 naming the parameter", async () => {
@@ -103,10 +110,14 @@ describe("NUL and unpaired surrogates never reach PostgreSQL", () => {
   it("MCP arguments: an isError result naming the field, nothing stored", async () => {
     const client = await connect(gateway.url, tenant.apiKey, ERAS[0]);
     try {
-      const refused = await refusedWithoutTrace(() => invalidArguments(callTool(client, "remember", { memoryType: "note", topic: "t", content: `x${NUL}y`, tags: [LONE] })));
+      const refused = await refusedWithoutTrace(() =>
+        invalidArguments(callTool(client, "remember", { memoryType: "note", topic: "t", content: `x${NUL}y`, tags: [LONE] })),
+      );
       expect(refused.data.fields).toEqual(["content", "tags.0"]);
       expect(refused.message).not.toContain(NUL);
-      const scoped = await refusedWithoutTrace(() => invalidArguments(callTool(client, "configure_scope", { action: "set_mappings", name: "work", projects: [`p${NUL}`] })));
+      const scoped = await refusedWithoutTrace(() =>
+        invalidArguments(callTool(client, "configure_scope", { action: "set_mappings", name: "work", projects: [`p${NUL}`] })),
+      );
       expect(scoped.data.fields).toEqual(["projects.0"]);
     } finally {
       await client.close();
@@ -115,13 +126,21 @@ describe("NUL and unpaired surrogates never reach PostgreSQL", () => {
 
   it("the OAuth endpoints, with no login: 400 naming the parameter, never a 500", async () => {
     const clientId = await registerPublicClient(gateway.url);
-    const token = await refusedWithoutTrace(() => tokenRequest(gateway.url, { grant_type: "authorization_code", code: `c${NUL}`, client_id: clientId, redirect_uri: REDIRECT_URI, code_verifier: "v" }));
+    const token = await refusedWithoutTrace(() =>
+      tokenRequest(gateway.url, { grant_type: "authorization_code", code: `c${NUL}`, client_id: clientId, redirect_uri: REDIRECT_URI, code_verifier: "v" }),
+    );
     expect(token).toMatchObject({ status: 400, body: { error: "invalid_request", error_description: `code ${UNSTORABLE_TEXT_MESSAGE}` } });
     const basic = Buffer.from(`${encodeURIComponent(`id${NUL}`)}:secret`).toString("base64");
-    const basicAuth = await refusedWithoutTrace(() => tokenRequest(gateway.url, { grant_type: "refresh_token", refresh_token: "r" }, { Authorization: `Basic ${basic}` }));
+    const basicAuth = await refusedWithoutTrace(() =>
+      tokenRequest(gateway.url, { grant_type: "refresh_token", refresh_token: "r" }, { Authorization: `Basic ${basic}` }),
+    );
     expect(basicAuth).toMatchObject({ status: 401, body: { error: "invalid_client" } });
     const revoke = await refusedWithoutTrace(() =>
-      fetch(`${gateway.url}/oauth/revoke`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token: `t${NUL}`, client_id: clientId }) }),
+      fetch(`${gateway.url}/oauth/revoke`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: `t${NUL}`, client_id: clientId }),
+      }),
     );
     expect(revoke.status).toBe(400);
     const page = await refusedWithoutTrace(() => fetch(`${gateway.url}/oauth/authorize?client_id=%00&response_type=code`, { redirect: "manual" }));
@@ -160,7 +179,13 @@ describe("query keys named like built-in object properties", () => {
   it("are unknown parameters (400 naming them), not a TypeError", async () => {
     const facts = await refusedWithoutTrace(() => rest("/api/v1/facts?constructor=x&__proto__=y"));
     expect(facts).toMatchObject({ status: 400, body: { error: "invalid_input", field: "constructor" } });
-    for (const path of ["/api/v1/facts?__proto__=y", "/api/v1/facts?toString=1", "/api/v1/memories?constructor=x", "/api/v1/briefing?kind=all&__proto__=x", "/api/v1/proposals?hasOwnProperty=1"]) {
+    for (const path of [
+      "/api/v1/facts?__proto__=y",
+      "/api/v1/facts?toString=1",
+      "/api/v1/memories?constructor=x",
+      "/api/v1/briefing?kind=all&__proto__=x",
+      "/api/v1/proposals?hasOwnProperty=1",
+    ]) {
       expect((await refusedWithoutTrace(() => rest(path))).status, path).toBe(400);
     }
     const browser = new Browser(gateway.url);
@@ -185,7 +210,11 @@ describe("a Content-Encoding the body does not have", () => {
       rest("/api/v1/import", { method: "POST", headers: { "Content-Type": "application/x-ndjson", "Content-Encoding": "gzip" }, body: `${json}\n` }),
     );
     expect(imported.status).toBe(400);
-    const honest = await rest("/api/v1/memories", { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": "gzip" }, body: new Uint8Array(gzipSync(json)) });
+    const honest = await rest("/api/v1/memories", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Content-Encoding": "gzip" },
+      body: new Uint8Array(gzipSync(json)),
+    });
     expect(honest.status).toBe(201);
   });
 });
@@ -194,7 +223,13 @@ describe("the consent form with a field sent twice", () => {
   it("answers 403 on the page, never a server_error redirect", async () => {
     const clientId = await registerPublicClient(gateway.url);
     const { challenge } = pkcePair();
-    const url = authorizeUrl(gateway.url, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: "S256" });
+    const url = authorizeUrl(gateway.url, {
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
     const page = await openConsent(url);
     expect(page.status).toBe(200);
     const twice = (name: string, value: string) => {
@@ -232,7 +267,15 @@ describe("an import whose client goes away", () => {
   it("stops instead of running on: fewer records are stored than were sent", async () => {
     const importer = await createTenantWithKey(core.ownerPool, { tenantName: "import walker", scopes: [SCOPES.read, SCOPES.write] });
     const total = 3000;
-    const lines = Array.from({ length: total }, (_, i) => JSON.stringify({ kind: "memory", key: `k${i}`, memoryType: "note", topic: `walk ${i}`.padEnd(MAX_TOPIC_LENGTH / 8, "."), content: `Imported record number ${i}.` }));
+    const lines = Array.from({ length: total }, (_, i) =>
+      JSON.stringify({
+        kind: "memory",
+        key: `k${i}`,
+        memoryType: "note",
+        topic: `walk ${i}`.padEnd(MAX_TOPIC_LENGTH / 8, "."),
+        content: `Imported record number ${i}.`,
+      }),
+    );
     const stored = async () =>
       Number((await core.ownerPool.query<{ n: string }>("SELECT count(*) AS n FROM memories WHERE tenant_id = $1", [importer.tenantId])).rows[0]!.n);
     const abort = new AbortController();
@@ -249,7 +292,7 @@ describe("an import whose client goes away", () => {
     // Then it settles: the count stops moving well before the whole file is stored.
     let previous: number;
     let current = await stored();
-    for (let settled = 0; settled < 3; ) {
+    for (let settled = 0; settled < 3;) {
       await new Promise((r) => setTimeout(r, 500));
       previous = current;
       current = await stored();
@@ -273,10 +316,19 @@ describe("an import whose client goes away", () => {
 describe("MCP protocol edges", () => {
   const mcpHeaders = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
   const post = (target: RunningGateway, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${target.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, Authorization: `Bearer ${tenant.apiKey}`, "mcp-protocol-version": "2025-11-25", ...headers }, body: JSON.stringify(body) });
+    fetch(`${target.url}/mcp`, {
+      method: "POST",
+      headers: { ...mcpHeaders, Authorization: `Bearer ${tenant.apiKey}`, "mcp-protocol-version": "2025-11-25", ...headers },
+      body: JSON.stringify(body),
+    });
   const rpcAnswer = async (res: Response): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> => {
     const text = await res.text();
-    const json = text.startsWith("{") ? text : text.split("\n").find((l) => l.startsWith("data:"))!.slice(5);
+    const json = text.startsWith("{")
+      ? text
+      : text
+          .split("\n")
+          .find((l) => l.startsWith("data:"))!
+          .slice(5);
     return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
   };
 
@@ -305,7 +357,12 @@ describe("MCP protocol edges", () => {
 
   it("advertises only the capabilities a stateless server delivers, in both eras", async () => {
     const initialized = await rpcAnswer(
-      await post(gateway, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } } }),
+      await post(gateway, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+      }),
     );
     expect(initialized.result?.capabilities).toEqual({ ...SERVER_CAPABILITIES, completions: {} });
     const modern: Client = await connect(gateway.url, tenant.apiKey, ERAS[1]);

@@ -32,13 +32,20 @@ afterAll(async () => {
 function post(path: string, body: unknown, idempotencyKey?: string): Promise<Response> {
   return fetch(`${gateway.url}${path}`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json", ...(idempotencyKey !== undefined ? { "Idempotency-Key": idempotencyKey } : {}) },
+    headers: {
+      Authorization: `Bearer ${apiKey}`,
+      "Content-Type": "application/json",
+      ...(idempotencyKey !== undefined ? { "Idempotency-Key": idempotencyKey } : {}),
+    },
     body: JSON.stringify(body),
   });
 }
 
 async function count(content: string): Promise<number> {
-  const { rows } = await core.ownerPool.query<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE tenant_id = $1 AND content = $2", [tenantId, content]);
+  const { rows } = await core.ownerPool.query<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE tenant_id = $1 AND content = $2", [
+    tenantId,
+    content,
+  ]);
   return rows[0]!.n;
 }
 

@@ -32,7 +32,13 @@ beforeAll(async () => {
   mcpB = await connectMcp(`${gateway.url}/mcp`, tenantB.apiKey);
   const remember = async (args: Record<string, unknown>) => (await mcpA.call<{ memory: { id: string } }>("remember", args)).memory.id;
   ids.note = await remember({ memoryType: "note", topic: "isolation note", content: "Tenant A's private note about the launch date." });
-  ids.commitment = await remember({ memoryType: "commitment", topic: "isolation promise", content: "Tenant A promised the audit report.", dueAt: "2030-01-01T00:00:00Z", owner: "ana" });
+  ids.commitment = await remember({
+    memoryType: "commitment",
+    topic: "isolation promise",
+    content: "Tenant A promised the audit report.",
+    dueAt: "2030-01-01T00:00:00Z",
+    owner: "ana",
+  });
   ids.blocker = await remember({ memoryType: "blocker", topic: "isolation blocker", content: "Tenant A is blocked on the vendor contract." });
   ids.revisable = await remember({ memoryType: "decision", topic: "isolation decision", content: "Tenant A decided to ship on Tuesday." });
 }, 120_000);
@@ -63,7 +69,11 @@ async function restAs(tenant: Tenant, method: string, path: string, json?: unkno
 function withoutRequestIds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutRequestIds);
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).filter(([k]) => k !== "request_id").map(([k, v]) => [k, withoutRequestIds(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => k !== "request_id")
+        .map(([k, v]) => [k, withoutRequestIds(v)]),
+    );
   }
   return typeof value === "string" ? value.replace(/request [0-9a-f-]{36}/g, "request <id>") : value;
 }
@@ -94,9 +104,14 @@ const surfaces: Surface[] = [
   {
     name: "REST POST /memories/:id/revise",
     role: "revisable",
-    call: (id) => restAs(tenantB, "POST", `/api/v1/memories/${id}/revise`, { memoryType: "decision", topic: "hijack", content: `B tries again ${Math.random()}` }),
+    call: (id) =>
+      restAs(tenantB, "POST", `/api/v1/memories/${id}/revise`, { memoryType: "decision", topic: "hijack", content: `B tries again ${Math.random()}` }),
   },
-  { name: "REST POST /memories/:id/resolve", role: "commitment", call: (id) => restAs(tenantB, "POST", `/api/v1/memories/${id}/resolve`, { status: "waiting" }) },
+  {
+    name: "REST POST /memories/:id/resolve",
+    role: "commitment",
+    call: (id) => restAs(tenantB, "POST", `/api/v1/memories/${id}/resolve`, { status: "waiting" }),
+  },
   { name: "REST POST /memories/:id/archive", role: "note", call: (id) => restAs(tenantB, "POST", `/api/v1/memories/${id}/archive`) },
 ];
 
@@ -132,7 +147,11 @@ describe("tenant isolation: a foreign id is an unknown id", () => {
   });
 
   it("records which surface wrote each memory on its audit events", async () => {
-    const viaRest = await restAs(tenantA, "POST", "/api/v1/memories", { memoryType: "note", topic: "surface", content: "Written over REST for the audit check." });
+    const viaRest = await restAs(tenantA, "POST", "/api/v1/memories", {
+      memoryType: "note",
+      topic: "surface",
+      content: "Written over REST for the audit check.",
+    });
     const restId = (viaRest.body as { memory: { id: string } }).memory.id;
     const { rows } = await core.ownerPool.query<{ memory_id: string; actor_kind: string }>(
       "SELECT memory_id, actor_kind FROM memory_events WHERE memory_id = ANY($1::uuid[]) AND event_kind = 'create'",

@@ -97,11 +97,24 @@ describe.each([
     );
     const v1 = (await getMemories(mcp, [first.memory.id])).get(first.memory.id)!;
     const second = reviseOutputSchema.parse(
-      await mcp.call("revise", { predecessorId: first.memory.id, memoryType: "decision", topic: "queue", content: unique("Jobs run on Redis with BullMQ."), scope: "work", project: "atlas" }),
+      await mcp.call("revise", {
+        predecessorId: first.memory.id,
+        memoryType: "decision",
+        topic: "queue",
+        content: unique("Jobs run on Redis with BullMQ."),
+        scope: "work",
+        project: "atlas",
+      }),
     );
     expect(second).toMatchObject({ predecessorId: first.memory.id, edgeIntent: "supersedes", embedded: "done", memory: { scope: "work", project: "atlas" } });
     const third = reviseOutputSchema.parse(
-      await mcp.call("revise", { predecessorId: second.memory.id, edgeIntent: "updates", memoryType: "decision", topic: "queue", content: unique("BullMQ, with a dead-letter view.") }),
+      await mcp.call("revise", {
+        predecessorId: second.memory.id,
+        edgeIntent: "updates",
+        memoryType: "decision",
+        topic: "queue",
+        content: unique("BullMQ, with a dead-letter view."),
+      }),
     );
     expect(third.edgeIntent).toBe("updates");
 
@@ -151,7 +164,12 @@ describe.each([
     await mcp.call("resolve", { memoryId: stored.memory.id, status: "waiting" });
 
     const revised = reviseOutputSchema.parse(
-      await mcp.call("revise", { predecessorId: stored.memory.id, memoryType: "commitment", topic: "audit", content: unique("Finish the audit, with the appendix.") }),
+      await mcp.call("revise", {
+        predecessorId: stored.memory.id,
+        memoryType: "commitment",
+        topic: "audit",
+        content: unique("Finish the audit, with the appendix."),
+      }),
     );
     expect(revised.commitment).toMatchObject({ status: "waiting", dueAt, owner: "ana" });
     expect(revised.commitment!.id).not.toBe(stored.commitment!.id);
@@ -161,7 +179,14 @@ describe.each([
 
     const newDue = "2031-12-31T00:00:00.000Z";
     const again = reviseOutputSchema.parse(
-      await mcp.call("revise", { predecessorId: revised.memory.id, memoryType: "commitment", topic: "audit", content: unique("Audit moved."), dueAt: newDue, owner: "bo" }),
+      await mcp.call("revise", {
+        predecessorId: revised.memory.id,
+        memoryType: "commitment",
+        topic: "audit",
+        content: unique("Audit moved."),
+        dueAt: newDue,
+        owner: "bo",
+      }),
     );
     expect(again.commitment).toMatchObject({ status: "waiting", dueAt: newDue, owner: "bo" });
     // The superseded version's commitment is history: moving it names the live one.
@@ -178,7 +203,9 @@ describe.each([
   });
 
   it("another tenant's ids get exactly the unknown-id answer on revise and resolve", async () => {
-    const commitment = rememberOutputSchema.parse(await mcp.call("remember", { memoryType: "commitment", topic: "iso", content: unique("Tenant A's promise.") }));
+    const commitment = rememberOutputSchema.parse(
+      await mcp.call("remember", { memoryType: "commitment", topic: "iso", content: unique("Tenant A's promise.") }),
+    );
     const id = commitment.memory.id;
     const reviseArgs = (predecessorId: string) => ({ predecessorId, memoryType: "note", topic: "t", content: unique("takeover") });
     const foreignRevise = await other.callError("revise", reviseArgs(id));
@@ -211,7 +238,9 @@ describe("REST lifecycle routes", () => {
     });
     expect(withId.status).toBe(400);
     expect(await withId.json()).toMatchObject({ error: "invalid_input", field: "predecessorId" });
-    const bad = await rest(`/api/v1/memories/${out.memory.id}/revise`, { json: { memoryType: "note", topic: "t", content: unique("x"), edgeIntent: "derives" } });
+    const bad = await rest(`/api/v1/memories/${out.memory.id}/revise`, {
+      json: { memoryType: "note", topic: "t", content: unique("x"), edgeIntent: "derives" },
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: "invalid_input", field: "edgeIntent" });
 
@@ -227,7 +256,12 @@ describe("REST lifecycle routes", () => {
     const id = stored.memory.id;
     const resolved = await rest(`/api/v1/memories/${id}/resolve`, { json: { status: "resolved" } });
     expect(resolved.status).toBe(200);
-    expect(resolveOutputSchema.parse(await resolved.json())).toEqual({ memoryId: id, commitmentId: stored.commitment!.id, status: "resolved", previousStatus: "open" });
+    expect(resolveOutputSchema.parse(await resolved.json())).toEqual({
+      memoryId: id,
+      commitmentId: stored.commitment!.id,
+      status: "resolved",
+      previousStatus: "open",
+    });
     const illegal = await rest(`/api/v1/memories/${id}/resolve`, { json: { status: "expired" } });
     expect(illegal.status).toBe(409);
     expect(await illegal.json()).toMatchObject({ error: "invalid_transition", detail: "resolved -> expired" });
@@ -243,7 +277,11 @@ describe("REST lifecycle routes", () => {
       await (await rest("/api/v1/memories", { json: { memoryType: "note", topic: "wiki", content: unique("The wiki lives in Notion.") } })).json(),
     );
     const revised = reviseOutputSchema.parse(
-      await (await rest(`/api/v1/memories/${stored.memory.id}/revise`, { json: { memoryType: "note", topic: "wiki", content: unique("The wiki moved to the repo.") } })).json(),
+      await (
+        await rest(`/api/v1/memories/${stored.memory.id}/revise`, {
+          json: { memoryType: "note", topic: "wiki", content: unique("The wiki moved to the repo.") },
+        })
+      ).json(),
     );
     const archived = await rest(`/api/v1/memories/${revised.memory.id}/archive`, { method: "POST" });
     expect(archived.status).toBe(200);

@@ -31,7 +31,20 @@ import { CATALOG_CACHE_TTL_MS, MEMORY_RESOURCE_CACHE_TTL_MS } from "../../src/mc
 import { MEMORY_RESOURCE_TEMPLATE } from "../../src/mcp/catalog.js";
 import { SERVER_INSTRUCTIONS, TOOLS } from "../../src/mcp/server.js";
 import { testConfig, type GatewayPeers } from "../support/gateway.js";
-import { ERAS, PROTOCOL_MATRIX, callTool, connect, connectRecorded, errorText, invalidArguments, invalidParams, rpcResults, structured, type RecordedClient, type WireExchange } from "../support/mcp-client.js";
+import {
+  ERAS,
+  PROTOCOL_MATRIX,
+  callTool,
+  connect,
+  connectRecorded,
+  errorText,
+  invalidArguments,
+  invalidParams,
+  rpcResults,
+  structured,
+  type RecordedClient,
+  type WireExchange,
+} from "../support/mcp-client.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
@@ -104,7 +117,15 @@ describe.each(PROTOCOL_MATRIX)("protocol $name", (version) => {
 
   it("writes with remember and reads with get_memories, each result carrying structuredContent and its JSON text mirror", async () => {
     const written = rememberOutputSchema.parse(
-      structured(await callTool(client, "remember", { memoryType: "decision", topic: `protocol ${version.expectedVersion}`, content: `Decided ${marker}.`, scope, project: "matrix" })),
+      structured(
+        await callTool(client, "remember", {
+          memoryType: "decision",
+          topic: `protocol ${version.expectedVersion}`,
+          content: `Decided ${marker}.`,
+          scope,
+          project: "matrix",
+        }),
+      ),
     );
     memoryId = written.memory.id;
     const read = getMemoriesOutputSchema.parse(structured(await callTool(client, "get_memories", { ids: [memoryId] })));
@@ -130,7 +151,10 @@ describe.each(PROTOCOL_MATRIX)("protocol $name", (version) => {
   });
 
   it("completes debrief.scope from the tenant's live scopes", async () => {
-    const { completion } = await client.complete({ ref: { type: "ref/prompt", name: "debrief" }, argument: { name: "scope", value: scope.slice(0, 8).toUpperCase() } });
+    const { completion } = await client.complete({
+      ref: { type: "ref/prompt", name: "debrief" },
+      argument: { name: "scope", value: scope.slice(0, 8).toUpperCase() },
+    });
     expect(completion.values).toContain(scope);
     expect(completion.values.every((v) => v.startsWith("proto-"))).toBe(true);
   });
@@ -184,11 +208,20 @@ describe.each(PROTOCOL_MATRIX)("protocol $name", (version) => {
 
 describe("raw 2025-era requests", () => {
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${gateway.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, Authorization: `Bearer ${owner.apiKey}`, ...headers }, body: JSON.stringify(body) });
+    fetch(`${gateway.url}/mcp`, {
+      method: "POST",
+      headers: { ...mcpHeaders, Authorization: `Bearer ${owner.apiKey}`, ...headers },
+      body: JSON.stringify(body),
+    });
 
   it("initialize echoes each supported version and answers anything else with the latest 2025 revision", async () => {
     for (const requested of ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07", "2023-01-01"]) {
-      const res = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: requested, capabilities: {}, clientInfo: { name: "curl", version: "0" } } });
+      const res = await post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: requested, capabilities: {}, clientInfo: { name: "curl", version: "0" } },
+      });
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text, requested).toContain(`"protocolVersion":"${requested === "2023-01-01" ? "2025-11-25" : requested}"`);
@@ -198,7 +231,13 @@ describe("raw 2025-era requests", () => {
   it("serves a request that names no protocol version (the SDK assumes 2025-03-26)", async () => {
     const res = await post({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
     expect(res.status).toBe(200);
-    const [result] = rpcResults({ method: "tools/list", status: res.status, contentType: res.headers.get("content-type") ?? "", body: await res.text(), bytes: 0 });
+    const [result] = rpcResults({
+      method: "tools/list",
+      status: res.status,
+      contentType: res.headers.get("content-type") ?? "",
+      body: await res.text(),
+      bytes: 0,
+    });
     expect((result?.tools as unknown[]).length).toBe(TOOLS.length);
   });
 });
@@ -226,7 +265,9 @@ describe("a cached catalog never stands in for authentication", () => {
 
       // A valid key without the scope still meets the scope gate, cached definitions or not.
       rec.setKey(readOnly);
-      expect(errorText(await callTool(rec.client, "remember", { memoryType: "note", topic: "t", content: "never stored" }))).toBe("insufficient_scope: memory:write required");
+      expect(errorText(await callTool(rec.client, "remember", { memoryType: "note", topic: "t", content: "never stored" }))).toBe(
+        "insufficient_scope: memory:write required",
+      );
     } finally {
       await rec.client.close();
     }
@@ -239,7 +280,9 @@ describe("the memory resource's guards", () => {
 
   beforeAll(async () => {
     modern = await connect(gateway.url, owner.apiKey, ERAS[1]);
-    id = rememberOutputSchema.parse(structured(await callTool(modern, "remember", { memoryType: "note", topic: "guarded", content: `Guarded ${randomUUID()}` }))).memory.id;
+    id = rememberOutputSchema.parse(
+      structured(await callTool(modern, "remember", { memoryType: "note", topic: "guarded", content: `Guarded ${randomUUID()}` })),
+    ).memory.id;
   });
   afterAll(async () => {
     await modern?.close();
@@ -262,7 +305,10 @@ describe("the memory resource's guards", () => {
   });
 
   it("never completes {id}: suggesting ids would enumerate the corpus", async () => {
-    const { completion } = await modern.complete({ ref: { type: "ref/resource", uri: MEMORY_RESOURCE_TEMPLATE }, argument: { name: "id", value: id.slice(0, 4) } });
+    const { completion } = await modern.complete({
+      ref: { type: "ref/resource", uri: MEMORY_RESOURCE_TEMPLATE },
+      argument: { name: "id", value: id.slice(0, 4) },
+    });
     expect(completion.values).toEqual([]);
   });
 
@@ -290,7 +336,9 @@ describe("the memory resource's guards", () => {
     const body = memoryResourceSchema.parse(JSON.parse((contents[0] as { text: string }).text));
     expect(body.content).toBe(content);
     expect(body.contentLength).toBe(content.length);
-    const bounded = getMemoriesOutputSchema.parse(structured(await callTool(modern, "get_memories", { ids: [imported.id!], maxContentChars: MAX_GET_CONTENT_CHARS })));
+    const bounded = getMemoriesOutputSchema.parse(
+      structured(await callTool(modern, "get_memories", { ids: [imported.id!], maxContentChars: MAX_GET_CONTENT_CHARS })),
+    );
     expect(bounded.memories[0]).toMatchObject({ truncated: true, contentLength: content.length });
   });
 });

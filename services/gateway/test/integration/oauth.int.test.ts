@@ -10,11 +10,7 @@ import { createTenantWithKey } from "@3ngram/memory";
 import { SCOPES } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { clientMetadataDocumentSchema, type ClientMetadataDocument } from "@3ngram/schema";
-import {
-  Client,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { SignJWT, importJWK, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
@@ -195,7 +191,13 @@ describe("the official MCP client's OAuth flow", () => {
   it("refuses an https client_id whose document the fetcher rejects, on the page", async () => {
     const { challenge } = pkcePair();
     const page = await openConsent(
-      authorizeUrl(base, { response_type: "code", client_id: "https://unknown.example/client.json", redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: "S256" }),
+      authorizeUrl(base, {
+        response_type: "code",
+        client_id: "https://unknown.example/client.json",
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      }),
     );
     expect(page.status).toBe(400);
     expect(page.headers.get("location")).toBeNull();
@@ -209,7 +211,13 @@ describe("the official MCP client's OAuth flow", () => {
       const { challenge } = pkcePair();
       const page = await openConsent(
         // localhost answers from this machine: the default fetcher must refuse it before connecting.
-        authorizeUrl(bare.url, { response_type: "code", client_id: "https://localhost/oauth/client.json", redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: "S256" }),
+        authorizeUrl(bare.url, {
+          response_type: "code",
+          client_id: "https://localhost/oauth/client.json",
+          redirect_uri: REDIRECT_URI,
+          code_challenge: challenge,
+          code_challenge_method: "S256",
+        }),
       );
       expect(page.status).toBe(400);
       expect(page.html).toContain("non-public address");
@@ -277,7 +285,15 @@ describe("the authorization endpoint", () => {
   async function freshRequest(overrides: Record<string, string | undefined> = {}) {
     const clientId = await registerPublicClient(base);
     const { challenge, verifier } = pkcePair();
-    const params = { response_type: "code", client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: "S256", state: "xyz", ...overrides };
+    const params = {
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      state: "xyz",
+      ...overrides,
+    };
     return { clientId, verifier, url: authorizeUrl(base, params) };
   }
 
@@ -315,7 +331,11 @@ describe("the authorization endpoint", () => {
   });
 
   it("shows an unregistered redirect_uri and an unknown client on the page, never redirecting", async () => {
-    for (const overrides of [{ redirect_uri: "http://127.0.0.1:7777/other" }, { redirect_uri: `${REDIRECT_URI}/` }, { client_id: "00000000-0000-4000-8000-000000000000" }]) {
+    for (const overrides of [
+      { redirect_uri: "http://127.0.0.1:7777/other" },
+      { redirect_uri: `${REDIRECT_URI}/` },
+      { client_id: "00000000-0000-4000-8000-000000000000" },
+    ]) {
       const { url } = await freshRequest(overrides);
       const res = await fetch(url, { redirect: "manual" });
       expect(res.status).toBe(400);
@@ -416,9 +436,19 @@ describe("the token endpoint", () => {
 
   it("lets a refresh narrow the scopes but never widen them", async () => {
     const tokens = await obtainTokens(base, tenantA.apiKey);
-    const narrowed = await tokenRequest(base, { grant_type: "refresh_token", refresh_token: tokens.refreshToken, client_id: tokens.clientId, scope: "memory:read" });
+    const narrowed = await tokenRequest(base, {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refreshToken,
+      client_id: tokens.clientId,
+      scope: "memory:read",
+    });
     expect(narrowed.body.scope).toBe("memory:read");
-    const widened = await tokenRequest(base, { grant_type: "refresh_token", refresh_token: narrowed.body.refresh_token as string, client_id: tokens.clientId, scope: "memory:read memory:write" });
+    const widened = await tokenRequest(base, {
+      grant_type: "refresh_token",
+      refresh_token: narrowed.body.refresh_token as string,
+      client_id: tokens.clientId,
+      scope: "memory:read memory:write",
+    });
     expect(widened.body.error).toBe("invalid_scope");
   });
 
@@ -438,7 +468,17 @@ describe("the token endpoint", () => {
     const clientId = await registerPublicClient(base);
     expect((await tokenRequest(base, { grant_type: "password", client_id: clientId })).body.error).toBe("unsupported_grant_type");
     expect((await tokenRequest(base, { grant_type: "authorization_code", client_id: clientId })).body.error).toBe("invalid_request");
-    expect((await tokenRequest(base, { grant_type: "authorization_code", code: "x", redirect_uri: REDIRECT_URI, code_verifier: pkcePair().verifier, client_id: "nobody" })).body.error).toBe("invalid_client");
+    expect(
+      (
+        await tokenRequest(base, {
+          grant_type: "authorization_code",
+          code: "x",
+          redirect_uri: REDIRECT_URI,
+          code_verifier: pkcePair().verifier,
+          client_id: "nobody",
+        })
+      ).body.error,
+    ).toBe("invalid_client");
   });
 });
 
@@ -453,7 +493,18 @@ describe("the resource server", () => {
 
   function claims(overrides: Record<string, unknown> = {}) {
     const now = Math.floor(Date.now() / 1000);
-    return { iss: base, aud: `${base}/mcp`, sub: tenantA.userId, tid: tenantA.tenantId, scope: "memory:read memory:write", client_id: "c", jti: crypto.randomUUID(), iat: now, exp: now + 600, ...overrides };
+    return {
+      iss: base,
+      aud: `${base}/mcp`,
+      sub: tenantA.userId,
+      tid: tenantA.tenantId,
+      scope: "memory:read memory:write",
+      client_id: "c",
+      jti: crypto.randomUUID(),
+      iat: now,
+      exp: now + 600,
+      ...overrides,
+    };
   }
 
   it("accepts a well-formed token signed by the server (control)", async () => {

@@ -52,7 +52,9 @@ afterAll(async () => {
 function readmeRoutes(): string[] {
   const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
   const table = readme.slice(readme.indexOf("### REST"), readme.indexOf("## Architecture"));
-  return [...table.matchAll(/^\| `(GET|POST) ([^`?]+)(?:\?[^`]*)?` \|/gm)].map(([, method, path]) => `${method!.toLowerCase()} ${path!.replace(/:(\w+)/g, "{$1}")}`);
+  return [...table.matchAll(/^\| `(GET|POST) ([^`?]+)(?:\?[^`]*)?` \|/gm)].map(
+    ([, method, path]) => `${method!.toLowerCase()} ${path!.replace(/:(\w+)/g, "{$1}")}`,
+  );
 }
 
 function documentedRoutes(doc: Json): string[] {
@@ -60,13 +62,21 @@ function documentedRoutes(doc: Json): string[] {
 }
 
 /** Sends a request and validates the answer against the document's schema for its route and status. */
-async function call(method: "get" | "post", template: string, options: { path?: string; query?: string; json?: unknown; body?: string; type?: string; auth?: boolean; key?: string } = {}) {
+async function call(
+  method: "get" | "post",
+  template: string,
+  options: { path?: string; query?: string; json?: unknown; body?: string; type?: string; auth?: boolean; key?: string } = {},
+) {
   const headers: Record<string, string> = {};
   if (options.auth !== false) headers.Authorization = `Bearer ${options.key ?? tenant.apiKey}`;
   if (options.json !== undefined) headers["Content-Type"] = "application/json";
   if (options.type !== undefined) headers["Content-Type"] = options.type;
   const url = `${gateway.url}${options.path ?? template}${options.query ? `?${options.query}` : ""}`;
-  const res = await fetch(url, { method: method.toUpperCase(), headers, ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : options.body !== undefined ? { body: options.body } : {}) });
+  const res = await fetch(url, {
+    method: method.toUpperCase(),
+    headers,
+    ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : options.body !== undefined ? { body: options.body } : {}),
+  });
   const text = await res.text();
   const operation = document.paths[template]?.[method];
   expect(operation, `${method} ${template} is documented`).toBeDefined();
@@ -102,11 +112,37 @@ describe("the OpenAPI document", () => {
   it("every documented query parameter is one the route accepts", async () => {
     // One request per route that sets every documented parameter together (briefing's selector
     // fields only go together with kind=scope_project), so each must be accepted.
-    const samples: Record<string, string> = { limit: "5", offset: "0", type: "decision", memoryTypes: "note", kind: "scope_project", mode: "brief", sectionLimit: "3", includeUnscoped: "false", sections: "commitments", format: "3ngram", from: "", to: "", validAt: "2026-01-01T00:00:00Z", asKnownAt: "2026-01-01T00:00:00Z", recordedAfter: "2026-01-01T00:00:00Z", recordedBefore: "2026-02-01T00:00:00Z", subject: "s", predicate: "p", scope: "work", project: "atlas" };
+    const samples: Record<string, string> = {
+      limit: "5",
+      offset: "0",
+      type: "decision",
+      memoryTypes: "note",
+      kind: "scope_project",
+      mode: "brief",
+      sectionLimit: "3",
+      includeUnscoped: "false",
+      sections: "commitments",
+      format: "3ngram",
+      from: "",
+      to: "",
+      validAt: "2026-01-01T00:00:00Z",
+      asKnownAt: "2026-01-01T00:00:00Z",
+      recordedAfter: "2026-01-01T00:00:00Z",
+      recordedBefore: "2026-02-01T00:00:00Z",
+      subject: "s",
+      predicate: "p",
+      scope: "work",
+      project: "atlas",
+    };
     // Exclusive pairs are sent in two requests: asOf (validAt, asKnownAt) vs range (from, to), type vs memoryTypes.
-    const apart = [["from", "to", "memoryTypes"], ["validAt", "asKnownAt", "type"]];
+    const apart = [
+      ["from", "to", "memoryTypes"],
+      ["validAt", "asKnownAt", "type"],
+    ];
     // `since` takes a cursor from an earlier briefing with the same selector.
-    const earlier = await fetch(`${gateway.url}/api/v1/briefing?kind=scope_project&scope=work&project=atlas&includeUnscoped=false`, { headers: { Authorization: `Bearer ${tenant.apiKey}` } });
+    const earlier = await fetch(`${gateway.url}/api/v1/briefing?kind=scope_project&scope=work&project=atlas&includeUnscoped=false`, {
+      headers: { Authorization: `Bearer ${tenant.apiKey}` },
+    });
     samples.since = ((await earlier.json()) as Json).changesCursor as string;
     let routes = 0;
     for (const [path, item] of Object.entries(served.paths as Json)) {
@@ -128,7 +164,17 @@ describe("the OpenAPI document", () => {
 
   it("every route's real answers validate against the schema it declares", async () => {
     const memory = await core.memoryClient();
-    const created = await call("post", "/api/v1/memories", { json: { memoryType: "commitment", topic: "ship atlas", content: `Ship atlas by March ${randomUUID()}`, scope: "work", project: "atlas", dueAt: "2026-03-01T00:00:00Z", facts: [{ subject: "atlas", predicate: "eta.days", value: "30" }] } });
+    const created = await call("post", "/api/v1/memories", {
+      json: {
+        memoryType: "commitment",
+        topic: "ship atlas",
+        content: `Ship atlas by March ${randomUUID()}`,
+        scope: "work",
+        project: "atlas",
+        dueAt: "2026-03-01T00:00:00Z",
+        facts: [{ subject: "atlas", predicate: "eta.days", value: "30" }],
+      },
+    });
     expect(created.status).toBe(201);
     const id = (created.body as Json).memory.id as string;
     await call("get", "/api/v1/memories");
@@ -137,7 +183,10 @@ describe("the OpenAPI document", () => {
     await call("get", "/api/v1/memories/{id}", { path: `/api/v1/memories/${id}` });
     await call("get", "/api/v1/memories/{id}/history", { path: `/api/v1/memories/${id}/history` });
     await call("post", "/api/v1/memories/{id}/resolve", { path: `/api/v1/memories/${id}/resolve`, json: { status: "waiting" } });
-    const revised = await call("post", "/api/v1/memories/{id}/revise", { path: `/api/v1/memories/${id}/revise`, json: { memoryType: "commitment", topic: "ship atlas", content: `Ship atlas by April ${randomUUID()}` } });
+    const revised = await call("post", "/api/v1/memories/{id}/revise", {
+      path: `/api/v1/memories/${id}/revise`,
+      json: { memoryType: "commitment", topic: "ship atlas", content: `Ship atlas by April ${randomUUID()}` },
+    });
     expect(revised.status).toBe(201);
     const note = await call("post", "/api/v1/memories", { json: { memoryType: "note", topic: "to archive", content: `archive me ${randomUUID()}` } });
     const noteId = (note.body as Json).memory.id as string;
@@ -160,21 +209,34 @@ describe("the OpenAPI document", () => {
     const third = (await memory.remember({ memoryType: "note", topic: "third", content: `third ${randomUUID()}` }, writer(tenant))).memory!.id;
     const [edge, other] = (
       await memory.createConsolidationProposals(
-        { proposals: [{ fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.95 }, { fromId: third, toId: older, edgeType: "extends", similarity: 0.8 }] },
+        {
+          proposals: [
+            { fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.95 },
+            { fromId: third, toId: older, edgeType: "extends", similarity: 0.8 },
+          ],
+        },
         asConsolidator(tenant),
       )
     ).createdIds;
     expect(other).toBeDefined();
-    const fact = (await memory.createFactProposals({ memoryId: older, extractor: "rules/1", facts: [{ subject: "lift", predicate: "top_set.weight_kg", value: "98" }] }, asConsolidator(tenant))).createdIds[0]!;
+    const fact = (
+      await memory.createFactProposals(
+        { memoryId: older, extractor: "rules/1", facts: [{ subject: "lift", predicate: "top_set.weight_kg", value: "98" }] },
+        asConsolidator(tenant),
+      )
+    ).createdIds[0]!;
     await call("get", "/api/v1/proposals");
     await call("post", "/api/v1/proposals/{id}/apply", { path: `/api/v1/proposals/${edge}/apply` });
     await call("post", "/api/v1/proposals/{id}/apply", { path: `/api/v1/proposals/${fact}/apply` });
     await call("post", "/api/v1/proposals/{id}/reject", { path: `/api/v1/proposals/${other}/reject`, json: { rationale: "unrelated" } });
     expect((await call("post", "/api/v1/proposals/{id}/reject", { path: `/api/v1/proposals/${other}/reject` })).status).toBe(409);
-    const eraser = (await issueApiKey(core.ownerPool, { tenantId: tenant.tenantId, name: "openapi eraser", scopes: [SCOPES.read, SCOPES.write, SCOPES.erase] })).apiKey;
+    const eraser = (await issueApiKey(core.ownerPool, { tenantId: tenant.tenantId, name: "openapi eraser", scopes: [SCOPES.read, SCOPES.write, SCOPES.erase] }))
+      .apiKey;
     await call("post", "/api/v1/erasures", { key: eraser, json: { selector: { topic: "to archive" }, reason: "mistake", dryRun: true } });
     await call("post", "/api/v1/memories/{id}/erase", { key: eraser, path: `/api/v1/memories/${noteId}/erase`, json: { reason: "secret" } });
-    expect((await call("post", "/api/v1/memories/{id}/erase", { key: eraser, path: `/api/v1/memories/${randomUUID()}/erase`, json: { reason: "secret" } })).status).toBe(404);
+    expect(
+      (await call("post", "/api/v1/memories/{id}/erase", { key: eraser, path: `/api/v1/memories/${randomUUID()}/erase`, json: { reason: "secret" } })).status,
+    ).toBe(404);
     await call("get", "/api/v1/openapi.json", { auth: false });
     await call("get", "/health", { auth: false });
     await call("get", "/ready", { auth: false });
@@ -183,7 +245,8 @@ describe("the OpenAPI document", () => {
     // Every documented success status was produced and checked at least once.
     for (const [path, item] of Object.entries(document.paths as Json)) {
       for (const [method, op] of Object.entries(item as Json)) {
-        for (const status of Object.keys((op as Json).responses).filter((s) => s.startsWith("2"))) expect(checked, `${method} ${path} ${status}`).toContain(`${method} ${path} ${status}`);
+        for (const status of Object.keys((op as Json).responses).filter((s) => s.startsWith("2")))
+          expect(checked, `${method} ${path} ${status}`).toContain(`${method} ${path} ${status}`);
       }
     }
   });

@@ -38,7 +38,11 @@ const ids = (items: ReadonlyArray<{ id: string }> | undefined) => (items ?? []).
 
 const get = (path: string, key = tenantA.apiKey) => fetch(`${gateway.url}${path}`, { headers: { Authorization: `Bearer ${key}` } });
 const post = (path: string, json: unknown, key = tenantA.apiKey) =>
-  fetch(`${gateway.url}${path}`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: JSON.stringify(json) });
+  fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(json),
+  });
 
 const brief = async (client: Client, args: Record<string, unknown>): Promise<BriefingOutput> =>
   briefingOutputSchema.parse(structured(await callTool(client, "briefing", args)));
@@ -68,7 +72,11 @@ beforeAll(async () => {
   other = await connect(gateway.url, tenantB.apiKey, ERAS[1]);
 
   const atlas = { scope: "work", project: "atlas" };
-  m.decisionOld = await remember(modern, { memoryType: "decision", content: `Deploy atlas with blue-green releases. ${"Rationale follows. ".repeat(60)}`, ...atlas });
+  m.decisionOld = await remember(modern, {
+    memoryType: "decision",
+    content: `Deploy atlas with blue-green releases. ${"Rationale follows. ".repeat(60)}`,
+    ...atlas,
+  });
   m.decisionNew = await remember(modern, { memoryType: "decision", content: "Atlas uses PostgreSQL 16.", ...atlas });
   m.overdue = await remember(modern, {
     memoryType: "commitment",
@@ -77,7 +85,12 @@ beforeAll(async () => {
     owner: "ana",
     ...atlas,
   });
-  m.later = await remember(modern, { memoryType: "commitment", content: "Review atlas costs.", dueAt: new Date(Date.now() + 7 * DAY_MS).toISOString(), ...atlas });
+  m.later = await remember(modern, {
+    memoryType: "commitment",
+    content: "Review atlas costs.",
+    dueAt: new Date(Date.now() + 7 * DAY_MS).toISOString(),
+    ...atlas,
+  });
   m.blocker = await remember(modern, { memoryType: "blocker", content: "Atlas is waiting for database credentials.", ...atlas });
   m.preference = await remember(modern, { memoryType: "preference", content: "Keep atlas changes small.", ...atlas });
   m.unscoped = await remember(modern, { memoryType: "decision", content: "Work decisions live in the wiki too.", scope: "work" });
@@ -129,12 +142,17 @@ describe("briefing", () => {
   });
 
   it("answers a section subset with a limit, and the same through every era and REST", async () => {
-    const args = { selector: { kind: "scope_project", scope: "work", project: "atlas", includeUnscoped: true }, sections: ["recentDecisions", "blockers"], sectionLimit: 1 };
+    const args = {
+      selector: { kind: "scope_project", scope: "work", project: "atlas", includeUnscoped: true },
+      sections: ["recentDecisions", "blockers"],
+      sectionLimit: 1,
+    };
     const out = await brief(modern, args);
-    expect(Object.keys(out).filter((k) => ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"].includes(k)).sort()).toEqual([
-      "blockers",
-      "recentDecisions",
-    ]);
+    expect(
+      Object.keys(out)
+        .filter((k) => ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"].includes(k))
+        .sort(),
+    ).toEqual(["blockers", "recentDecisions"]);
     expect(out.recentDecisions).toMatchObject({ count: 3, hasMore: true });
     expect(ids(out.recentDecisions?.items)).toEqual([m.unscoped]);
     expect(timeless(await brief(legacy, args))).toEqual(timeless(out));
@@ -154,7 +172,9 @@ describe("briefing", () => {
 
   it("refuses bad arguments: -32602 over MCP, 400 naming the query parameter over REST", async () => {
     expect((await invalidArguments(callTool(modern, "briefing", {}))).data).toMatchObject({ field: "selector" });
-    expect((await invalidArguments(callTool(modern, "briefing", { selector: { kind: "all" }, sectionLimit: 101 }))).data).toMatchObject({ field: "sectionLimit" });
+    expect((await invalidArguments(callTool(modern, "briefing", { selector: { kind: "all" }, sectionLimit: 101 }))).data).toMatchObject({
+      field: "sectionLimit",
+    });
     expect((await invalidArguments(callTool(modern, "briefing", { selector: { kind: "all" }, sections: [] }))).data).toMatchObject({ field: "sections" });
     for (const [query, field] of [
       ["kind=all&colour=red", "colour"],
@@ -202,7 +222,9 @@ describe("handoff", () => {
   });
 
   it("refuses bad arguments over both transports", async () => {
-    expect((await invalidArguments(callTool(modern, "handoff", { selector: { kind: "all" }, generatedFor: "x".repeat(257) }))).data).toMatchObject({ field: "generatedFor" });
+    expect((await invalidArguments(callTool(modern, "handoff", { selector: { kind: "all" }, generatedFor: "x".repeat(257) }))).data).toMatchObject({
+      field: "generatedFor",
+    });
     const res = await post("/api/v1/handoff", { selector: { kind: "all" }, sectionLimit: 500 });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_input", field: "sectionLimit" });
@@ -321,7 +343,8 @@ describe("changes since the last briefing (MCP, the agent's resume loop)", () =>
     expect(delta.recentDecisions).toMatchObject({ count: 1, hasMore: false, changes: { ...none, new: 1 } });
     expect(delta.commitments).toMatchObject({ count: 1, hasMore: false, changes: { ...none, resolved: 1 } });
     expect(delta.blockers).toMatchObject({ count: 1, hasMore: false, changes: { ...none, archived: 1 } });
-    for (const name of ["overdue", "staleCandidates", "preferences"] as const) expect(delta[name], name).toEqual({ count: 0, items: [], hasMore: false, changes: none });
+    for (const name of ["overdue", "staleCandidates", "preferences"] as const)
+      expect(delta[name], name).toEqual({ count: 0, items: [], hasMore: false, changes: none });
 
     // The same answer through a legacy client and over REST (GET /api/v1/briefing?since=…).
     expect(timeless(await brief(legacy, { selector, since: first.changesCursor }))).toEqual(timeless(delta));

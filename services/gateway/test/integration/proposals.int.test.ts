@@ -125,7 +125,16 @@ describe("review_proposals over MCP", () => {
       const both = await review(client, { action: "list", limit: 10 });
       expect(both.count).toBe(1);
       expect(both.factProposals).toEqual([
-        expect.objectContaining({ id: fact.id, memoryId: fact.memoryId, subject: fact.subject, predicate: "top_set.weight_kg", value: "98", extractor: "rules/1", status: "proposed", factId: null }),
+        expect.objectContaining({
+          id: fact.id,
+          memoryId: fact.memoryId,
+          subject: fact.subject,
+          predicate: "top_set.weight_kg",
+          value: "98",
+          extractor: "rules/1",
+          status: "proposed",
+          factId: null,
+        }),
       ]);
       expect(await review(client, { action: "list", status: "rejected" })).toEqual({ action: "list", proposals: [], count: 0 });
     } finally {
@@ -160,7 +169,9 @@ describe("review_proposals over MCP", () => {
         action: "rejected_fact",
         proposal: { id: otherFact.id, status: "rejected", decisionRationale: "misread the log" },
       });
-      expect(errorText(await callTool(client, "review_proposals", { action: "accept", proposalId: otherFact.id }))).toMatch(/^conflict: proposal .* is already rejected/);
+      expect(errorText(await callTool(client, "review_proposals", { action: "accept", proposalId: otherFact.id }))).toMatch(
+        /^conflict: proposal .* is already rejected/,
+      );
     } finally {
       await client.close();
     }
@@ -172,7 +183,9 @@ describe("review_proposals over MCP", () => {
       expect((await review(client, { action: "list" })).action).toBe("list");
       const denied = await callTool(client, "review_proposals", { action: "accept", proposalId: UNKNOWN });
       expect(errorText(denied)).toBe("insufficient_scope: memory:write required");
-      expect(errorText(await callTool(client, "review_proposals", { action: "reject", proposalId: UNKNOWN }))).toBe("insufficient_scope: memory:write required");
+      expect(errorText(await callTool(client, "review_proposals", { action: "reject", proposalId: UNKNOWN }))).toBe(
+        "insufficient_scope: memory:write required",
+      );
       const refused = async (args: Record<string, unknown>) => (await invalidArguments(callTool(client, "review_proposals", args))).data?.field;
       expect(await refused({ action: "list", limit: 101 })).toBe("limit");
       expect(await refused({ action: "list", status: "pending" })).toBe("status");

@@ -46,10 +46,14 @@ afterAll(async () => {
 async function addKey(owner: CreatedTenant): Promise<string> {
   const prefix = randomBytes(6).toString("base64url");
   const key = `3ng_${prefix}_${randomBytes(32).toString("base64url")}`;
-  await core.ownerPool.query(
-    "INSERT INTO api_keys (id, tenant_id, user_id, name, prefix, key_hash, scopes) VALUES ($1, $2, $3, 'second', $4, $5, $6)",
-    [randomUUID(), owner.tenantId, owner.userId, prefix, createHash("sha256").update(key).digest("hex"), ["memory:read", "memory:write"]],
-  );
+  await core.ownerPool.query("INSERT INTO api_keys (id, tenant_id, user_id, name, prefix, key_hash, scopes) VALUES ($1, $2, $3, 'second', $4, $5, $6)", [
+    randomUUID(),
+    owner.tenantId,
+    owner.userId,
+    prefix,
+    createHash("sha256").update(key).digest("hex"),
+    ["memory:read", "memory:write"],
+  ]);
   return key;
 }
 
@@ -239,7 +243,8 @@ describe.each<Backend>(["redis", "memory"])("rate limits (%s backend)", (backend
     try {
       await connection.call("remember", { memoryType: "note", topic: "limits", content: `completion budget ${randomUUID()}`, scope: "rate-limit-scope" });
       const complete = async () =>
-        (await connection.client.complete({ ref: { type: "ref/prompt", name: "debrief" }, argument: { name: "scope", value: "rate-limit" } })).completion.values;
+        (await connection.client.complete({ ref: { type: "ref/prompt", name: "debrief" }, argument: { name: "scope", value: "rate-limit" } })).completion
+          .values;
       expect(await complete()).toEqual(["rate-limit-scope"]);
       expect(await complete()).toEqual([]);
     } finally {
@@ -271,9 +276,7 @@ describe("rate limits shared through Redis", () => {
     const redis = new Redis(TEST_REDIS_URL);
     try {
       const keys = (await redis.keys(`${prefix}:*`)).sort();
-      expect(keys).toEqual(
-        [`${prefix}:ip:127.0.0.1`, `${prefix}:key:api_key:${tenantA.keyId}`, `${prefix}:user:${tenantA.tenantId}:${tenantA.userId}`].sort(),
-      );
+      expect(keys).toEqual([`${prefix}:ip:127.0.0.1`, `${prefix}:key:api_key:${tenantA.keyId}`, `${prefix}:user:${tenantA.tenantId}:${tenantA.userId}`].sort());
       for (const key of keys) expect(key).not.toContain(tenantA.apiKey);
     } finally {
       redis.disconnect();

@@ -44,7 +44,6 @@ afterAll(async () => {
   await core?.close();
 });
 
-
 const configure = async (client: Client, args: Record<string, unknown>): Promise<ConfigureScopeOutput> =>
   configureScopeOutputSchema.parse(structured(await callTool(client, "configure_scope", args)));
 
@@ -56,7 +55,11 @@ const searchIds = async (client: Client, args: Record<string, unknown>) =>
 
 const get = (path: string, key = tenantA.apiKey) => fetch(`${gateway.url}${path}`, { headers: { Authorization: `Bearer ${key}` } });
 const post = (path: string, json: unknown, key = tenantA.apiKey) =>
-  fetch(`${gateway.url}${path}`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: JSON.stringify(json) });
+  fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(json),
+  });
 
 async function listRest(query: string, key = tenantA.apiKey): Promise<ListMemoriesOutput> {
   const res = await get(`/api/v1/memories${query}`, key);
@@ -128,7 +131,9 @@ describe("configure_scope over MCP", () => {
       expect(await refused({ action: "explode" })).toBe("action");
       expect(await refused({ action: "list", extra: 1 })).toBe("extra");
       expect(await refused({ action: "set_retrieval_default", mode: "default" })).toBe("scope");
-      expect(errorText(await callTool(client, "configure_scope", { action: "create", name: "work" }))).toMatch(/^conflict: name: a scope is already named "work"/);
+      expect(errorText(await callTool(client, "configure_scope", { action: "create", name: "work" }))).toMatch(
+        /^conflict: name: a scope is already named "work"/,
+      );
       expect(errorText(await callTool(client, "configure_scope", { action: "delete", name: "nowhere-at-all" }))).toMatch(/^not_found: /);
     } finally {
       await client.close();
@@ -304,7 +309,15 @@ describe("REST listing and facets", () => {
     const all = await list("");
     expect(all.memories.map((m) => m.id)).toEqual(ids("b1", "d2", "n1", "f1", "d1"));
     expect(all).toMatchObject({ count: 5, total: 5 });
-    expect(all.memories[0]).toMatchObject({ memoryType: "blocker", topic: "b1", scope: "work", project: "mercury", status: "active", supersededBy: null, commitment: null });
+    expect(all.memories[0]).toMatchObject({
+      memoryType: "blocker",
+      topic: "b1",
+      scope: "work",
+      project: "mercury",
+      status: "active",
+      supersededBy: null,
+      commitment: null,
+    });
     const page = await list("?limit=2&offset=2");
     expect(page.memories.map((m) => m.id)).toEqual(ids("n1", "f1"));
     expect(page).toMatchObject({ count: 2, total: 5 });

@@ -88,7 +88,16 @@ describe("the legacy official SDK (1.x) with an API key", () => {
   });
 
   it("calls a write tool and read tools, their structured results passing its own output-schema validation", async () => {
-    const written = rememberOutputSchema.parse(structured(await call(client, "remember", { memoryType: "decision", topic: `v1 client ${marker}`, content: `Legacy clients keep working ${marker}.`, scope: "interop" })));
+    const written = rememberOutputSchema.parse(
+      structured(
+        await call(client, "remember", {
+          memoryType: "decision",
+          topic: `v1 client ${marker}`,
+          content: `Legacy clients keep working ${marker}.`,
+          scope: "interop",
+        }),
+      ),
+    );
     id = written.memory.id;
     const found = searchOutputSchema.parse(structured(await call(client, "search", { query: `legacy clients ${marker}` })));
     expect(found.hits.map((h) => h.id)).toContain(id);
@@ -148,7 +157,11 @@ describe("the legacy official SDK's OAuth flow, auth() included", () => {
     const refreshed = host.saved!;
     expect(refreshed.access_token).not.toBe(issued.access_token);
     expect(refreshed.refresh_token).not.toBe(issued.refresh_token);
-    const reused = await tokenRequest(gateway.url, { grant_type: "refresh_token", refresh_token: issued.refresh_token!, client_id: host.information!.client_id });
+    const reused = await tokenRequest(gateway.url, {
+      grant_type: "refresh_token",
+      refresh_token: issued.refresh_token!,
+      client_id: host.information!.client_id,
+    });
     expect(reused).toMatchObject({ status: 400, body: { error: "invalid_grant" } });
     const again = new Client({ name: "v1-oauth", version: "1.0.0" });
     await again.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: host }));

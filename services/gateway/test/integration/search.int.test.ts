@@ -28,7 +28,11 @@ afterAll(async () => {
 });
 
 const post = (path: string, json: unknown, key: string) =>
-  fetch(`${gateway.url}${path}`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: JSON.stringify(json) });
+  fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(json),
+  });
 
 async function restSearch(json: unknown, key: string): Promise<SearchOutput> {
   const res = await post("/api/v1/search", json, key);
@@ -72,10 +76,20 @@ describe.each(ERAS.slice(0, 2))("search over MCP, $name", (era) => {
   beforeAll(async () => {
     tenant = await core.createTenant(`search mcp ${era.expectedVersion}`);
     client = await connect(gateway.url, tenant.apiKey, era);
-    rows.a = await remember(tenant.apiKey, { memoryType: "decision", topic: "ferry timetable", content: "We take the 8:10 ferry to the island office.", project: "island" });
+    rows.a = await remember(tenant.apiKey, {
+      memoryType: "decision",
+      topic: "ferry timetable",
+      content: "We take the 8:10 ferry to the island office.",
+      project: "island",
+    });
     rows.b = await remember(tenant.apiKey, { memoryType: "fact", topic: "ferry prices", content: "A ferry return ticket costs 14 euros.", project: "island" });
     rows.c = await remember(tenant.apiKey, { memoryType: "note", topic: "ferry seasickness", content: "Bring ginger sweets on the ferry.", project: "travel" });
-    rows.d = await remember(tenant.apiKey, { memoryType: "note", topic: "ferry strike", content: "The ferry crews strike on the first Monday.", project: "news" });
+    rows.d = await remember(tenant.apiKey, {
+      memoryType: "note",
+      topic: "ferry strike",
+      content: "The ferry crews strike on the first Monday.",
+      project: "news",
+    });
   });
   afterAll(async () => {
     await client?.close();
@@ -137,7 +151,11 @@ describe.each(ERAS.slice(0, 2))("search over MCP, $name", (era) => {
   it("continues a relevance cursor and refuses it for another query as an isError result", async () => {
     const first = await search({ query: "ferry", limit: 3 });
     const second = await search({ query: "ferry", limit: 3, cursor: first.nextCursor });
-    expect([...ids(first), ...ids(second)].sort()).toEqual(Object.values(rows).map((r) => r.id).sort());
+    expect([...ids(first), ...ids(second)].sort()).toEqual(
+      Object.values(rows)
+        .map((r) => r.id)
+        .sort(),
+    );
     expect(second.hasMore).toBe(false);
     const foreign = errorText(await callTool(client, "search", { query: "ferry timetable", limit: 3, cursor: first.nextCursor }));
     expect(foreign).toMatch(/^invalid_input: cursor: cursor was issued for a different query — omit the cursor/);
@@ -152,7 +170,9 @@ describe.each(ERAS.slice(0, 2))("search over MCP, $name", (era) => {
     expect(unfiltered.data).toMatchObject({ field: "query" });
     const noQuery = await invalidArguments(callTool(client, "search", { memoryType: "note" }));
     expect(noQuery.data).toMatchObject({ field: "query" });
-    const reversed = await invalidArguments(callTool(client, "search", { query: "q", recordedAfter: "2026-02-01T00:00:00Z", recordedBefore: "2026-01-01T00:00:00Z" }));
+    const reversed = await invalidArguments(
+      callTool(client, "search", { query: "q", recordedAfter: "2026-02-01T00:00:00Z", recordedBefore: "2026-01-01T00:00:00Z" }),
+    );
     expect(reversed.data).toMatchObject({ field: "recordedBefore" });
     const precise = await invalidArguments(callTool(client, "search", { query: "q", recordedAfter: "2026-02-01T00:00:00.1234Z" }));
     expect(precise.data).toMatchObject({ field: "recordedAfter" });
@@ -182,7 +202,14 @@ describe("search over REST", () => {
   beforeAll(async () => {
     tenant = await core.createTenant("search rest");
     for (let i = 0; i < 6; i++) {
-      rows.push(await remember(tenant.apiKey, { memoryType: i % 2 ? "fact" : "note", topic: `orchard ${i}`, content: `Apple tree ${i} was pruned.`, project: i < 3 ? "north" : "south" }));
+      rows.push(
+        await remember(tenant.apiKey, {
+          memoryType: i % 2 ? "fact" : "note",
+          topic: `orchard ${i}`,
+          content: `Apple tree ${i} was pruned.`,
+          project: i < 3 ? "north" : "south",
+        }),
+      );
     }
   });
 
@@ -191,19 +218,33 @@ describe("search over REST", () => {
     expect(out.count).toBe(2);
     expect(out.coverage.filters).toMatchObject({ projects: ["north"], status: "active" });
     expect(out.coverage.poolSize).toBe(3);
-    const next = await restSearch({ query: "apple tree pruned", projects: ["north"], memoryTypes: ["note", "fact"], limit: 2, cursor: out.nextCursor }, tenant.apiKey);
-    expect([...ids(out), ...ids(next)].sort()).toEqual(rows.slice(0, 3).map((r) => r.id).sort());
+    const next = await restSearch(
+      { query: "apple tree pruned", projects: ["north"], memoryTypes: ["note", "fact"], limit: 2, cursor: out.nextCursor },
+      tenant.apiKey,
+    );
+    expect([...ids(out), ...ids(next)].sort()).toEqual(
+      rows
+        .slice(0, 3)
+        .map((r) => r.id)
+        .sort(),
+    );
   });
 
   it("lists chronologically with a keyset cursor and compact hits", async () => {
     const first = await restSearch({ order: "chronological", projects: ["north", "south"], limit: 4, projection: "compact" }, tenant.apiKey);
-    const second = await restSearch({ order: "chronological", projects: ["north", "south"], limit: 4, projection: "compact", cursor: first.nextCursor }, tenant.apiKey);
+    const second = await restSearch(
+      { order: "chronological", projects: ["north", "south"], limit: 4, projection: "compact", cursor: first.nextCursor },
+      tenant.apiKey,
+    );
     expect([...ids(first), ...ids(second)]).toEqual(rows.map((r) => r.id).reverse());
     expect(second.nextCursor).toBeUndefined();
   });
 
   it("narrows by recorded time and asOf", async () => {
-    const window = await restSearch({ order: "chronological", recordedAfter: rows[1]!.recordedAt, recordedBefore: rows[3]!.recordedAt, limit: 25 }, tenant.apiKey);
+    const window = await restSearch(
+      { order: "chronological", recordedAfter: rows[1]!.recordedAt, recordedBefore: rows[3]!.recordedAt, limit: 25 },
+      tenant.apiKey,
+    );
     expect(ids(window)).toEqual([rows[3]!.id, rows[2]!.id, rows[1]!.id]);
     const past = await restSearch({ query: "apple", asOf: { asKnownAt: rows[0]!.recordedAt, validAt: rows[0]!.recordedAt } }, tenant.apiKey);
     expect(ids(past)).toEqual([rows[0]!.id]);

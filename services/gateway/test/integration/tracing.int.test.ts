@@ -32,9 +32,12 @@ beforeAll(async () => {
   core = await startCoreServices({ label: "gateway-tracing" });
   const sink = new PassThrough();
   sink.on("data", (chunk: Buffer) => lines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
-  gateway = await startGateway(testConfig({ memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk }, { LOG_LEVEL: "info" }), {
-    log: createLogger({ service: "gateway", level: "info", destination: sink }),
-  });
+  gateway = await startGateway(
+    testConfig({ memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk }, { LOG_LEVEL: "info" }),
+    {
+      log: createLogger({ service: "gateway", level: "info", destination: sink }),
+    },
+  );
   consolidator = await startConsolidator(
     loadConfig(consolidatorConfigSchema, {
       SERVICE_SIGNING_JWK: core.keys.signingJwk,
@@ -73,7 +76,15 @@ function ancestry(span: ReadableSpan, spans: ReadableSpan[]): string[] {
 async function modernToolCall(apiKey: string, name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) {
   const res = await fetch(`${gateway.url}/mcp`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name, ...headers },
+    headers: {
+      Authorization: `Bearer ${apiKey}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2026-07-28",
+      "Mcp-Method": "tools/call",
+      "Mcp-Name": name,
+      ...headers,
+    },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
@@ -81,7 +92,11 @@ async function modernToolCall(apiKey: string, name: string, args: Record<string,
       params: {
         name,
         arguments: args,
-        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "tracing-test", version: "1.0.0" }, "io.modelcontextprotocol/clientCapabilities": {} },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "tracing-test", version: "1.0.0" },
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
       },
     }),
   });
@@ -105,7 +120,12 @@ describe("tracing", () => {
     expect(resolve, "memory's span is in the trace").toBeDefined();
     expect(search, "search's span is in the trace").toBeDefined();
     expect(http!.attributes["http.route"]).toBe("/mcp");
-    expect(search!.attributes).toMatchObject({ "rpc.system": "grpc", "rpc.service": "search.v1.SearchService", "rpc.method": "Search", "rpc.grpc.status_code": 0 });
+    expect(search!.attributes).toMatchObject({
+      "rpc.system": "grpc",
+      "rpc.service": "search.v1.SearchService",
+      "rpc.method": "Search",
+      "rpc.grpc.status_code": 0,
+    });
     // Each server span hangs off the gateway's client span for it, under the request (and, for the search, the tool call).
     expect(ancestry(search!, spans)).toEqual(["search.v1.SearchService/Search", "tools/call search", "POST /mcp"]);
     expect(ancestry(resolve!, spans)).toEqual(["memory.v1.MemoryService/ResolveApiKey", "POST /mcp"]);
@@ -137,7 +157,11 @@ describe("tracing", () => {
   it("a queued job continues the trace of the request that queued it", async () => {
     const tenant = await core.createTenant("tracing queue");
     exporter.reset();
-    const { result } = await modernToolCall(tenant.apiKey, "remember", { memoryType: "fact", topic: "squat", content: `Back squat top set 100 kg ${randomUUID()}` });
+    const { result } = await modernToolCall(tenant.apiKey, "remember", {
+      memoryType: "fact",
+      topic: "squat",
+      content: `Back squat top set 100 kg ${randomUUID()}`,
+    });
     const memoryId = (result.structuredContent as { memory: { id: string } }).memory.id;
     const http = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && s.name === "POST /mcp")!;
     const traceId = http.spanContext().traceId;
@@ -155,7 +179,9 @@ describe("tracing", () => {
     expect(consumer?.attributes["messaging.message.type"]).toBe("extract-facts");
     expect(parentOf(consumer!)).toBe(producer!.spanContext().spanId);
     expect(ancestry(producer!, spans)).toContain("memory.v1.MemoryService/Remember");
-    expect(ancestry(proposed!, spans)).toEqual(expect.arrayContaining(["process extraction", "send extraction", "memory.v1.MemoryService/Remember", "POST /mcp"]));
+    expect(ancestry(proposed!, spans)).toEqual(
+      expect.arrayContaining(["process extraction", "send extraction", "memory.v1.MemoryService/Remember", "POST /mcp"]),
+    );
     expect(memoryId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -121,7 +121,10 @@ describe("signing in", () => {
     expect(answer).toMatchObject({ status: 303, location: "/ui/overview" });
     const line = lastSetCookie(browser, "ui_session")!;
     expect(line).toBeDefined();
-    const attributes = line.split(";").slice(1).map((a) => a.trim().toLowerCase());
+    const attributes = line
+      .split(";")
+      .slice(1)
+      .map((a) => a.trim().toLowerCase());
     expect(attributes).toEqual(expect.arrayContaining(["httponly", "secure", "samesite=strict", "path=/ui", `max-age=${SESSION_TTL_SECONDS}`]));
     const token = browser.cookies.get("ui_session")!;
     // Keys are 3ng_<8-character prefix>_<secret>; prefix and secret may both contain "_".
@@ -195,11 +198,15 @@ describe("reviewing proposals", () => {
     const memory = await core.memoryClient();
     const older = await remember(tenant, `older ${HOSTILE}`, "older");
     const newer = await remember(tenant, `newer ${HOSTILE}`, "newer");
-    const edge = (await memory.createConsolidationProposals({ proposals: [{ fromId: newer, toId: older, edgeType: "updates", similarity: 0.9 }] }, asConsolidator(tenant)))
-      .createdIds[0]!;
+    const edge = (
+      await memory.createConsolidationProposals({ proposals: [{ fromId: newer, toId: older, edgeType: "updates", similarity: 0.9 }] }, asConsolidator(tenant))
+    ).createdIds[0]!;
     const memoryId = await remember(tenant, "weights", "Top set 100 kg");
     const fact = (
-      await memory.createFactProposals({ memoryId, extractor: "rules/1", facts: [{ subject: "lift", predicate: "top_set.weight_kg", value: HOSTILE }] }, asConsolidator(tenant))
+      await memory.createFactProposals(
+        { memoryId, extractor: "rules/1", facts: [{ subject: "lift", predicate: "top_set.weight_kg", value: HOSTILE }] },
+        asConsolidator(tenant),
+      )
     ).createdIds[0]!;
 
     const browser = await signedIn(tenant);
@@ -239,8 +246,12 @@ describe("reviewing proposals", () => {
     const memory = await core.memoryClient();
     const older = await remember(tenant, "older plan", `old ${HOSTILE}`);
     const newer = await remember(tenant, "newer plan", "new plan");
-    const id = (await memory.createConsolidationProposals({ proposals: [{ fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.97, rationale: HOSTILE }] }, asConsolidator(tenant)))
-      .createdIds[0]!;
+    const id = (
+      await memory.createConsolidationProposals(
+        { proposals: [{ fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.97, rationale: HOSTILE }] },
+        asConsolidator(tenant),
+      )
+    ).createdIds[0]!;
     const browser = await signedIn(tenant);
     const page = await browser.get(`/ui/proposals/${id}`);
     expect(page.status).toBe(200);
@@ -399,7 +410,14 @@ describe("logs", () => {
     const all = logLines.join("\n");
     expect(all).toContain("ui session started");
     expect(all).toContain("proposal decided in the ui");
-    for (const secret of [tenantA.apiKey, tenantB.apiKey.slice(0, -2), browser.cookies.get("ui_session")!, "Top set 77 kg", "secret-rationale-words", fact.subject]) {
+    for (const secret of [
+      tenantA.apiKey,
+      tenantB.apiKey.slice(0, -2),
+      browser.cookies.get("ui_session")!,
+      "Top set 77 kg",
+      "secret-rationale-words",
+      fact.subject,
+    ]) {
       expect(all).not.toContain(secret);
     }
   });
@@ -411,13 +429,28 @@ describe("browsing", () => {
     const memory = await core.memoryClient();
     const id = (
       await memory.remember(
-        { memoryType: "commitment", topic: `plan ${HOSTILE}`, content: `hostile body ${HOSTILE}`, owner: HOSTILE, scope: "work", project: HOSTILE, facts: [{ subject: `s ${HOSTILE}`, predicate: `p ${HOSTILE}`, value: HOSTILE }] },
+        {
+          memoryType: "commitment",
+          topic: `plan ${HOSTILE}`,
+          content: `hostile body ${HOSTILE}`,
+          owner: HOSTILE,
+          scope: "work",
+          project: HOSTILE,
+          facts: [{ subject: `s ${HOSTILE}`, predicate: `p ${HOSTILE}`, value: HOSTILE }],
+        },
         writer(tenant),
       )
     ).memory!.id;
     const browser = await signedIn(tenant);
     const subject = encodeURIComponent(`s ${HOSTILE}`);
-    for (const path of [`/ui/search?query=hostile`, `/ui/memories/${id}`, `/ui/facts`, `/ui/facts?subject=${subject}`, `/ui/overview`, `/ui/search?query=${encodeURIComponent(HOSTILE)}`]) {
+    for (const path of [
+      `/ui/search?query=hostile`,
+      `/ui/memories/${id}`,
+      `/ui/facts`,
+      `/ui/facts?subject=${subject}`,
+      `/ui/overview`,
+      `/ui/search?query=${encodeURIComponent(HOSTILE)}`,
+    ]) {
       const page = await browser.get(path);
       expect(page.status, path).toBe(200);
       expectPageHeaders(page.headers);

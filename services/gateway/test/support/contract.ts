@@ -11,7 +11,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERAS, callTool, connect, errorText, invalidArguments, invalidParams, structured } from "./mcp-client.js";
 
 /** The MCP surface this issue serves, sorted; a new tool must be added here deliberately. */
-const EXPECTED_TOOLS = ["briefing", "configure_scope", "describe_environment", "get_facts", "get_memories", "handoff", "remember", "resolve", "review_proposals", "revise", "search"];
+const EXPECTED_TOOLS = [
+  "briefing",
+  "configure_scope",
+  "describe_environment",
+  "get_facts",
+  "get_memories",
+  "handoff",
+  "remember",
+  "resolve",
+  "review_proposals",
+  "revise",
+  "search",
+];
 
 export interface ContractHarness {
   /** Gateway base URL (no trailing slash). */
@@ -45,7 +57,6 @@ function objectNodes(schema: unknown, path = "$"): { path: string; node: Json }[
   }
   return found;
 }
-
 
 /**
  * Registers the contract. `extra` may register more tests in the same describe, sharing the
@@ -158,7 +169,12 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
         const unknown = "0190c0de-0000-7000-8000-00000000dead";
         const out = getMemoriesOutputSchema.parse(structured(await callTool(client, "get_memories", { ids: [rememberedId, unknown] })));
         expect(out.count).toBe(1);
-        expect(out.memories[0]).toMatchObject({ id: rememberedId, content: `We chose PostgreSQL with pgvector for ${marker} storage.`, status: "active", tags: ["infra"] });
+        expect(out.memories[0]).toMatchObject({
+          id: rememberedId,
+          content: `We chose PostgreSQL with pgvector for ${marker} storage.`,
+          status: "active",
+          tags: ["infra"],
+        });
         expect(Number.isNaN(Date.parse(out.memories[0]!.recordedAt))).toBe(false);
         expect(out.notFound).toEqual([unknown]);
       });
@@ -222,7 +238,11 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
       });
 
       it("serves an allowlisted Origin", async () => {
-        const res = await rest("/mcp", { method: "POST", headers: { ...mcpHeaders, Origin: h.allowedOrigin, "x-request-id": "mcp-trace-1" }, body: initialize });
+        const res = await rest("/mcp", {
+          method: "POST",
+          headers: { ...mcpHeaders, Origin: h.allowedOrigin, "x-request-id": "mcp-trace-1" },
+          body: initialize,
+        });
         expect(res.status).toBe(200);
         expect(res.headers.get("x-request-id")).toBe("mcp-trace-1");
         expect(await res.text()).toContain('"protocolVersion":"2025-06-18"');
@@ -306,7 +326,11 @@ export function gatewayContract(label: string, start: () => Promise<ContractHarn
         const malformed = await rest("/api/v1/search", { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"query":' });
         expect(malformed.status).toBe(400);
         expect(await malformed.json()).toMatchObject({ error: "invalid_input", detail: "malformed JSON body" });
-        const huge = await rest("/api/v1/memories", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ content: "x".repeat(1_100_000) }) });
+        const huge = await rest("/api/v1/memories", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ content: "x".repeat(1_100_000) }),
+        });
         expect(huge.status).toBe(413);
         const text = await rest("/api/v1/search", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "query" });
         expect(text.status).toBe(415);

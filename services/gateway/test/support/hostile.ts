@@ -69,7 +69,11 @@ export function mutated(template: Record<string, unknown>): fc.Arbitrary<unknown
 
 /** Percent-encodes text for a URL; a half surrogate pair, which has no UTF-8 form, goes in as CESU bytes. */
 function pctEncode(text: string): string {
-  return text.replace(/[\ud800-\udfff]/g, "\u0001").split("").map((c) => (c === "\u0001" ? "%ED%A0%80" : encodeURIComponent(c))).join("");
+  return text
+    .replace(/[\ud800-\udfff]/g, "\u0001")
+    .split("")
+    .map((c) => (c === "\u0001" ? "%ED%A0%80" : encodeURIComponent(c)))
+    .join("");
 }
 
 /** A path segment: a well-formed id, an encoded hostile string, or raw bytes a router has to decode. */
@@ -79,7 +83,31 @@ export const hostileSegment: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom("%", "%ff", "%zz", "%E0%A4%A", "%C0%AF", "%00", "%2e%2e", "%ED%A0%80", "a%", "..", "."),
 );
 
-const QUERY_KEYS = ["project", "scope", "type", "memoryTypes", "status", "limit", "offset", "subject", "predicate", "validAt", "from", "to", "kind", "sections", "sectionLimit", "mode", "format", "done", "constructor", "__proto__", "toString", "valueOf", "hasOwnProperty"];
+const QUERY_KEYS = [
+  "project",
+  "scope",
+  "type",
+  "memoryTypes",
+  "status",
+  "limit",
+  "offset",
+  "subject",
+  "predicate",
+  "validAt",
+  "from",
+  "to",
+  "kind",
+  "sections",
+  "sectionLimit",
+  "mode",
+  "format",
+  "done",
+  "constructor",
+  "__proto__",
+  "toString",
+  "valueOf",
+  "hasOwnProperty",
+];
 
 /** A query string (without "?"): known and built-in-named keys with hostile values, repeats, or raw malformed text. */
 const BUILT_IN_NAMES = ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty", "__defineGetter__", "isPrototypeOf"];
@@ -100,15 +128,36 @@ export interface BodySpec {
 }
 
 /** Headers a client may get wrong about its body. */
-const CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "application/json; charset=utf-16", "application/json; charset=bogus", "text/plain", "application/x-ndjson", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", undefined];
+const CONTENT_TYPES = [
+  "application/json",
+  "application/json; charset=utf-8",
+  "application/json; charset=utf-16",
+  "application/json; charset=bogus",
+  "text/plain",
+  "application/x-ndjson",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  undefined,
+];
 const CONTENT_ENCODINGS = [undefined, undefined, undefined, "gzip", "deflate", "br", "identity", "compress", "gzip, br", "x-unknown"];
 
 /** A JSON body from a value, sometimes mislabelled or claiming an encoding it does not have, sometimes not JSON at all. */
 export function jsonBody(value: fc.Arbitrary<unknown>): fc.Arbitrary<BodySpec> {
   return fc.oneof(
     { weight: 4, arbitrary: value.map((v) => ({ contentType: "application/json", text: JSON.stringify(v) ?? "null" })) },
-    { weight: 2, arbitrary: fc.record({ value, contentType: fc.constantFrom(...CONTENT_TYPES), contentEncoding: fc.constantFrom(...CONTENT_ENCODINGS) }).map(({ value: v, contentType, contentEncoding }) => ({ contentType, contentEncoding, text: JSON.stringify(v) ?? "" })) },
-    { weight: 1, arbitrary: fc.record({ text: fc.oneof(fc.constantFrom("{", "[", '{"a":1,}', "\u0000", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", '"str"', "nul", "{}garbage"), hostileString), contentType: fc.constantFrom(...CONTENT_TYPES) }) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ value, contentType: fc.constantFrom(...CONTENT_TYPES), contentEncoding: fc.constantFrom(...CONTENT_ENCODINGS) })
+        .map(({ value: v, contentType, contentEncoding }) => ({ contentType, contentEncoding, text: JSON.stringify(v) ?? "" })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        text: fc.oneof(fc.constantFrom("{", "[", '{"a":1,}', "\u0000", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", '"str"', "nul", "{}garbage"), hostileString),
+        contentType: fc.constantFrom(...CONTENT_TYPES),
+      }),
+    },
   );
 }
 
@@ -117,5 +166,9 @@ export function formBody(keys: readonly string[]): fc.Arbitrary<BodySpec> {
   return fc
     .array(fc.tuple(fc.oneof(fc.constantFrom(...keys), hostileString), hostileString), { maxLength: 8 })
     .chain((pairs) => fc.constantFrom(...CONTENT_ENCODINGS).map((contentEncoding) => ({ pairs, contentEncoding })))
-    .map(({ pairs, contentEncoding }) => ({ contentType: "application/x-www-form-urlencoded", contentEncoding, text: pairs.map(([k, v]) => `${pctEncode(k)}=${pctEncode(v)}`).join("&") }));
+    .map(({ pairs, contentEncoding }) => ({
+      contentType: "application/x-www-form-urlencoded",
+      contentEncoding,
+      text: pairs.map(([k, v]) => `${pctEncode(k)}=${pctEncode(v)}`).join("&"),
+    }));
 }

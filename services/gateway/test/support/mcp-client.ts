@@ -131,7 +131,9 @@ export function rpcResults(exchange: WireExchange): Record<string, unknown>[] {
  * Expects arguments refused per SEP-1303: an isError tool result whose text is
  * "invalid_input: <field>: <problem>; …". Returns that text and the fields it names, in order.
  */
-export async function invalidArguments(promise: Promise<ToolResult>): Promise<{ message: string; data: { reason: string; field: string | undefined; fields: string[] } }> {
+export async function invalidArguments(
+  promise: Promise<ToolResult>,
+): Promise<{ message: string; data: { reason: string; field: string | undefined; fields: string[] } }> {
   const message = errorText(await promise);
   expect(message, message).toMatch(/^invalid_input: /);
   const fields = message

@@ -18,7 +18,12 @@ describe("the advertised input schemas, as the model APIs see them", () => {
 });
 
 describe("the model-API rules", () => {
-  const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: "object", properties, additionalProperties: false, ...extra });
+  const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    type: "object",
+    properties,
+    additionalProperties: false,
+    ...extra,
+  });
   const problemsOf = (inputSchema: unknown, name = "tool") => modelApiProblems({ name, inputSchema });
 
   it("accept a flat object with an action enum and optional fields", () => {
@@ -27,16 +32,22 @@ describe("the model-API rules", () => {
 
   it("refuse a composed root, the shape a discriminated union becomes", () => {
     const union = { type: "object", oneOf: [object({ action: { type: "string", const: "list" } })] };
-    expect(problemsOf(union)).toEqual(expect.arrayContaining(["$: no oneOf at the root", "$: must declare properties", "$: additionalProperties must be false"]));
+    expect(problemsOf(union)).toEqual(
+      expect.arrayContaining(["$: no oneOf at the root", "$: must declare properties", "$: additionalProperties must be false"]),
+    );
     expect(problemsOf({ ...object({}), anyOf: [] })).toContain("$: no anyOf at the root");
   });
 
   it("refuse the nested constructs the strictest APIs reject", () => {
     expect(problemsOf(object({ kind: { type: "string", const: "all" } }))).toContain("$.kind: no const");
-    expect(problemsOf(object({ selector: { type: "object", oneOf: [] } }))).toEqual(expect.arrayContaining(["$.selector: no oneOf", "$.selector: an object needs properties"]));
+    expect(problemsOf(object({ selector: { type: "object", oneOf: [] } }))).toEqual(
+      expect.arrayContaining(["$.selector: no oneOf", "$.selector: an object needs properties"]),
+    );
     expect(problemsOf(object({ scope: { type: ["string", "null"] } }))).toContain("$.scope: type must be one name, not a list");
     expect(problemsOf(object({ tags: { type: "array" } }))).toContain("$.tags: an array needs items");
-    expect(problemsOf(object({ limit: { type: "integer", enum: [1, 2] } }))).toEqual(expect.arrayContaining(["$.limit: enum must list strings", '$.limit: an enum needs type "string"']));
+    expect(problemsOf(object({ limit: { type: "integer", enum: [1, 2] } }))).toEqual(
+      expect.arrayContaining(["$.limit: enum must list strings", '$.limit: an enum needs type "string"']),
+    );
     expect(problemsOf(object({ anything: {} }))).toContain("$.anything: a property needs a type");
     expect(problemsOf(object({ ref: { type: "object", $ref: "#/$defs/x", properties: {} } }))).toContain("$.ref: no $ref");
     expect(problemsOf(object({ a: { type: "string" } }, { required: ["b"] }))).toContain("$: required names an undeclared b");

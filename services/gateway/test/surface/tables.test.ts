@@ -53,7 +53,9 @@ describe("the annotations table", () => {
   });
 
   it("marks only configure_scope destructive: no memory write destroys memory data", () => {
-    const destructive = Object.entries(TOOL_ANNOTATIONS).filter(([, h]) => h.destructiveHint).map(([n]) => n);
+    const destructive = Object.entries(TOOL_ANNOTATIONS)
+      .filter(([, h]) => h.destructiveHint)
+      .map(([n]) => n);
     expect(destructive).toEqual(["configure_scope"]);
     for (const name of ["remember", "revise", "resolve", "review_proposals"] as const) {
       expect(TOOL_ANNOTATIONS[name]).toMatchObject({ readOnlyHint: false, destructiveHint: false });
@@ -110,7 +112,14 @@ describe("the jobs table and the instructions", () => {
 
 describe("the cache-hint table", () => {
   it("lists every cacheable method explicitly: the catalog public for an hour, memory bodies private for a day", () => {
-    expect(Object.keys(CACHE_HINTS).sort()).toEqual(["prompts/list", "resources/list", "resources/read", "resources/templates/list", "server/discover", "tools/list"]);
+    expect(Object.keys(CACHE_HINTS).sort()).toEqual([
+      "prompts/list",
+      "resources/list",
+      "resources/read",
+      "resources/templates/list",
+      "server/discover",
+      "tools/list",
+    ]);
     for (const method of ["server/discover", "tools/list", "prompts/list", "resources/templates/list", "resources/list"] as const) {
       expect(CACHE_HINTS[method], method).toEqual({ ttlMs: CATALOG_CACHE_TTL_MS, cacheScope: "public" });
     }

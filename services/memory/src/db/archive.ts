@@ -101,7 +101,16 @@ export async function insertImportedMemory(db: Queryable, row: ImportedMemoryRow
  */
 export async function insertImportedCommitment(
   db: Queryable,
-  c: { id: string; tenantId: string; memoryId: string; status: CommitmentStatus; owner: string | null; dueAt: Date | null; resolvedAt: Date | null; surfaces: boolean },
+  c: {
+    id: string;
+    tenantId: string;
+    memoryId: string;
+    status: CommitmentStatus;
+    owner: string | null;
+    dueAt: Date | null;
+    resolvedAt: Date | null;
+    surfaces: boolean;
+  },
 ): Promise<void> {
   await db.query(
     `INSERT INTO commitments (id, tenant_id, memory_id, status, owner, due_at, next_surfacing_at, resolved_at)
@@ -112,10 +121,12 @@ export async function insertImportedCommitment(
 
 /** The id of an identical edge, if one exists. */
 export async function findEdge(db: Queryable, tenantId: string, fromId: string, toId: string, edgeType: EdgeType): Promise<string | null> {
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM memory_edges WHERE tenant_id = $1 AND from_id = $2 AND to_id = $3 AND edge_type = $4",
-    [tenantId, fromId, toId, edgeType],
-  );
+  const { rows } = await db.query<{ id: string }>("SELECT id FROM memory_edges WHERE tenant_id = $1 AND from_id = $2 AND to_id = $3 AND edge_type = $4", [
+    tenantId,
+    fromId,
+    toId,
+    edgeType,
+  ]);
   return rows[0]?.id ?? null;
 }
 

@@ -17,7 +17,16 @@
  */
 import type { Queryable } from "@3ngram/db";
 import type { ChangeCounts, ChangeKind, MemoryType } from "@3ngram/schema";
-import { CONTENT_COLUMNS, LIVE, SELECTED, filterParams, type CommitmentLineRow, type MemoryLineRow, type SectionRows, type SelectorFilter } from "./briefing.js";
+import {
+  CONTENT_COLUMNS,
+  LIVE,
+  SELECTED,
+  filterParams,
+  type CommitmentLineRow,
+  type MemoryLineRow,
+  type SectionRows,
+  type SelectorFilter,
+} from "./briefing.js";
 
 /** Where a change cursor points: a snapshot (pg_snapshot text) and its transaction's clock (exact, UTC). */
 export interface ChangePoint {

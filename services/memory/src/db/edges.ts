@@ -18,7 +18,16 @@ export interface EdgeRow {
 /** Appends an edge; from = successor (newer), to = predecessor (older). */
 export async function insertEdge(
   db: Queryable,
-  edge: { id: string; tenantId: string; fromId: string; toId: string; edgeType: EdgeType; createdBy: string | null; actor: ActorKind; proposalId?: string | null },
+  edge: {
+    id: string;
+    tenantId: string;
+    fromId: string;
+    toId: string;
+    edgeType: EdgeType;
+    createdBy: string | null;
+    actor: ActorKind;
+    proposalId?: string | null;
+  },
 ): Promise<void> {
   await db.query(
     `INSERT INTO memory_edges (id, tenant_id, from_id, to_id, edge_type, created_by, actor_kind, proposal_id)

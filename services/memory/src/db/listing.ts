@@ -37,22 +37,10 @@ export async function selectMemoryPage(
      SELECT total.total, p.* FROM total
      LEFT JOIN (SELECT ${MEMORY_SELECT} FROM ${MEMORY_FROM} JOIN page ON page.id = m.id WHERE m.tenant_id = $1) p ON true
      ORDER BY p."recordedAt" DESC, p.id`,
-    [
-      tenantId,
-      filters.memoryTypes,
-      filters.scopes,
-      filters.projects,
-      filters.status,
-      filters.recordedAfter,
-      filters.recordedBefore,
-      page.limit,
-      page.offset,
-    ],
+    [tenantId, filters.memoryTypes, filters.scopes, filters.projects, filters.status, filters.recordedAfter, filters.recordedBefore, page.limit, page.offset],
   );
   const total = rows[0]?.total ?? 0;
-  const memories = rows
-    .filter((r) => r.id !== null)
-    .map(({ total: _total, ...raw }) => toMemoryRow(raw as unknown as Parameters<typeof toMemoryRow>[0]));
+  const memories = rows.filter((r) => r.id !== null).map(({ total: _total, ...raw }) => toMemoryRow(raw as unknown as Parameters<typeof toMemoryRow>[0]));
   return { memories, total };
 }
 

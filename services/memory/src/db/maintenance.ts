@@ -7,10 +7,7 @@ import type { Queryable } from "@3ngram/db";
  */
 export async function selectTenantIds(db: Queryable, after: string | null, limit: number): Promise<string[]> {
   await db.query("SELECT set_config('app.tenant_directory', 'on', true)");
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM tenants WHERE ($1::uuid IS NULL OR id > $1::uuid) ORDER BY id LIMIT $2",
-    [after, limit],
-  );
+  const { rows } = await db.query<{ id: string }>("SELECT id FROM tenants WHERE ($1::uuid IS NULL OR id > $1::uuid) ORDER BY id LIMIT $2", [after, limit]);
   return rows.map((r) => r.id);
 }
 

@@ -116,10 +116,10 @@ export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<st
 
 /** The live memory holding this exact content, if any. */
 export async function findLiveByContentHash(db: Queryable, tenantId: string, contentHash: string): Promise<string | null> {
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM memories WHERE tenant_id = $1 AND content_hash = $2 AND valid_to IS NULL",
-    [tenantId, contentHash],
-  );
+  const { rows } = await db.query<{ id: string }>("SELECT id FROM memories WHERE tenant_id = $1 AND content_hash = $2 AND valid_to IS NULL", [
+    tenantId,
+    contentHash,
+  ]);
   return rows[0]?.id ?? null;
 }
 
@@ -150,18 +150,7 @@ export async function updateEmbedding(
 }
 
 export type EventKind =
-  | "create"
-  | "revise"
-  | "supersede"
-  | "resolve"
-  | "unresolve"
-  | "status_change"
-  | "archive"
-  | "import"
-  | "embed_failed"
-  | "embed_done"
-  | "fact"
-  | "erase";
+  "create" | "revise" | "supersede" | "resolve" | "unresolve" | "status_change" | "archive" | "import" | "embed_failed" | "embed_done" | "fact" | "erase";
 export type ActorKind = "user_mcp" | "user_api" | "worker" | "importer" | "system" | "operator";
 
 /** Appends an audit event. The payload holds metadata only, never content. */
@@ -169,8 +158,12 @@ export async function insertEvent(
   db: Queryable,
   event: { id: string; tenantId: string; memoryId: string; kind: EventKind; actor: ActorKind; payload?: Record<string, unknown> },
 ): Promise<void> {
-  await db.query(
-    "INSERT INTO memory_events (id, tenant_id, memory_id, event_kind, actor_kind, payload) VALUES ($1, $2, $3, $4, $5, $6)",
-    [event.id, event.tenantId, event.memoryId, event.kind, event.actor, event.payload ?? null],
-  );
+  await db.query("INSERT INTO memory_events (id, tenant_id, memory_id, event_kind, actor_kind, payload) VALUES ($1, $2, $3, $4, $5, $6)", [
+    event.id,
+    event.tenantId,
+    event.memoryId,
+    event.kind,
+    event.actor,
+    event.payload ?? null,
+  ]);
 }

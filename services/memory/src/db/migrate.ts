@@ -42,9 +42,7 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   return withClient(pool, async (client) => {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
     try {
-      await client.query(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
+      await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
       // Databases migrated before checksums were kept get theirs recorded on the next start.
       await client.query("ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text");
       const { rows } = await client.query<{ version: string; checksum: string | null }>("SELECT version, checksum FROM schema_migrations");

@@ -68,7 +68,18 @@ export async function insertAuthorizationCode(
        (code_hash, tenant_id, user_id, client_id, redirect_uri, code_challenge, scopes, resource, family_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))
      RETURNING expires_at AS "expiresAt"`,
-    [code.codeHash, code.tenantId, code.userId, code.clientId, code.redirectUri, code.codeChallenge, code.scopes, code.resource, code.familyId, code.ttlSeconds],
+    [
+      code.codeHash,
+      code.tenantId,
+      code.userId,
+      code.clientId,
+      code.redirectUri,
+      code.codeChallenge,
+      code.scopes,
+      code.resource,
+      code.familyId,
+      code.ttlSeconds,
+    ],
   );
   return rows[0]!.expiresAt;
 }

@@ -53,11 +53,7 @@ const FACT_SELECT = `
  * was ever proposed (open or decided, either orientation) is skipped by the pair index. Every
  * stored proposal registers its id in the shared id space in the same statement. Returns the new ids.
  */
-export async function insertEdgeProposals(
-  db: Queryable,
-  tenantId: string,
-  proposals: ReadonlyArray<NewEdgeProposal & { id: string }>,
-): Promise<string[]> {
+export async function insertEdgeProposals(db: Queryable, tenantId: string, proposals: ReadonlyArray<NewEdgeProposal & { id: string }>): Promise<string[]> {
   if (proposals.length === 0) return [];
   const { rows } = await db.query<{ id: string }>(
     `WITH input AS (
@@ -245,10 +241,7 @@ export async function edgeExists(db: Queryable, tenantId: string, fromId: string
 
 /** When a memory became true in the world: a fact read from it holds from then on. */
 export async function selectValidFrom(db: Queryable, tenantId: string, memoryId: string): Promise<Date | null> {
-  const { rows } = await db.query<{ validFrom: Date }>(`SELECT valid_from AS "validFrom" FROM memories WHERE tenant_id = $1 AND id = $2`, [
-    tenantId,
-    memoryId,
-  ]);
+  const { rows } = await db.query<{ validFrom: Date }>(`SELECT valid_from AS "validFrom" FROM memories WHERE tenant_id = $1 AND id = $2`, [tenantId, memoryId]);
   return rows[0]?.validFrom ?? null;
 }
 

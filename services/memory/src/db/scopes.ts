@@ -128,10 +128,12 @@ export async function findProjectClash(
 }
 
 export async function insertScope(db: Queryable, scope: { id: string; tenantId: string; name: string; aliases: readonly string[] }): Promise<ScopeRow> {
-  const { rows } = await db.query<ScopeRow>(
-    `INSERT INTO scopes (id, tenant_id, name, aliases) VALUES ($1, $2, $3, $4::text[]) RETURNING ${SCOPE_COLUMNS}`,
-    [scope.id, scope.tenantId, scope.name, scope.aliases],
-  );
+  const { rows } = await db.query<ScopeRow>(`INSERT INTO scopes (id, tenant_id, name, aliases) VALUES ($1, $2, $3, $4::text[]) RETURNING ${SCOPE_COLUMNS}`, [
+    scope.id,
+    scope.tenantId,
+    scope.name,
+    scope.aliases,
+  ]);
   return rows[0]!;
 }
 
@@ -156,10 +158,7 @@ export async function deleteScopeRow(db: Queryable, tenantId: string, id: string
 
 /** The tenant's retrieval policy; no row means off. */
 export async function selectRetrievalPolicy(db: Queryable, tenantId: string): Promise<RetrievalPolicyRow> {
-  const { rows } = await db.query<RetrievalPolicyRow>(
-    `SELECT mode, default_scope AS scope FROM retrieval_policies WHERE tenant_id = $1`,
-    [tenantId],
-  );
+  const { rows } = await db.query<RetrievalPolicyRow>(`SELECT mode, default_scope AS scope FROM retrieval_policies WHERE tenant_id = $1`, [tenantId]);
   return rows[0] ?? { mode: "off", scope: null };
 }
 
@@ -175,10 +174,11 @@ export async function upsertRetrievalPolicy(db: Queryable, tenantId: string, pol
 
 /** A `default` policy pointing at `from` follows the scope to its new name. */
 export async function movePolicyDefault(db: Queryable, tenantId: string, from: string, to: string): Promise<void> {
-  await db.query(
-    "UPDATE retrieval_policies SET default_scope = $3, updated_at = now() WHERE tenant_id = $1 AND mode = 'default' AND default_scope = $2",
-    [tenantId, from, to],
-  );
+  await db.query("UPDATE retrieval_policies SET default_scope = $3, updated_at = now() WHERE tenant_id = $1 AND mode = 'default' AND default_scope = $2", [
+    tenantId,
+    from,
+    to,
+  ]);
 }
 
 /** A `default` policy pointing at a deleted scope fails closed: it becomes `require`. */

@@ -13,10 +13,15 @@ export async function insertApiKey(
   db: Queryable,
   key: { id: string; tenantId: string; userId: string; name: string; prefix: string; keyHash: string; scopes: string[] },
 ): Promise<void> {
-  await db.query(
-    "INSERT INTO api_keys (id, tenant_id, user_id, name, prefix, key_hash, scopes) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    [key.id, key.tenantId, key.userId, key.name, key.prefix, key.keyHash, key.scopes],
-  );
+  await db.query("INSERT INTO api_keys (id, tenant_id, user_id, name, prefix, key_hash, scopes) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
+    key.id,
+    key.tenantId,
+    key.userId,
+    key.name,
+    key.prefix,
+    key.keyHash,
+    key.scopes,
+  ]);
 }
 
 export interface ResolvedKeyRow {
@@ -28,10 +33,9 @@ export interface ResolvedKeyRow {
 
 /** The pre-tenant lookup, through the narrow SECURITY DEFINER function. */
 export async function resolveKeyHash(db: Queryable, keyHash: string): Promise<ResolvedKeyRow | null> {
-  const { rows } = await db.query<ResolvedKeyRow>(
-    `SELECT key_id AS "keyId", tenant_id AS "tenantId", user_id AS "userId", scopes FROM resolve_api_key($1)`,
-    [keyHash],
-  );
+  const { rows } = await db.query<ResolvedKeyRow>(`SELECT key_id AS "keyId", tenant_id AS "tenantId", user_id AS "userId", scopes FROM resolve_api_key($1)`, [
+    keyHash,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -64,16 +68,20 @@ export async function selectApiKeys(db: Queryable, tenantId: string, filter: { u
 
 /** One of a user's keys by id, locked for a status change; null when that user has no such key. */
 export async function selectUserApiKeyForUpdate(db: Queryable, tenantId: string, userId: string, keyId: string): Promise<ApiKeyListing | null> {
-  const { rows } = await db.query<ApiKeyListing>(
-    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE`,
-    [tenantId, userId, keyId],
-  );
+  const { rows } = await db.query<ApiKeyListing>(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE`, [
+    tenantId,
+    userId,
+    keyId,
+  ]);
   return rows[0] ?? null;
 }
 
 /** How many unrevoked keys a user holds (the self-service cap). */
 export async function countLiveApiKeys(db: Queryable, tenantId: string, userId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL", [tenantId, userId]);
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL", [
+    tenantId,
+    userId,
+  ]);
   return rows[0]?.n ?? 0;
 }
 

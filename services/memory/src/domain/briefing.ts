@@ -11,13 +11,7 @@ import {
   type EffectiveSelector,
   type MemoryType,
 } from "@3ngram/schema";
-import {
-  selectCommitmentSection,
-  selectMemorySection,
-  type CommitmentLineRow,
-  type MemoryLineRow,
-  type SectionRows,
-} from "../db/briefing.js";
+import { selectCommitmentSection, selectMemorySection, type CommitmentLineRow, type MemoryLineRow, type SectionRows } from "../db/briefing.js";
 import { selectChangePoint, selectChangedCommitmentSection, selectChangedMemorySection, type ChangeFields, type ChangePoint } from "../db/changes.js";
 import { acceptCursor, changeCursorKey, issueCursor } from "./change-cursor.js";
 import type { Actor, MemoryDeps } from "./deps.js";

@@ -50,7 +50,14 @@ export async function erase(deps: ErasureDeps, actor: Actor, input: EraseInput):
     };
   });
   deps.log.info(
-    { erasure_id: result.erasureId, erased: result.erased.length, facts: result.factsErased, remaining: result.remaining, dry_run: result.dryRun, reason: input.reason },
+    {
+      erasure_id: result.erasureId,
+      erased: result.erased.length,
+      facts: result.factsErased,
+      remaining: result.remaining,
+      dry_run: result.dryRun,
+      reason: input.reason,
+    },
     "erasure",
   );
   return result;

@@ -31,7 +31,9 @@ export interface KeyedWrite {
 export function keyedWrite<T extends { idempotencyKey?: string | undefined }>(operation: IdempotentOperation, input: T): KeyedWrite | null {
   const { idempotencyKey, ...request } = input;
   if (idempotencyKey === undefined) return null;
-  const requestHash = createHash("sha256").update(stringify({ operation, request }) ?? "").digest("hex");
+  const requestHash = createHash("sha256")
+    .update(stringify({ operation, request }) ?? "")
+    .digest("hex");
   return { key: idempotencyKey, operation, requestHash };
 }
 

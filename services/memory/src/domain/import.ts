@@ -238,7 +238,12 @@ async function storeMemory(db: PoolClient, actor: Actor, r: ArchiveMemory, line:
   }
 
   // commitment: an object restores that state, null means none, absent means "open" for a commitment.
-  const commitment = r.commitment === undefined ? (r.memoryType === "commitment" ? { status: "open" as const, owner: null, dueAt: null, resolvedAt: null } : null) : r.commitment;
+  const commitment =
+    r.commitment === undefined
+      ? r.memoryType === "commitment"
+        ? { status: "open" as const, owner: null, dueAt: null, resolvedAt: null }
+        : null
+      : r.commitment;
   if (commitment) {
     const live = r.validTo === null && r.status === "active";
     await insertImportedCommitment(db, {
@@ -359,8 +364,10 @@ async function storeScope(db: PoolClient, actor: Actor, r: ArchiveScope): Promis
   if (projectClash) throw new AppError("conflict", `projects: a project is already mapped to scope ${projectClash.scope}`, { field: "projects" });
   const mergedAliases = [...(existing?.aliases ?? []), ...aliases];
   const mergedProjects = [...(existing?.projects ?? []), ...projects];
-  if (mergedAliases.length > MAX_SCOPE_ALIASES) throw new AppError("conflict", `aliases: merging would exceed ${MAX_SCOPE_ALIASES} aliases`, { field: "aliases" });
-  if (mergedProjects.length > MAX_SCOPE_PROJECTS) throw new AppError("conflict", `projects: merging would exceed ${MAX_SCOPE_PROJECTS} projects`, { field: "projects" });
+  if (mergedAliases.length > MAX_SCOPE_ALIASES)
+    throw new AppError("conflict", `aliases: merging would exceed ${MAX_SCOPE_ALIASES} aliases`, { field: "aliases" });
+  if (mergedProjects.length > MAX_SCOPE_PROJECTS)
+    throw new AppError("conflict", `projects: merging would exceed ${MAX_SCOPE_PROJECTS} projects`, { field: "projects" });
 
   const id = existing?.id ?? (await insertScope(db, { id: uuidv7(), tenantId, name: r.name, aliases: mergedAliases })).id;
   if (existing || mergedProjects.length > 0) await updateScope(db, tenantId, id, { aliases: mergedAliases, projects: mergedProjects });

@@ -29,10 +29,7 @@ function forTenant<T>(pool: Pool, tenantId: string, fn: (db: PoolClient) => Prom
 }
 
 /** A new key for one of the tenant's users (the first user when none is named), with the given scopes. */
-export async function issueApiKey(
-  pool: Pool,
-  input: { tenantId: string; userId?: string; name: string; scopes: readonly string[] },
-): Promise<IssuedApiKey> {
+export async function issueApiKey(pool: Pool, input: { tenantId: string; userId?: string; name: string; scopes: readonly string[] }): Promise<IssuedApiKey> {
   const scopes = [...new Set(input.scopes)];
   if (scopes.length === 0 || scopes.some((s) => !(API_KEY_SCOPES as readonly string[]).includes(s))) {
     throw new AppError("invalid_input", `scopes: choose from ${API_KEY_SCOPES.join(", ")}`, { field: "scopes" });

@@ -20,7 +20,8 @@ export async function notLive(db: Queryable, tenantId: string, state: MemoryStat
     return supersededConflict(state.id, head);
   }
   if (state.status === "archived") return new AppError("conflict", `memory ${state.id} is archived`, { ids: { memory: state.id } });
-  if (state.validTo !== null) return new AppError("conflict", `memory ${state.id} is no longer current (its valid time has ended)`, { ids: { memory: state.id } });
+  if (state.validTo !== null)
+    return new AppError("conflict", `memory ${state.id} is no longer current (its valid time has ended)`, { ids: { memory: state.id } });
   return null;
 }
 

@@ -23,11 +23,7 @@ export async function listTenants(deps: MemoryDeps, input: { after: string | nul
 }
 
 /** A page of the tenant's memories that need an embedding from `model`. */
-export async function listPendingEmbeddings(
-  deps: MemoryDeps,
-  actor: Actor,
-  input: { model: string; after: string | null; limit: number },
-): Promise<string[]> {
+export async function listPendingEmbeddings(deps: MemoryDeps, actor: Actor, input: { model: string; after: string | null; limit: number }): Promise<string[]> {
   return withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, (db) =>
     selectPendingEmbeddingIds(db, actor.tenantId, input.model, input.after, input.limit),
   );

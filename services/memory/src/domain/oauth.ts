@@ -46,7 +46,6 @@ const MAX_PRESENTED_LENGTH = 512;
 
 export type OAuthDeps = Pick<MemoryDeps, "pool" | "runtimeRole">;
 
-
 /** 32 random bytes, base64url: the entropy of every code, token and secret we mint. */
 function mintSecret(): string {
   return randomBytes(32).toString("base64url");
@@ -203,7 +202,16 @@ export async function redeemAuthorizationCode(
   const refreshToken = allowsRefresh(client) ? mintSecret() : undefined;
   await withTenant(deps.pool, { role: deps.runtimeRole, tenantId }, async (db) => {
     if (refreshToken !== undefined) {
-      await insertRefreshToken(db, { tokenHash: sha256Hex(refreshToken), tenantId, userId, clientId: client.clientId, familyId, scopes, resource, ttlSeconds: REFRESH_TOKEN_TTL_SECONDS });
+      await insertRefreshToken(db, {
+        tokenHash: sha256Hex(refreshToken),
+        tenantId,
+        userId,
+        clientId: client.clientId,
+        familyId,
+        scopes,
+        resource,
+        ttlSeconds: REFRESH_TOKEN_TTL_SECONDS,
+      });
     }
     await touchClient(db, client.clientId);
   });

@@ -120,7 +120,10 @@ export class OutboxRelay {
           try {
             // Queued inside the recording write's trace, so the job's spans continue it.
             await withTraceCarrier(job.traceContext ?? undefined, () =>
-              queue.enqueue(job.queue, job.jobName, job.payload, { jobId: job.jobId, ...(JOB_RETRY_POLICIES[job.jobName] ? { retry: JOB_RETRY_POLICIES[job.jobName] } : {}) }),
+              queue.enqueue(job.queue, job.jobName, job.payload, {
+                jobId: job.jobId,
+                ...(JOB_RETRY_POLICIES[job.jobName] ? { retry: JOB_RETRY_POLICIES[job.jobName] } : {}),
+              }),
             );
             done.push(job.id);
           } catch (err) {
@@ -184,7 +187,10 @@ export class OutboxRelay {
     const removed = await withRole(
       pool,
       role,
-      async (db) => ({ jobs: await pruneRelayedOutboxJobs(db, RELAYED_RETENTION_MS), keys: await pruneExpiredIdempotencyKeys(db, IDEMPOTENCY_KEY_RETENTION_MS) }),
+      async (db) => ({
+        jobs: await pruneRelayedOutboxJobs(db, RELAYED_RETENTION_MS),
+        keys: await pruneExpiredIdempotencyKeys(db, IDEMPOTENCY_KEY_RETENTION_MS),
+      }),
       { readOnly: false, settings: HOUSEKEEPING_SETTINGS },
     );
     if (removed.jobs > 0 || removed.keys > 0) log.info(removed, "housekeeping: relayed jobs and expired idempotency keys removed");

@@ -9,12 +9,7 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withTenant, type PoolClient } from "@3ngram/db";
-import {
-  type CommitmentStatus,
-  type CreateEdgeProposalsInput,
-  type CreateFactProposalsInput,
-  type ProposalStatus,
-} from "@3ngram/schema";
+import { type CommitmentStatus, type CreateEdgeProposalsInput, type CreateFactProposalsInput, type ProposalStatus } from "@3ngram/schema";
 import { applyCarriedState, freezeCommitment, lockCommitmentOfMemory, updateCommitmentStatus, type CommitmentState } from "../db/commitments.js";
 import { insertEdge } from "../db/edges.js";
 import { assertFact } from "../db/facts.js";
@@ -137,7 +132,6 @@ export async function rejectProposal(deps: MemoryDeps, actor: Actor, input: { pr
   return decided;
 }
 
-
 async function kindOf(db: PoolClient, tenantId: string, id: string): Promise<"edge" | "fact"> {
   const kind = await selectProposalKind(db, tenantId, id);
   // Another tenant's id reads exactly like an unknown one: RLS and the tenant predicate hide it.
@@ -184,7 +178,16 @@ async function applyEdge(db: PoolClient, actor: Actor, id: string): Promise<void
     if (lineage) {
       const commitment = await lockCommitmentOfMemory(db, tenantId, predecessor.id);
       await closeMemory(db, tenantId, predecessor.id);
-      await insertEdge(db, { id: uuidv7(), tenantId, fromId: successor.id, toId: predecessor.id, edgeType: proposal.edgeType, createdBy: actor.userId ?? null, actor: actor.kind, proposalId: id });
+      await insertEdge(db, {
+        id: uuidv7(),
+        tenantId,
+        fromId: successor.id,
+        toId: predecessor.id,
+        edgeType: proposal.edgeType,
+        createdBy: actor.userId ?? null,
+        actor: actor.kind,
+        proposalId: id,
+      });
       const carry = await carryOnAccept(db, tenantId, successor, commitment);
       await insertEvent(db, {
         id: uuidv7(),
@@ -205,7 +208,16 @@ async function applyEdge(db: PoolClient, actor: Actor, id: string): Promise<void
         });
       }
     } else {
-      await insertEdge(db, { id: uuidv7(), tenantId, fromId: successor.id, toId: predecessor.id, edgeType: "extends", createdBy: actor.userId ?? null, actor: actor.kind, proposalId: id });
+      await insertEdge(db, {
+        id: uuidv7(),
+        tenantId,
+        fromId: successor.id,
+        toId: predecessor.id,
+        edgeType: "extends",
+        createdBy: actor.userId ?? null,
+        actor: actor.kind,
+        proposalId: id,
+      });
     }
   }
   await decideEdgeProposal(db, tenantId, id, { status: "applied", decidedBy: actor.userId ?? null, rationale: null });
@@ -274,9 +286,13 @@ async function applyFact(db: PoolClient, actor: Actor, id: string): Promise<void
       validFrom,
     });
     if (asserted === null) {
-      throw new AppError("conflict", `proposal ${id}: a later value of this fact is already current; reject the proposal or record the fact with a newer memory`, {
-        ids: { proposal: id },
-      });
+      throw new AppError(
+        "conflict",
+        `proposal ${id}: a later value of this fact is already current; reject the proposal or record the fact with a newer memory`,
+        {
+          ids: { proposal: id },
+        },
+      );
     }
     factId = asserted.row.id;
     await insertEvent(db, {

@@ -56,7 +56,9 @@ export async function remember(deps: MemoryDeps, actor: Actor, input: RememberIn
 
 /** The answer to a repeated keyed write: the memory it stored, its facts, its embedding state now. */
 async function replay(deps: MemoryDeps, actor: Actor, memoryId: string): Promise<RememberResult> {
-  const written = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, (db) => writtenMemory(db, actor.tenantId, memoryId));
+  const written = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, (db) =>
+    writtenMemory(db, actor.tenantId, memoryId),
+  );
   deps.log.info({ memoryId }, "idempotent repeat answered with the stored memory");
   return { ...written, embedded: written.memory.embedded ? "done" : "pending" };
 }

@@ -72,7 +72,14 @@ export async function revise(deps: MemoryDeps, actor: Actor, input: ReviseInput)
   if ("replayOf" in written) return replay(deps, actor, written.replayOf);
   deps.jobsRecorded();
   deps.log.info(
-    { memoryId: written.memory.id, predecessorId, edgeIntent: input.edgeIntent, embedded: embedding ? "done" : "pending", facts: written.facts.length, keyed: keyed !== null },
+    {
+      memoryId: written.memory.id,
+      predecessorId,
+      edgeIntent: input.edgeIntent,
+      embedded: embedding ? "done" : "pending",
+      facts: written.facts.length,
+      keyed: keyed !== null,
+    },
     "memory revised",
   );
   return { ...written, embedded: embedding ? "done" : "pending", predecessorId, edgeIntent: input.edgeIntent };
@@ -122,7 +129,15 @@ async function reviseInTransaction(
   await closeMemory(db, tenantId, predecessorId);
   const written = await writeMemory(db, actor, input, parts);
   const successorId = written.memory.id;
-  await insertEdge(db, { id: uuidv7(), tenantId, fromId: successorId, toId: predecessorId, edgeType: input.edgeIntent, createdBy: actor.userId ?? null, actor: actor.kind });
+  await insertEdge(db, {
+    id: uuidv7(),
+    tenantId,
+    fromId: successorId,
+    toId: predecessorId,
+    edgeType: input.edgeIntent,
+    createdBy: actor.userId ?? null,
+    actor: actor.kind,
+  });
   const carry = await carryCommitment(db, tenantId, { successorId, commitment, input });
 
   await insertEvent(db, {

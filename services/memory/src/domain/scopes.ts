@@ -172,8 +172,18 @@ function distinctAliases(name: string, aliases: readonly string[]): string[] {
 }
 
 /** Refuses the first requested name or alias (with the input field it came from) that another scope already uses. */
-async function refuseTakenNames(db: PoolClient, tenantId: string, requested: ReadonlyArray<{ value: string; field: string }>, exceptId: string | null): Promise<void> {
-  const clash = await findNameClash(db, tenantId, requested.map((r) => r.value), exceptId);
+async function refuseTakenNames(
+  db: PoolClient,
+  tenantId: string,
+  requested: ReadonlyArray<{ value: string; field: string }>,
+  exceptId: string | null,
+): Promise<void> {
+  const clash = await findNameClash(
+    db,
+    tenantId,
+    requested.map((r) => r.value),
+    exceptId,
+  );
   if (!clash) return;
   const field = requested.find((r) => r.value === clash.value)?.field ?? "name";
   const what = clash.as === "name" ? `a scope is already named "${clash.value}"` : `"${clash.value}" is already an alias of scope "${clash.scope}"`;

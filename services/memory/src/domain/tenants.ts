@@ -33,7 +33,11 @@ export async function createTenantWithKey(
     await insertTenant(db, { id: tenantId, name: input.tenantName });
     await insertUser(db, { id: userId, tenantId, displayName: input.userName ?? "owner" });
     // Every tenant starts with the usual scopes registered.
-    await insertStarterScopes(db, tenantId, STARTER_SCOPES.map(() => uuidv7()));
+    await insertStarterScopes(
+      db,
+      tenantId,
+      STARTER_SCOPES.map(() => uuidv7()),
+    );
     await insertApiKey(db, {
       id: keyId,
       tenantId,

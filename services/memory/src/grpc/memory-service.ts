@@ -15,7 +15,19 @@ import { scopeHandlers, scopePolicies } from "./scope-handlers.js";
 
 /** Every MemoryService RPC, grouped by area; each area module owns its handlers and scope policy. */
 export function memoryHandlers(deps: MemoryDeps): Handlers<typeof MemoryService> {
-  return { ...coreHandlers(deps), ...lifecycleHandlers(deps), ...factHandlers(deps), ...scopeHandlers(deps), ...archiveHandlers(deps), ...orientationHandlers(deps), ...resourceHandlers(deps), ...proposalHandlers(deps), ...oauthHandlers(deps), ...erasureHandlers(deps), ...apiKeyHandlers(deps) };
+  return {
+    ...coreHandlers(deps),
+    ...lifecycleHandlers(deps),
+    ...factHandlers(deps),
+    ...scopeHandlers(deps),
+    ...archiveHandlers(deps),
+    ...orientationHandlers(deps),
+    ...resourceHandlers(deps),
+    ...proposalHandlers(deps),
+    ...oauthHandlers(deps),
+    ...erasureHandlers(deps),
+    ...apiKeyHandlers(deps),
+  };
 }
 
 export const memoryPolicies: Policies<typeof MemoryService> = {

@@ -121,7 +121,12 @@ export const orientationPolicies: Pick<Policies<typeof MemoryService>, Orientati
 };
 
 /** A selector's fields, copying only the ones present (absent fields stay absent either way). */
-function selectorFields<K extends string>(selector: { kind: K; scope?: string | undefined; project?: string | undefined; includeUnscoped?: boolean | undefined }) {
+function selectorFields<K extends string>(selector: {
+  kind: K;
+  scope?: string | undefined;
+  project?: string | undefined;
+  includeUnscoped?: boolean | undefined;
+}) {
   return {
     kind: selector.kind,
     ...(selector.scope !== undefined ? { scope: selector.scope } : {}),

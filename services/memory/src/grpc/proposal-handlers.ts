@@ -25,7 +25,15 @@ import {
   listPendingEmbeddings,
   listTenants,
 } from "../domain/maintenance.js";
-import { acceptProposal, createEdgeProposals, createFactProposals, getProposal, listProposals, rejectProposal, type DecidedProposal } from "../domain/proposals.js";
+import {
+  acceptProposal,
+  createEdgeProposals,
+  createFactProposals,
+  getProposal,
+  listProposals,
+  rejectProposal,
+  type DecidedProposal,
+} from "../domain/proposals.js";
 import { actorOf } from "./mappers.js";
 
 // Proposals (review_proposals and the consolidator's hand-over) and the consolidator's maintenance calls.

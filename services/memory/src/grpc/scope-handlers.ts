@@ -11,7 +11,8 @@ import { createScope, deleteScope, listScopes, renameScope, setRetrievalDefault,
 import { actorOf, isoFromTimestamp, toProtoMemory } from "./mappers.js";
 
 // The scope registry, the retrieval default, and scope-aware listing and facets.
-type ScopeMethods = "listScopes" | "createScope" | "renameScope" | "setScopeAliases" | "setScopeMappings" | "deleteScope" | "setRetrievalDefault" | "listMemories" | "getFacets";
+type ScopeMethods =
+  "listScopes" | "createScope" | "renameScope" | "setScopeAliases" | "setScopeMappings" | "deleteScope" | "setRetrievalDefault" | "listMemories" | "getFacets";
 
 /** Validates a registry request with the configure_scope schema, so every surface applies the same rules. */
 function scopeAction<A extends ConfigureScopeInput["action"]>(action: A, fields: Record<string, unknown>): Extract<ConfigureScopeInput, { action: A }> {

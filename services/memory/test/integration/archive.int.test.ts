@@ -26,7 +26,6 @@ let memory: Client;
 
 const as = (t: Tenant, scopes: string[] = [SCOPES.read, SCOPES.write]) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes } });
 
-
 /** Every line of the tenant's archive, following the cursor to the end. */
 async function exportAll(t: Tenant): Promise<{ lines: string[]; pages: number }> {
   const lines: string[] = [];
@@ -136,14 +135,22 @@ describe("export → import → export", () => {
     // An open commitment revised into another commitment (the state carries over).
     const open = await memory.remember({ memoryType: "commitment", topic: "deploy", content: `Deploy atlas ${marker}.`, owner: "lee" }, w);
     await memory.revise(
-      { predecessorId: open.memory!.id, edgeIntent: "updates", successor: { memoryType: "commitment", topic: "deploy", content: `Deploy atlas on Monday ${marker}.`, owner: "lee" } },
+      {
+        predecessorId: open.memory!.id,
+        edgeIntent: "updates",
+        successor: { memoryType: "commitment", topic: "deploy", content: `Deploy atlas on Monday ${marker}.`, owner: "lee" },
+      },
       w,
     );
 
     // A revise chain with both edge kinds.
     const v1 = await memory.remember({ memoryType: "decision", topic: "database", content: `Use MySQL ${marker}.`, scope: "engineering", project: "atlas" }, w);
     const v2 = await memory.revise(
-      { predecessorId: v1.memory!.id, edgeIntent: "supersedes", successor: { memoryType: "decision", topic: "database", content: `Use PostgreSQL ${marker}.`, scope: "engineering", project: "atlas" } },
+      {
+        predecessorId: v1.memory!.id,
+        edgeIntent: "supersedes",
+        successor: { memoryType: "decision", topic: "database", content: `Use PostgreSQL ${marker}.`, scope: "engineering", project: "atlas" },
+      },
       w,
     );
     await memory.revise(
@@ -190,7 +197,12 @@ describe("export → import → export", () => {
     expect(records.find((r) => r.kind === "memory" && r.topic === "old")).toMatchObject({ status: "archived", validTo: null });
     expect(records.find((r) => r.kind === "memory" && r.topic === "ci")).toMatchObject({ status: "archived", validTo: expect.any(String) });
     expect(records.find((r) => r.kind === "memory" && r.topic === "reviews")).toMatchObject({ scope: "engineering" });
-    expect(records.filter((r) => r.kind === "edge").map((r) => r.edgeType).sort()).toEqual(["supersedes", "updates", "updates"]);
+    expect(
+      records
+        .filter((r) => r.kind === "edge")
+        .map((r) => r.edgeType)
+        .sort(),
+    ).toEqual(["supersedes", "updates", "updates"]);
     const generations = records.filter((r) => r.kind === "fact" && r.subject === "bench");
     expect(generations.map((f) => [f.value, f.validTo === null])).toEqual([
       ["100", false],
@@ -239,7 +251,10 @@ describe("export → import → export", () => {
     // asKnownAt between the second and third fact writes answers the middle generation in the new tenant too.
     const facts = records.filter((r) => r.kind === "fact" && r.subject === "bench");
     const between = new Date((Date.parse(facts[1].recordedAt) + Date.parse(facts[2].recordedAt)) / 2);
-    const known = await memory.getFacts({ subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: timestampFromDate(between) }, limit: 10 }, as(target));
+    const known = await memory.getFacts(
+      { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: timestampFromDate(between) }, limit: 10 },
+      as(target),
+    );
     expect(known.facts.map((f) => f.value)).toEqual(["105"]);
   });
 
@@ -482,7 +497,9 @@ describe("the MCP memory-server importer", () => {
       ["Ada_Lovelace", ["person"]],
       ["Analytical_Engine", ["machine"]],
     ]);
-    const { rows } = await stack.ownerPool.query<{ import_key: string }>("SELECT import_key FROM memories WHERE tenant_id = $1 ORDER BY import_key", [tenant.tenantId]);
+    const { rows } = await stack.ownerPool.query<{ import_key: string }>("SELECT import_key FROM memories WHERE tenant_id = $1 ORDER BY import_key", [
+      tenant.tenantId,
+    ]);
     expect(rows.map((r) => r.import_key)).toEqual(["mcp:Ada_Lovelace:0", "mcp:Ada_Lovelace:1", "mcp:Analytical_Engine:0"]);
 
     const facts = await memory.getFacts({ subject: "Ada_Lovelace", limit: 10 }, as(tenant));
@@ -514,7 +531,8 @@ describe("paging and isolation", () => {
     big = await stack.createTenant("archive big");
     other = await stack.createTenant("archive other");
     const records: unknown[] = [];
-    for (let i = 0; i < 600; i += 1) records.push({ kind: "memory", key: `small-${i}`, memoryType: "note", topic: "small", content: `small memory number ${i}` });
+    for (let i = 0; i < 600; i += 1)
+      records.push({ kind: "memory", key: `small-${i}`, memoryType: "note", topic: "small", content: `small memory number ${i}` });
     for (let i = 0; i < 12; i += 1) {
       records.push({ kind: "memory", key: `large-${i}`, memoryType: "note", topic: "large", content: `${i} ${randomUUID()} ${"z".repeat(199_000)}` });
     }
@@ -539,7 +557,11 @@ describe("paging and isolation", () => {
       expect(page.length).toBeLessThanOrEqual(500);
       expect(page.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)).toBeLessThanOrEqual(2 * 1024 * 1024);
     }
-    const keys = pages.flat().map((l) => JSON.parse(l) as { kind: string; key?: string }).filter((r) => r.kind === "memory").map((r) => r.key);
+    const keys = pages
+      .flat()
+      .map((l) => JSON.parse(l) as { kind: string; key?: string })
+      .filter((r) => r.kind === "memory")
+      .map((r) => r.key);
     expect(keys).toHaveLength(612);
     expect(new Set(keys).size).toBe(612);
   });

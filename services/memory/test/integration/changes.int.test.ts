@@ -31,7 +31,10 @@ const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 const eraser = (t: TestTenant): CallOptions => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.erase] } });
 
 async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryType: string }, project = "delta"): Promise<string> {
-  const stored = await memory.remember({ topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), project, ...fields } as RememberInit, writer(t));
+  const stored = await memory.remember(
+    { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), project, ...fields } as RememberInit,
+    writer(t),
+  );
   return stored.memory!.id;
 }
 
@@ -70,7 +73,10 @@ describe("changes since a cursor", () => {
     ids.decisionKept = await remember(tenantA, { memoryType: "decision" });
     ids.decisionErased = await remember(tenantA, { memoryType: "decision" });
     ids.commitmentResolved = await remember(tenantA, { memoryType: "commitment" });
-    ids.commitmentExpired = await remember(tenantA, { memoryType: "commitment", dueAt: { seconds: BigInt(Math.floor((Date.now() - DAY_MS) / 1000)), nanos: 0 } });
+    ids.commitmentExpired = await remember(tenantA, {
+      memoryType: "commitment",
+      dueAt: { seconds: BigInt(Math.floor((Date.now() - DAY_MS) / 1000)), nanos: 0 },
+    });
     ids.commitmentToggled = await remember(tenantA, { memoryType: "commitment" });
     ids.commitmentReopened = await remember(tenantA, { memoryType: "commitment" });
     await memory.resolve({ memoryId: ids.commitmentReopened, status: "resolved" }, writer(tenantA));
@@ -82,7 +88,15 @@ describe("changes since a cursor", () => {
     const imported = await memory.import(
       {
         format: "3ngram",
-        ndjson: JSON.stringify({ kind: "memory", key: randomUUID(), memoryType: "fact", topic: "almost stale", content: unique("fact"), project: "delta", recordedAt: new Date(horizon - 30 * DAY_MS).toISOString() }),
+        ndjson: JSON.stringify({
+          kind: "memory",
+          key: randomUUID(),
+          memoryType: "fact",
+          topic: "almost stale",
+          content: unique("fact"),
+          project: "delta",
+          recordedAt: new Date(horizon - 30 * DAY_MS).toISOString(),
+        }),
       },
       writer(tenantA),
     );
@@ -110,14 +124,21 @@ describe("changes since a cursor", () => {
     await memory.erase({ ids: [ids.decisionErased], reason: "mistake" }, eraser(tenantA));
     // Not section changes: a toggle between two open states, an embedding, another project's memory.
     await memory.resolve({ memoryId: ids.commitmentToggled, status: "waiting" }, writer(tenantA));
-    await memory.storeEmbedding({ memoryId: ids.decisionKept, model: "another-model", vector: [0.6, 0.8] }, { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.internalEmbed] } });
+    await memory.storeEmbedding(
+      { memoryId: ids.decisionKept, model: "another-model", vector: [0.6, 0.8] },
+      { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.internalEmbed] } },
+    );
     await remember(tenantA, { memoryType: "decision" }, "other-project");
 
     // Let the two time lines pass (the database clock decides).
-    await eventually(async () => {
-      const { rows } = await stack.ownerPool.query<{ past: boolean }>("SELECT now() > $1::timestamptz AS past", [new Date(horizon).toISOString()]);
-      expect(rows[0]!.past).toBe(true);
-    }, 30_000, 100);
+    await eventually(
+      async () => {
+        const { rows } = await stack.ownerPool.query<{ past: boolean }>("SELECT now() > $1::timestamptz AS past", [new Date(horizon).toISOString()]);
+        expect(rows[0]!.past).toBe(true);
+      },
+      30_000,
+      100,
+    );
 
     const second = await brief(tenantA, first.changesCursor);
     expect(second.changesSince).toEqual(first.generatedAt);
@@ -130,7 +151,11 @@ describe("changes since a cursor", () => {
     });
     expect(c.overdue).toEqual({ lines: sorted([`expired ${ids.commitmentExpired}`, `new ${ids.turnsOverdue}`]), count: 2, changes: { expired: 1, new: 1 } });
     expect(c.blockers).toEqual({ lines: [`archived ${ids.blocker}`], count: 1, changes: { archived: 1 } });
-    expect(c.preferences).toEqual({ lines: sorted([`superseded ${ids.preferenceOld}`, `new ${ids.preferenceNew}`]), count: 2, changes: { superseded: 1, new: 1 } });
+    expect(c.preferences).toEqual({
+      lines: sorted([`superseded ${ids.preferenceOld}`, `new ${ids.preferenceNew}`]),
+      count: 2,
+      changes: { superseded: 1, new: 1 },
+    });
     expect(c.staleCandidates).toEqual({ lines: [`new ${ids.turnsStale}`], count: 1, changes: { new: 1 } });
     // The superseded line names its successor; the erased line shows only the marker.
     expect(second.preferences!.items.find((i) => i.id === ids.preferenceOld)!.supersededBy).toBe(ids.preferenceNew);
@@ -144,7 +169,11 @@ describe("changes since a cursor", () => {
 
   it("bounds the changes by sectionLimit with the exact count, and reads only the sections asked for", async () => {
     const before = await brief(tenantA);
-    const made = [await remember(tenantA, { memoryType: "decision" }), await remember(tenantA, { memoryType: "decision" }), await remember(tenantA, { memoryType: "decision" })];
+    const made = [
+      await remember(tenantA, { memoryType: "decision" }),
+      await remember(tenantA, { memoryType: "decision" }),
+      await remember(tenantA, { memoryType: "decision" }),
+    ];
     const res = await memory.briefing({ selector: PROJECT, sections: ["recentDecisions"], sectionLimit: 2, since: before.changesCursor }, reader(tenantA));
     expect(res.commitments).toBeUndefined();
     expect(res.recentDecisions).toMatchObject({ count: 3, hasMore: true, changes: { new: 3 } });
@@ -162,7 +191,11 @@ describe("changes since a cursor", () => {
         `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, project) VALUES ($1, $2, 'decision', 'in flight', $3, $3, 'delta')`,
         [id, tenantA.tenantId, unique("in flight")],
       );
-      await client.query("INSERT INTO memory_events (id, tenant_id, memory_id, event_kind, actor_kind) VALUES ($1, $2, $3, 'create', 'system')", [randomUUID(), tenantA.tenantId, id]);
+      await client.query("INSERT INTO memory_events (id, tenant_id, memory_id, event_kind, actor_kind) VALUES ($1, $2, $3, 'create', 'system')", [
+        randomUUID(),
+        tenantA.tenantId,
+        id,
+      ]);
       // Issued while that transaction is open: its snapshot does not see it, though the row's clock is already earlier.
       const during = await brief(tenantA, before.changesCursor);
       expect(during.recentDecisions!.items.map((i) => i.id)).not.toContain(id);
@@ -203,10 +236,14 @@ describe("changes since a cursor", () => {
       [() => memory.handoff({ selector: { kind: "scope", scope: "work" }, since: mine }, reader(tenantA)), /different selector/],
     ];
     // A cursor signed with the real key for a read 31 days ago: well formed, this tenant's, too old.
-    const { rows } = await stack.ownerPool.query<{ secret: string; snapshot: string }>("SELECT secret, pg_current_snapshot()::text AS snapshot FROM change_cursor_keys");
+    const { rows } = await stack.ownerPool.query<{ secret: string; snapshot: string }>(
+      "SELECT secret, pg_current_snapshot()::text AS snapshot FROM change_cursor_keys",
+    );
     const [body] = mine.split(".");
     const payload = JSON.parse(Buffer.from(body!, "base64url").toString("utf8")) as Record<string, unknown>;
-    const old = Buffer.from(JSON.stringify({ ...payload, s: rows[0]!.snapshot, t: new Date(Date.now() - 31 * DAY_MS).toISOString().replace("Z", "000Z") })).toString("base64url");
+    const old = Buffer.from(
+      JSON.stringify({ ...payload, s: rows[0]!.snapshot, t: new Date(Date.now() - 31 * DAY_MS).toISOString().replace("Z", "000Z") }),
+    ).toString("base64url");
     const mac = createHmac("sha256", Buffer.from(rows[0]!.secret, "hex")).update(`1\n${tenantA.tenantId}\n${old}`).digest("base64url");
     refusals.push([() => brief(tenantA, `${old}.${mac}`), /older than 30 days/]);
     for (const [call, message] of refusals) {

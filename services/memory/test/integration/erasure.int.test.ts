@@ -121,7 +121,10 @@ beforeAll(async () => {
   // A predecessor holding the secret, corrected by a successor that does not.
   ids.predecessor = await remember(tenantA, { memoryType: "decision", content: `The vault passphrase is ${T.content}.`, scope: "work" });
   const revised = await memory.revise(
-    { predecessorId: ids.predecessor, successor: { memoryType: "decision", topic: "erasure test", content: "The vault passphrase was rotated; ask the owner.", scope: "work" } },
+    {
+      predecessorId: ids.predecessor,
+      successor: { memoryType: "decision", topic: "erasure test", content: "The vault passphrase was rotated; ask the owner.", scope: "work" },
+    },
     writer(tenantA),
   );
   ids.successor = revised.memory!.id;
@@ -166,7 +169,13 @@ beforeAll(async () => {
     {
       format: "3ngram",
       ndjson: [
-        JSON.stringify({ kind: "memory", key: `mcp:${T.key}:0`, memoryType: "note", topic: `Imported ${T.topic}`, content: `Imported note about ${T.content}.` }),
+        JSON.stringify({
+          kind: "memory",
+          key: `mcp:${T.key}:0`,
+          memoryType: "note",
+          topic: `Imported ${T.topic}`,
+          content: `Imported note about ${T.content}.`,
+        }),
         JSON.stringify({ kind: "fact", key: `rel:${T.key}`, subject: T.subject, predicate: "knows", value: T.orphan }),
       ].join("\n"),
     },
@@ -185,10 +194,29 @@ describe("before erasure", () => {
     const before = await sweep(NEEDLES);
     const found = new Set(before.hits.map((h) => h.split(": ")[1]));
     expect([...found].sort()).toEqual([...NEEDLES].sort());
-    for (const place of ["memories.content", "memories.topic", "memories.tags", "memories.search_tsv", "memories.import_key", "facts.subject", "facts.value", "fact_proposals.value", "fact_proposals.rationale", "fact_proposals.decision_rationale", "consolidation_proposals.rationale", "consolidation_proposals.decision_rationale", "commitments.owner"]) {
-      expect(before.hits.some((h) => h.startsWith(`${place}:`)), place).toBe(true);
+    for (const place of [
+      "memories.content",
+      "memories.topic",
+      "memories.tags",
+      "memories.search_tsv",
+      "memories.import_key",
+      "facts.subject",
+      "facts.value",
+      "fact_proposals.value",
+      "fact_proposals.rationale",
+      "fact_proposals.decision_rationale",
+      "consolidation_proposals.rationale",
+      "consolidation_proposals.decision_rationale",
+      "commitments.owner",
+    ]) {
+      expect(
+        before.hits.some((h) => h.startsWith(`${place}:`)),
+        place,
+      ).toBe(true);
     }
-    const [embedded] = await ownerRows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE id = ANY ($1::uuid[]) AND embedding IS NOT NULL", [[ids.predecessor, ids.rich]]);
+    const [embedded] = await ownerRows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE id = ANY ($1::uuid[]) AND embedding IS NOT NULL", [
+      [ids.predecessor, ids.rich],
+    ]);
     expect(embedded!.n).toBe(2);
   });
 });
@@ -247,7 +275,16 @@ describe("erasing", () => {
     const after = await sweep(NEEDLES);
     expect(after.hits).toEqual([]);
     // The sweep discovered the tables itself, including the ones erasure touches and the audit trail.
-    for (const place of ["memories.content", "memories.search_tsv", "facts.value", "fact_proposals.rationale", "consolidation_proposals.decision_rationale", "memory_events.payload", "erasures.reference", "commitments.owner"]) {
+    for (const place of [
+      "memories.content",
+      "memories.search_tsv",
+      "facts.value",
+      "fact_proposals.rationale",
+      "consolidation_proposals.decision_rationale",
+      "memory_events.payload",
+      "erasures.reference",
+      "commitments.owner",
+    ]) {
       expect(after.columns, place).toContain(place);
     }
     console.info(`erasure sweep: ${after.tables} tables, ${after.columns.length} text/jsonb/tsvector columns, ${NEEDLES.length} needles, 0 matches`);
@@ -311,7 +348,10 @@ describe("erasing", () => {
     expect(pending.memoryIds).not.toContain(ids.rich);
     expect(pending.memoryIds).toContain(ids.successor);
     // An extraction that read the text before the erasure proposes nothing after it.
-    const late = await memory.createFactProposals({ memoryId: ids.rich!, extractor: "llm/test", facts: [{ subject: "late", predicate: "p", value: "v" }] }, consolidator(tenantA));
+    const late = await memory.createFactProposals(
+      { memoryId: ids.rich!, extractor: "llm/test", facts: [{ subject: "late", predicate: "p", value: "v" }] },
+      consolidator(tenantA),
+    );
     expect(late.createdIds).toEqual([]);
     const facts = await memory.getFacts({ limit: 200 }, reader(tenantA));
     expect(facts.facts.filter((f) => f.value === ERASED_MARKER)).toEqual([]);
@@ -339,13 +379,25 @@ describe("erasing", () => {
     const read = await memory.getMemories({ ids: [copy.id!] }, reader(tenantC));
     expect(read.memories[0]).toMatchObject({ content: ERASED_MARKER, topic: ERASED_MARKER });
     expect(read.memories[0]!.erasedAt).toBeDefined();
-    const [job] = await ownerRows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE id = $1 AND search_tsv IS NULL AND erased_at IS NOT NULL", [copy.id]);
+    const [job] = await ownerRows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE id = $1 AND search_tsv IS NULL AND erased_at IS NOT NULL", [
+      copy.id,
+    ]);
     expect(job!.n).toBe(1);
     expect((await memory.import({ format: "3ngram", ndjson: archive }, writer(tenantC))).created).toBe(0);
 
     // A hand-written erased line that still carries text is refused, naming the field.
     const forged = await memory.import(
-      { format: "3ngram", ndjson: JSON.stringify({ kind: "memory", key: "forged", memoryType: "note", topic: ERASED_MARKER, content: "still here", erasedAt: "2026-01-01T00:00:00.000Z" }) },
+      {
+        format: "3ngram",
+        ndjson: JSON.stringify({
+          kind: "memory",
+          key: "forged",
+          memoryType: "note",
+          topic: ERASED_MARKER,
+          content: "still here",
+          erasedAt: "2026-01-01T00:00:00.000Z",
+        }),
+      },
       writer(tenantC),
     );
     expect(forged.results[0]).toMatchObject({ outcome: "error", reason: "invalid_input" });
@@ -372,12 +424,15 @@ describe("the grants behind it", () => {
       };
       expect(await attempt("threengram_app", "UPDATE memories SET content = 'x' WHERE tenant_id = $1 AND id = $2")).toMatch(/permission denied/);
       expect(await attempt("threengram_app", "UPDATE facts SET value = 'x' WHERE tenant_id = $1 AND memory_id = $2")).toMatch(/permission denied/);
-      expect(await attempt("threengram_search", "SELECT erase_memories($1, ARRAY[$2]::uuid[], NULL, gen_random_uuid(), 'system', NULL, 'other', NULL)")).toMatch(
-        /permission denied/,
-      );
+      expect(
+        await attempt("threengram_search", "SELECT erase_memories($1, ARRAY[$2]::uuid[], NULL, gen_random_uuid(), 'system', NULL, 'other', NULL)"),
+      ).toMatch(/permission denied/);
       // Even the runtime role cannot point the function at a tenant other than the one its transaction is bound to.
       expect(
-        await attempt("threengram_app", `SELECT erase_memories('${tenantB.tenantId}', ARRAY[$2]::uuid[], NULL, gen_random_uuid(), 'system', NULL, 'other', NULL) WHERE $1::uuid IS NOT NULL`),
+        await attempt(
+          "threengram_app",
+          `SELECT erase_memories('${tenantB.tenantId}', ARRAY[$2]::uuid[], NULL, gen_random_uuid(), 'system', NULL, 'other', NULL) WHERE $1::uuid IS NOT NULL`,
+        ),
       ).toMatch(/not the one bound/);
     } finally {
       client.release();
@@ -394,7 +449,8 @@ describe("the grants behind it", () => {
 
 describe("the operator command", () => {
   const run = promisify(execFile);
-  const cli = (...args: string[]) => run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
+  const cli = (...args: string[]) =>
+    run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
 
   it("issues memory:erase only with --erase, and erases a selector's memories as the operator", async () => {
     const plain = JSON.parse((await cli("create-key", tenantB.tenantId, "plain")).stdout) as { scopes: string[] };
@@ -407,19 +463,34 @@ describe("the operator command", () => {
       await remember(tenantB, { memoryType: "note", content: "And this one.", scope: "work" }),
     ];
     const kept = await remember(tenantB, { memoryType: "note", content: "Personal, so it stays." });
-    const dry = JSON.parse((await cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "data_subject_request", "--dry-run")).stdout) as { erased: string[] };
+    const dry = JSON.parse((await cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "data_subject_request", "--dry-run")).stdout) as {
+      erased: string[];
+    };
     expect(dry.erased.sort()).toEqual([...doomed].sort());
     const out = (await cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "data_subject_request", "--reference", "DSR-7")).stdout.trim().split("\n");
-    expect(out.map((line) => (JSON.parse(line) as { erased: string[] }).erased).flat().sort()).toEqual([...doomed].sort());
+    expect(
+      out
+        .map((line) => (JSON.parse(line) as { erased: string[] }).erased)
+        .flat()
+        .sort(),
+    ).toEqual([...doomed].sort());
 
     const read = await memory.getMemories({ ids: [...doomed, kept] }, reader(tenantB));
-    expect(read.memories.filter((m) => m.erasedAt !== undefined).map((m) => m.id).sort()).toEqual([...doomed].sort());
+    expect(
+      read.memories
+        .filter((m) => m.erasedAt !== undefined)
+        .map((m) => m.id)
+        .sort(),
+    ).toEqual([...doomed].sort());
     const audit = await ownerRows<{ actor_kind: string; actor_id: string | null; reference: string; memories: number }>(
       "SELECT actor_kind, actor_id, reference, memories FROM erasures WHERE tenant_id = $1",
       [tenantB.tenantId],
     );
     expect(audit).toEqual([{ actor_kind: "operator", actor_id: null, reference: "DSR-7", memories: 2 }]);
     // Bad input is refused by name, and exits non-zero.
-    await expect(cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "because")).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/reason/) });
+    await expect(cli("erase", tenantB.tenantId, "--scope", "work", "--reason", "because")).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/reason/),
+    });
   });
 });

@@ -31,7 +31,6 @@ const between = (earlier: number, later: number): Timestamp => {
   return ts(Math.floor((earlier + later) / 2));
 };
 
-
 async function count(table: "memories" | "facts", tenantId: string): Promise<number> {
   const { rows } = await stack.ownerPool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = $1`, [tenantId]);
   return rows[0]!.n;
@@ -206,7 +205,10 @@ describe("facts with a stated valid time", () => {
     expect((await memory.getFacts({ subject, predicate, asOf: { validAt: iso("2023-06-01T00:00:00Z") } }, readOnly(tenantA))).facts).toEqual([]);
     expect(ids((await memory.getFacts({ subject, predicate, asOf: { validAt: iso("2025-06-01T00:00:00Z") } }, readOnly(tenantA))).facts)).toEqual([late.id]);
 
-    const window = await memory.getFacts({ subject, predicate, range: { from: iso("2024-03-01T00:00:00Z"), to: iso("2024-09-01T00:00:00Z") } }, readOnly(tenantA));
+    const window = await memory.getFacts(
+      { subject, predicate, range: { from: iso("2024-03-01T00:00:00Z"), to: iso("2024-09-01T00:00:00Z") } },
+      readOnly(tenantA),
+    );
     expect(ids(window.facts)).toEqual([early.id]);
     const since = await memory.getFacts({ subject, predicate, range: { from: iso("2024-06-01T00:00:00Z") } }, readOnly(tenantA));
     expect(ids(since.facts)).toEqual([early.id, late.id]);

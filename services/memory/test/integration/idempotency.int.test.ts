@@ -133,7 +133,13 @@ describe("revise with an idempotency key", () => {
     const key = randomUUID();
     const stored = await memory.remember(note(`Remembered with ${key}.`, key), writer(tenantA));
     const err = await rejection(
-      memory.revise({ predecessorId: stored.memory!.id, successor: { memoryType: "decision", topic: "idempotency", content: `Remembered with ${key}.`, idempotencyKey: key } }, writer(tenantA)),
+      memory.revise(
+        {
+          predecessorId: stored.memory!.id,
+          successor: { memoryType: "decision", topic: "idempotency", content: `Remembered with ${key}.`, idempotencyKey: key },
+        },
+        writer(tenantA),
+      ),
     );
     expect(err.reason).toBe("idempotency_key_reused");
   });

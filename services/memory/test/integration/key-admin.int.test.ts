@@ -89,7 +89,9 @@ describe("API key administration", () => {
     expect((await rejection(revokeApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, key: foreign.prefix }))).reason).toBe("not_found");
     expect((await rejection(revokeApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, key: foreign.keyId }))).reason).toBe("not_found");
     expect((await memory.resolveApiKey({ apiKey: foreign.apiKey }, internalAuth)).tenantId).toBe(tenantB.tenantId);
-    expect((await rejection(issueApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, userId: tenantB.userId, name: "x", scopes: ["memory:read"] }))).reason).toBe("not_found");
+    expect(
+      (await rejection(issueApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, userId: tenantB.userId, name: "x", scopes: ["memory:read"] }))).reason,
+    ).toBe("not_found");
   });
 
   it("refuses bad input naming the field", async () => {
@@ -105,8 +107,14 @@ describe("API key administration", () => {
   });
 
   it("the CLI issues, lists and revokes keys", async () => {
-    const cli = (...args: string[]) => run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
-    const created = JSON.parse((await cli("create-key", tenantA.tenantId, "from the cli", "--read-only")).stdout) as { keyId: string; prefix: string; apiKey: string; scopes: string[] };
+    const cli = (...args: string[]) =>
+      run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
+    const created = JSON.parse((await cli("create-key", tenantA.tenantId, "from the cli", "--read-only")).stdout) as {
+      keyId: string;
+      prefix: string;
+      apiKey: string;
+      scopes: string[];
+    };
     expect(created.scopes).toEqual(["memory:read"]);
     const listed = JSON.parse((await cli("list-keys", tenantA.tenantId)).stdout) as { id: string; name: string }[];
     expect(listed.find((k) => k.id === created.keyId)?.name).toBe("from the cli");
@@ -117,7 +125,8 @@ describe("API key administration", () => {
   });
 
   it("the CLI refuses a flag it does not know instead of ignoring it (a mistyped --read-only must not issue a read-write key)", async () => {
-    const cli = (...args: string[]) => run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
+    const cli = (...args: string[]) =>
+      run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
     const before = await listApiKeys(stack.ownerPool, tenantA.tenantId);
     await expect(cli("create-key", tenantA.tenantId, "typo", "--readonly")).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("--readonly") });
     await expect(cli("create-key", tenantA.tenantId, "no user", "--user")).rejects.toMatchObject({ code: 2 });

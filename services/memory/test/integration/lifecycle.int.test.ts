@@ -23,7 +23,6 @@ let tenantB: Tenant;
 
 const UNKNOWN_ID = "01890a5d-ac96-774b-bcce-b302099a8057";
 
-
 /** What a caller can observe of an error, with one id blanked so unknown and foreign answers compare. */
 function observable(err: AppError, id: string) {
   return { reason: err.reason, message: err.message.replaceAll(id, "ID"), details: JSON.parse(JSON.stringify(err.details).replaceAll(id, "ID")) as unknown };
@@ -50,17 +49,18 @@ async function ownerRows<T>(sql: string, params: unknown[]): Promise<T[]> {
 }
 
 async function eventsOf(memoryId: string): Promise<{ kind: string; actor: string; payload: Record<string, unknown> | null }[]> {
-  return ownerRows(
-    "SELECT event_kind AS kind, actor_kind AS actor, payload FROM memory_events WHERE memory_id = $1 ORDER BY created_at, id",
-    [memoryId],
-  );
+  return ownerRows("SELECT event_kind AS kind, actor_kind AS actor, payload FROM memory_events WHERE memory_id = $1 ORDER BY created_at, id", [memoryId]);
 }
 
 async function commitmentRow(memoryId: string) {
-  const [row] = await ownerRows<{ id: string; status: string; owner: string | null; due_at: Date | null; next_surfacing_at: Date | null; resolved_at: Date | null }>(
-    "SELECT id, status, owner, due_at, next_surfacing_at, resolved_at FROM commitments WHERE memory_id = $1",
-    [memoryId],
-  );
+  const [row] = await ownerRows<{
+    id: string;
+    status: string;
+    owner: string | null;
+    due_at: Date | null;
+    next_surfacing_at: Date | null;
+    resolved_at: Date | null;
+  }>("SELECT id, status, owner, due_at, next_surfacing_at, resolved_at FROM commitments WHERE memory_id = $1", [memoryId]);
   return row;
 }
 
@@ -185,7 +185,9 @@ describe("revise", () => {
     expect(dueOnNote).toMatchObject({ reason: "invalid_input", details: { field: "dueAt" } });
     const noSuccessor = await rejection(memory.revise({ predecessorId: a.id }, writer(tenantA)));
     expect(noSuccessor).toMatchObject({ reason: "invalid_input", details: { field: "memoryType" } });
-    const readOnly = await rejection(memory.revise({ predecessorId: a.id, successor: { memoryType: "note", topic: "t", content: unique("x") } }, reader(tenantA)));
+    const readOnly = await rejection(
+      memory.revise({ predecessorId: a.id, successor: { memoryType: "note", topic: "t", content: unique("x") } }, reader(tenantA)),
+    );
     expect(readOnly.reason).toBe("insufficient_scope");
     expect((await readOne(tenantA, a.id)).supersededBy).toBeUndefined();
   });
@@ -219,7 +221,10 @@ describe("revise", () => {
           expect(err.message).toContain(winnerId);
         }
         // Nothing half-written: one successor row, one edge, one supersede event, no orphans.
-        const written = await ownerRows<{ id: string }>("SELECT id FROM memories WHERE tenant_id = $1 AND content = ANY($2::text[])", [tenantA.tenantId, contents]);
+        const written = await ownerRows<{ id: string }>("SELECT id FROM memories WHERE tenant_id = $1 AND content = ANY($2::text[])", [
+          tenantA.tenantId,
+          contents,
+        ]);
         expect(written.map((r) => r.id)).toEqual([winnerId]);
         expect(await ownerRows("SELECT from_id FROM memory_edges WHERE to_id = $1", [a.id])).toEqual([{ from_id: winnerId }]);
         expect((await eventsOf(a.id)).map((e) => e.kind)).toEqual(["create", "supersede"]);
@@ -304,7 +309,13 @@ describe("resolve", () => {
     let from: CommitmentStatus = "open";
     for (const to of path) {
       const out = await memory.resolve({ memoryId: c.id, status: to }, writer(tenantA));
-      expect(out).toEqual({ $typeName: "memory.v1.ResolveResponse", memoryId: c.id, commitmentId: (await commitmentRow(c.id))!.id, status: to, previousStatus: from });
+      expect(out).toEqual({
+        $typeName: "memory.v1.ResolveResponse",
+        memoryId: c.id,
+        commitmentId: (await commitmentRow(c.id))!.id,
+        status: to,
+        previousStatus: from,
+      });
       const row = (await commitmentRow(c.id))!;
       expect(row.status).toBe(to);
       expect(row.resolved_at === null).toBe(to !== "resolved");
@@ -352,7 +363,9 @@ describe("resolve", () => {
     const read = await readOne(tenantA, b.id);
     expect(read.status).toBe("archived");
     expect(read.validTo).toBeDefined();
-    const [row] = await ownerRows<{ closed_recorded_at: Date | null; content: string }>("SELECT closed_recorded_at, content FROM memories WHERE id = $1", [b.id]);
+    const [row] = await ownerRows<{ closed_recorded_at: Date | null; content: string }>("SELECT closed_recorded_at, content FROM memories WHERE id = $1", [
+      b.id,
+    ]);
     expect(row!.closed_recorded_at).toBeInstanceOf(Date);
     expect(row!.content).toBe(b.content);
     const events = await eventsOf(b.id);
@@ -494,7 +507,10 @@ describe("history", () => {
 
 describe("database guarantees behind the lifecycle", () => {
   /** Runs statements as the runtime role for one tenant in a transaction that is always rolled back. */
-  async function asRuntimeRole<T>(tenantId: string, fn: (q: (sql: string, params?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {
+  async function asRuntimeRole<T>(
+    tenantId: string,
+    fn: (q: (sql: string, params?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>,
+  ): Promise<T> {
     const client = await stack.ownerPool.connect();
     try {
       await client.query("BEGIN");

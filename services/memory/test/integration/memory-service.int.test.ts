@@ -8,8 +8,6 @@ let stack: CoreServices;
 let tenantA: { tenantId: string; userId: string; apiKey: string };
 let tenantB: { tenantId: string; userId: string; apiKey: string };
 
-
-
 async function memoryCount(tenantId: string): Promise<number> {
   const { rows } = await stack.ownerPool.query<{ n: string }>("SELECT count(*) AS n FROM memories WHERE tenant_id = $1", [tenantId]);
   return Number(rows[0]!.n);
@@ -28,10 +26,7 @@ describe("memory service over gRPC", () => {
   it("stores a memory with its embedding and reads it back", async () => {
     const memory = await stack.memoryClient();
     const content = "We store memories in PostgreSQL with pgvector.";
-    const stored = await memory.remember(
-      { memoryType: "decision", topic: "storage", content, project: "core", tags: ["db"] },
-      writer(tenantA),
-    );
+    const stored = await memory.remember({ memoryType: "decision", topic: "storage", content, project: "core", tags: ["db"] }, writer(tenantA));
     expect(stored.embedded).toBe("done");
     expect(stored.memory?.scope).toBe("personal");
     const read = await memory.getMemories({ ids: [stored.memory!.id] }, writer(tenantA));
@@ -85,7 +80,10 @@ describe("memory service over gRPC", () => {
     expect(asB.memories).toEqual([]);
     expect(asB.notFound.sort()).toEqual([mine.memory!.id, unknown].sort());
     const storeForeign = await rejection(
-      memory.storeEmbedding({ memoryId: mine.memory!.id, model: "x", vector: [1, 0] }, { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } }),
+      memory.storeEmbedding(
+        { memoryId: mine.memory!.id, model: "x", vector: [1, 0] },
+        { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } },
+      ),
     );
     const storeUnknown = await rejection(
       memory.storeEmbedding({ memoryId: unknown, model: "x", vector: [1, 0] }, { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } }),
@@ -173,7 +171,9 @@ describe("database guarantees for the runtime role", () => {
   });
 
   it("marks full-text matching leakproof so RLS-scoped searches can use the GIN index", async () => {
-    const { rows } = await stack.ownerPool.query<{ proleakproof: boolean }>("SELECT proleakproof FROM pg_proc WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure");
+    const { rows } = await stack.ownerPool.query<{ proleakproof: boolean }>(
+      "SELECT proleakproof FROM pg_proc WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure",
+    );
     expect(rows[0]?.proleakproof).toBe(true);
   });
 

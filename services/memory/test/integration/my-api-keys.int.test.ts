@@ -67,7 +67,9 @@ describe("self-service API keys", () => {
   it("refuses a read-only caller a read-write key, and any scope outside the public ones", async () => {
     const memory = await stack.memoryClient();
     const before = (await memory.listMyApiKeys({}, reader(tenantA))).keys.length;
-    expect((await rejection(memory.createMyApiKey({ name: "escalate", scopes: [SCOPES.read, SCOPES.write] }, reader(tenantA)))).reason).toBe("insufficient_scope");
+    expect((await rejection(memory.createMyApiKey({ name: "escalate", scopes: [SCOPES.read, SCOPES.write] }, reader(tenantA)))).reason).toBe(
+      "insufficient_scope",
+    );
     expect((await rejection(memory.createMyApiKey({ name: "internal", scopes: [SCOPES.internalAuth] }, writer(tenantA)))).reason).toBe("invalid_input");
     expect((await rejection(memory.createMyApiKey({ name: "none", scopes: [] }, writer(tenantA)))).reason).toBe("invalid_input");
     const badName = await rejection(memory.createMyApiKey({ name: "   ", scopes: [SCOPES.read] }, writer(tenantA)));
@@ -108,7 +110,8 @@ describe("self-service API keys", () => {
     const memory = await stack.memoryClient();
     const person = await secondUserOf(tenantB.tenantId);
     const ids: string[] = [];
-    for (let i = 0; i < MAX_LIVE_API_KEYS_PER_USER; i += 1) ids.push((await memory.createMyApiKey({ name: `key ${i}`, scopes: [SCOPES.read] }, person)).key!.id);
+    for (let i = 0; i < MAX_LIVE_API_KEYS_PER_USER; i += 1)
+      ids.push((await memory.createMyApiKey({ name: `key ${i}`, scopes: [SCOPES.read] }, person)).key!.id);
     expect((await rejection(memory.createMyApiKey({ name: "one too many", scopes: [SCOPES.read] }, person))).reason).toBe("conflict");
     await memory.revokeMyApiKey({ keyId: ids[0]! }, person);
     expect((await memory.createMyApiKey({ name: "room again", scopes: [SCOPES.read] }, person)).key!.name).toBe("room again");

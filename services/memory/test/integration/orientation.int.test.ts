@@ -61,7 +61,9 @@ function ndjson(records: readonly unknown[]): string {
 
 /** Imports memory records (recordedAt kept) and returns their new ids, in order. */
 async function importMemories(t: TestTenant, records: ReadonlyArray<Record<string, unknown>>): Promise<string[]> {
-  const file = ndjson(records.map((r) => ({ kind: "memory", key: randomUUID(), topic: `${String(r.memoryType)} imported`, content: unique("imported"), ...r })));
+  const file = ndjson(
+    records.map((r) => ({ kind: "memory", key: randomUUID(), topic: `${String(r.memoryType)} imported`, content: unique("imported"), ...r })),
+  );
   const result = await memory.import({ format: "3ngram", ndjson: file }, writer(t));
   expect(result.results.map((r) => r.outcome)).toEqual(records.map(() => "created"));
   return result.results.map((r) => r.id!);
@@ -134,7 +136,10 @@ describe("briefing selectors", () => {
   it("superseded and archived memories are not live and never appear", async () => {
     const old = await remember(t, { memoryType: "decision", scope: "work", project: "atlas" });
     const revised = await memory.revise(
-      { predecessorId: old, successor: { memoryType: "decision", topic: "revised", content: unique("revised"), scope: "work", project: "atlas", tags: [], facts: [] } },
+      {
+        predecessorId: old,
+        successor: { memoryType: "decision", topic: "revised", content: unique("revised"), scope: "work", project: "atlas", tags: [], facts: [] },
+      },
       writer(t),
     );
     const archived = await remember(t, { memoryType: "decision", scope: "work", project: "atlas" });
@@ -373,9 +378,7 @@ describe("snapshot consistency", () => {
     const t = await stack.createTenant("briefing snapshot");
     const past = timestampFromDate(new Date(Date.now() - DAY_MS));
     const writes = Promise.all(
-      Array.from({ length: 30 }, (_, i) =>
-        i % 2 === 0 ? remember(t, { memoryType: "commitment", dueAt: past }) : remember(t, { memoryType: "decision" }),
-      ),
+      Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? remember(t, { memoryType: "commitment", dueAt: past }) : remember(t, { memoryType: "decision" }))),
     );
     const reads: BriefingResponse[] = [];
     let done = false;
@@ -519,7 +522,10 @@ describe("describe_environment", () => {
     t = await stack.createTenant("environment");
     const kept = await remember(t, { memoryType: "decision" });
     const old = await remember(t, { memoryType: "decision" });
-    await memory.revise({ predecessorId: old, successor: { memoryType: "decision", topic: "t", content: unique("successor"), tags: [], facts: [] } }, writer(t));
+    await memory.revise(
+      { predecessorId: old, successor: { memoryType: "decision", topic: "t", content: unique("successor"), tags: [], facts: [] } },
+      writer(t),
+    );
     const archived = await remember(t, { memoryType: "note" });
     await memory.archive({ memoryId: archived }, writer(t));
     await remember(t, { memoryType: "preference" });
@@ -535,7 +541,14 @@ describe("describe_environment", () => {
     const link = await memory.createConsolidationProposals({ proposals: [{ fromId: fact!, toId: kept, edgeType: "extends", similarity: 0.95 }] }, consolidator);
     expect(link.createdIds).toHaveLength(1);
     const facts = await memory.createFactProposals(
-      { memoryId: fact!, extractor: "test/1", facts: [{ subject: "squat", predicate: "top_set.weight_kg", value: "98" }, { subject: "bench", predicate: "top_set.weight_kg", value: "70" }] },
+      {
+        memoryId: fact!,
+        extractor: "test/1",
+        facts: [
+          { subject: "squat", predicate: "top_set.weight_kg", value: "98" },
+          { subject: "bench", predicate: "top_set.weight_kg", value: "70" },
+        ],
+      },
       consolidator,
     );
     expect(facts.createdIds).toHaveLength(2);

@@ -78,7 +78,9 @@ describe("the job outbox", () => {
         ids.push(stored.memory!.id);
       }
       // A refused write records no job.
-      await expect(client.remember({ memoryType: "note", topic: "outage", content: "Written while Redis is away, number 0." }, writer(tenant))).rejects.toMatchObject({
+      await expect(
+        client.remember({ memoryType: "note", topic: "outage", content: "Written while Redis is away, number 0." }, writer(tenant)),
+      ).rejects.toMatchObject({
         reason: "duplicate_memory",
       });
     } finally {

@@ -81,7 +81,9 @@ describe("extraction is queued for every new memory", () => {
 describe("consolidation proposals", () => {
   it("only the consolidator's internal scope may hand proposals over", async () => {
     const [a, b] = [await remember(tenantA, { memoryType: "note" }), await remember(tenantA, { memoryType: "note" })];
-    const refused = await rejection(memory.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "extends", similarity: 0.9 }] }, writer(tenantA)));
+    const refused = await rejection(
+      memory.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "extends", similarity: 0.9 }] }, writer(tenantA)),
+    );
     expect(refused.reason).toBe("insufficient_scope");
     const facts = await rejection(memory.createFactProposals({ memoryId: a.id, extractor: "rules/1", facts: [] }, writer(tenantA)));
     expect(facts.reason).toBe("insufficient_scope");
@@ -134,7 +136,9 @@ describe("consolidation proposals", () => {
     );
     expect(result.createdIds).toHaveLength(1);
     expect(result.skipped).toBe(4);
-    const refused = await rejection(memory.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "derives", similarity: 0.9 }] }, consolidator(tenantA)));
+    const refused = await rejection(
+      memory.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "derives", similarity: 0.9 }] }, consolidator(tenantA)),
+    );
     expect(refused).toMatchObject({ reason: "invalid_input" });
     expect(refused.details.field).toMatch(/edgeType/);
   });
@@ -195,7 +199,10 @@ describe("consolidation proposals", () => {
     );
     expect(row!.decided_by).toBe(tenantA.userId);
     expect(row!.closed).not.toBeNull();
-    const events = await ownerRows<{ kind: string; payload: Record<string, unknown> }>("SELECT event_kind AS kind, payload FROM memory_events WHERE memory_id = $1 AND event_kind = 'supersede'", [older.id]);
+    const events = await ownerRows<{ kind: string; payload: Record<string, unknown> }>(
+      "SELECT event_kind AS kind, payload FROM memory_events WHERE memory_id = $1 AND event_kind = 'supersede'",
+      [older.id],
+    );
     expect(events).toEqual([{ kind: "supersede", payload: { successorId: newer.id, edgeType: "supersedes", proposalId: id } }]);
 
     // Decided: a second accept or a reject is a conflict, and the pair is never proposed again.
@@ -221,7 +228,10 @@ describe("consolidation proposals", () => {
     const older = await remember(tenantA, { memoryType: "decision" });
     const newer = await remember(tenantA, { memoryType: "decision" });
     const id = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
-    const head = await memory.revise({ predecessorId: older.id, successor: { memoryType: "decision", topic: "t", content: unique("by hand") } }, writer(tenantA));
+    const head = await memory.revise(
+      { predecessorId: older.id, successor: { memoryType: "decision", topic: "t", content: unique("by hand") } },
+      writer(tenantA),
+    );
     const refused = await rejection(memory.acceptProposal({ proposalId: id }, writer(tenantA)));
     expect(refused.reason).toBe("conflict");
     expect(refused.message).toContain(head.memory!.id);
@@ -301,7 +311,10 @@ describe("reading one proposal", () => {
     const edgeId = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
     const source = await remember(tenantA, { memoryType: "fact", topic: "swim", content: unique("Swam 2 km") });
     const factId = (
-      await memory.createFactProposals({ memoryId: source.id, extractor: "rules/1", facts: [{ subject: "swim", predicate: "distance_km", value: "2" }] }, consolidator(tenantA))
+      await memory.createFactProposals(
+        { memoryId: source.id, extractor: "rules/1", facts: [{ subject: "swim", predicate: "distance_km", value: "2" }] },
+        consolidator(tenantA),
+      )
     ).createdIds[0]!;
 
     const edge = await memory.getProposal({ proposalId: edgeId.toUpperCase() }, reader(tenantA));
@@ -312,7 +325,10 @@ describe("reading one proposal", () => {
     expect(fact.fact).toMatchObject({ id: factId, memoryId: source.id, subject: "swim", value: "2", status: "proposed" });
 
     await memory.rejectProposal({ proposalId: edgeId, rationale: "not the same plan" }, writer(tenantA));
-    expect((await memory.getProposal({ proposalId: edgeId }, reader(tenantA))).edge).toMatchObject({ status: "rejected", decisionRationale: "not the same plan" });
+    expect((await memory.getProposal({ proposalId: edgeId }, reader(tenantA))).edge).toMatchObject({
+      status: "rejected",
+      decisionRationale: "not the same plan",
+    });
 
     const foreign = await rejection(memory.getProposal({ proposalId: factId }, reader(tenantB)));
     const unknown = await rejection(memory.getProposal({ proposalId: UNKNOWN_ID }, reader(tenantB)));
@@ -363,12 +379,17 @@ describe("fact proposals", () => {
   it("refuses an unknown or another tenant's memory, and a claim that breaks the fact bounds", async () => {
     const foreign = await remember(tenantB, { memoryType: "note" });
     for (const memoryId of [foreign.id, UNKNOWN_ID]) {
-      const refused = await rejection(memory.createFactProposals({ memoryId, extractor: "rules/1", facts: [{ subject: "s", predicate: "p", value: "v" }] }, consolidator(tenantA)));
+      const refused = await rejection(
+        memory.createFactProposals({ memoryId, extractor: "rules/1", facts: [{ subject: "s", predicate: "p", value: "v" }] }, consolidator(tenantA)),
+      );
       expect(refused.reason).toBe("not_found");
     }
     const note = await remember(tenantA, { memoryType: "note" });
     const bad = await rejection(
-      memory.createFactProposals({ memoryId: note.id, extractor: "rules/1", facts: [{ subject: "s", predicate: "p".repeat(257), value: "v" }] }, consolidator(tenantA)),
+      memory.createFactProposals(
+        { memoryId: note.id, extractor: "rules/1", facts: [{ subject: "s", predicate: "p".repeat(257), value: "v" }] },
+        consolidator(tenantA),
+      ),
     );
     expect(bad.details.field).toBe("facts.0.predicate");
   });
@@ -376,7 +397,10 @@ describe("fact proposals", () => {
   it("accepting asserts the fact from the memory's valid time so get_facts returns it; the proposal links to it", async () => {
     const run = await remember(tenantA, { memoryType: "fact", topic: "run", content: unique("Ran 5 km") });
     const id = (
-      await memory.createFactProposals({ memoryId: run.id, extractor: "rules/1", facts: [{ subject: "morning_run", predicate: "distance_km", value: "5" }] }, consolidator(tenantA))
+      await memory.createFactProposals(
+        { memoryId: run.id, extractor: "rules/1", facts: [{ subject: "morning_run", predicate: "distance_km", value: "5" }] },
+        consolidator(tenantA),
+      )
     ).createdIds[0]!;
     expect((await memory.getFacts({ subject: "morning_run" }, reader(tenantA))).facts).toEqual([]);
     const accepted = await memory.acceptProposal({ proposalId: id }, writer(tenantA));
@@ -385,7 +409,9 @@ describe("fact proposals", () => {
     const [fact] = (await memory.getFacts({ subject: "morning_run" }, reader(tenantA))).facts;
     expect(fact).toMatchObject({ predicate: "distance_km", value: "5", memoryId: run.id, id: accepted.fact!.factId });
     expect(timestampDate(fact!.validFrom!).toISOString()).toBe(timestampDate(run.validFrom!).toISOString());
-    const events = await ownerRows<{ payload: Record<string, unknown> }>("SELECT payload FROM memory_events WHERE memory_id = $1 AND event_kind = 'fact'", [run.id]);
+    const events = await ownerRows<{ payload: Record<string, unknown> }>("SELECT payload FROM memory_events WHERE memory_id = $1 AND event_kind = 'fact'", [
+      run.id,
+    ]);
     expect(events).toEqual([{ payload: { factId: fact!.id, proposalId: id } }]);
   });
 
@@ -402,8 +428,10 @@ describe("fact proposals", () => {
 
     const newer = await remember(tenantA, { memoryType: "fact", topic: "weight", content: unique("82 kg") });
     const older = first;
-    const pNew = (await memory.createFactProposals({ memoryId: newer.id, extractor: "rules/1", facts: [{ ...claim, value: "82" }] }, consolidator(tenantA))).createdIds[0]!;
-    const pOld = (await memory.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA))).createdIds[0]!;
+    const pNew = (await memory.createFactProposals({ memoryId: newer.id, extractor: "rules/1", facts: [{ ...claim, value: "82" }] }, consolidator(tenantA)))
+      .createdIds[0]!;
+    const pOld = (await memory.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA)))
+      .createdIds[0]!;
     await memory.acceptProposal({ proposalId: pNew }, writer(tenantA));
     const refused = await rejection(memory.acceptProposal({ proposalId: pOld }, writer(tenantA)));
     expect(refused.reason).toBe("conflict");
@@ -414,7 +442,9 @@ describe("fact proposals", () => {
     expect(rejected.fact).toMatchObject({ status: "rejected", decisionRationale: "stale" });
     expect(rejected.fact!.factId).toBeUndefined();
     // Rejected claims stay rejected when the extractor runs again.
-    expect((await memory.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA))).createdIds).toEqual([]);
+    expect(
+      (await memory.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA))).createdIds,
+    ).toEqual([]);
   });
 });
 
@@ -473,7 +503,10 @@ describe("maintenance for the consolidator", () => {
     await stack.ownerPool.query("UPDATE memories SET embedding = NULL, embedding_model = NULL, embedding_dim = NULL WHERE id = $1", [bare.id]);
     expect((await memory.listPendingEmbeddings({ model: "hashing-512" }, embedder(tenant))).memoryIds).toEqual([bare.id]);
     expect((await memory.listPendingEmbeddings({ model: "another-model" }, embedder(tenant))).memoryIds).toEqual([embedded.id, bare.id].sort());
-    await memory.storeEmbedding({ memoryId: bare.id, model: "hashing-512", vector: Array.from({ length: 512 }, (_, i) => (i === 0 ? 1 : 0)) }, embedder(tenant));
+    await memory.storeEmbedding(
+      { memoryId: bare.id, model: "hashing-512", vector: Array.from({ length: 512 }, (_, i) => (i === 0 ? 1 : 0)) },
+      embedder(tenant),
+    );
     expect((await memory.listPendingEmbeddings({ model: "hashing-512" }, embedder(tenant))).memoryIds).toEqual([]);
     expect((await rejection(memory.listPendingEmbeddings({ model: "x" }, writer(tenant)))).reason).toBe("insufficient_scope");
   });
@@ -488,15 +521,26 @@ describe("maintenance for the consolidator", () => {
     await memory.resolve({ memoryId: done.id, status: "resolved" }, writer(tenant));
     const future = await remember(tenant, { memoryType: "commitment", dueAt: timestampFromDate(new Date(Date.now() + 86_400_000)) });
     const revisedAway = await remember(tenant, { memoryType: "commitment", dueAt: past });
-    await memory.revise({ predecessorId: revisedAway.id, successor: { memoryType: "note", topic: "t", content: unique("no longer a promise") } }, writer(tenant));
+    await memory.revise(
+      { predecessorId: revisedAway.id, successor: { memoryType: "note", topic: "t", content: unique("no longer a promise") } },
+      writer(tenant),
+    );
     const recent = await remember(tenant, { memoryType: "commitment", dueAt: timestampFromDate(new Date(Date.now() - 3_600_000)) });
 
     // Due more than a day ago; a cutoff in the future is clamped to now.
     const swept = await memory.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() - 86_400_000)) }, consolidator(tenant));
     expect([...swept.memoryIds].sort()).toEqual([overdueOpen.id, overdueWaiting.id].sort());
-    const statuses = await ownerRows<{ memory_id: string; status: string }>("SELECT memory_id, status FROM commitments WHERE tenant_id = $1", [tenant.tenantId]);
+    const statuses = await ownerRows<{ memory_id: string; status: string }>("SELECT memory_id, status FROM commitments WHERE tenant_id = $1", [
+      tenant.tenantId,
+    ]);
     const status = Object.fromEntries(statuses.map((r) => [r.memory_id, r.status]));
-    expect(status).toMatchObject({ [overdueOpen.id]: "expired", [overdueWaiting.id]: "expired", [done.id]: "resolved", [future.id]: "open", [recent.id]: "open" });
+    expect(status).toMatchObject({
+      [overdueOpen.id]: "expired",
+      [overdueWaiting.id]: "expired",
+      [done.id]: "resolved",
+      [future.id]: "open",
+      [recent.id]: "open",
+    });
     const events = await ownerRows<{ actor: string; payload: Record<string, unknown> }>(
       "SELECT actor_kind AS actor, payload FROM memory_events WHERE memory_id = $1 AND event_kind = 'status_change'",
       [overdueOpen.id],

@@ -17,8 +17,6 @@ type Tenant = { tenantId: string; userId: string; apiKey: string };
 let stack: CoreServices;
 let memory: RpcClient<typeof MemoryService>;
 
-
-
 let counter = 0;
 /** A memory with unique content (the live-duplicate guard is per tenant). */
 async function note(t: Tenant, fields: { scope?: string; project?: string; memoryType?: string; topic?: string } = {}) {
@@ -408,7 +406,10 @@ describe("listing and facets", () => {
     }
     await memory.archive({ memoryId: made.archived!.id }, writer(t));
     const revised = await memory.revise(
-      { predecessorId: made.superseded!.id, successor: { memoryType: "event", topic: "successor", content: "the successor of a listed memory", scope: "personal" } },
+      {
+        predecessorId: made.superseded!.id,
+        successor: { memoryType: "event", topic: "successor", content: "the successor of a listed memory", scope: "personal" },
+      },
       writer(t),
     );
     const successor = revised.memory!;
@@ -448,7 +449,8 @@ describe("listing and facets", () => {
   it("filters by recorded time, both bounds inclusive", async () => {
     const at = (k: string) => timestampFromDate(made[k]!.recordedAt);
     // The stored instants may share a millisecond, so the expectation is computed from them.
-    const inWindow = (from: Date, to: Date) => live().filter((id) => Object.values(made).some((m) => m.id === id && m.recordedAt >= from && m.recordedAt <= to));
+    const inWindow = (from: Date, to: Date) =>
+      live().filter((id) => Object.values(made).some((m) => m.id === id && m.recordedAt >= from && m.recordedAt <= to));
     const window = await listIds(t, { recordedAfter: at("n1"), recordedBefore: at("b1") });
     expect(window).toEqual(inWindow(made.n1!.recordedAt, made.b1!.recordedAt));
     expect(window).toContain(made.n1!.id);
@@ -466,7 +468,10 @@ describe("listing and facets", () => {
       [{ memoryTypes: ["gossip"] }, "memoryTypes"],
       [{ scope: "Not Kebab" }, "scope"],
       [{ status: "deleted" }, "status"],
-      [{ recordedAfter: timestampFromDate(new Date("2030-01-02T00:00:00Z")), recordedBefore: timestampFromDate(new Date("2030-01-01T00:00:00Z")) }, "recordedBefore"],
+      [
+        { recordedAfter: timestampFromDate(new Date("2030-01-02T00:00:00Z")), recordedBefore: timestampFromDate(new Date("2030-01-01T00:00:00Z")) },
+        "recordedBefore",
+      ],
     ];
     for (const [request, field] of cases) {
       const err = await rejection(memory.listMemories(request, reader(t)));

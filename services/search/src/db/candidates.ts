@@ -36,7 +36,12 @@ const MAX_COUNTED_TERMS = 32;
  * (memory_search_vector: stems, raw words, identifiers whole and split), first MAX_COUNTED_TERMS;
  * and the tenant's text statistics (searchable memories, their mean length in lexemes).
  */
-async function queryTermsAndStats(db: Queryable, tenantId: string, query: string, tokens: SearchPolicy["tokens"]): Promise<{ lexemes: string[]; stems: Set<string>; docs: number; averageLength: number }> {
+async function queryTermsAndStats(
+  db: Queryable,
+  tenantId: string,
+  query: string,
+  tokens: SearchPolicy["tokens"],
+): Promise<{ lexemes: string[]; stems: Set<string>; docs: number; averageLength: number }> {
   const { rows } = await db.query<{ lexemes: string[]; stems: string[]; docs: string | null; lexemeTotal: string | null }>(
     `SELECT tsvector_to_array(${tokens === "memory" ? "memory_search_vector($1)" : "to_tsvector('english', $1)"}) AS lexemes, tsvector_to_array(to_tsvector('english', $1)) AS stems, s.docs, s."lexemeTotal"
        FROM (SELECT sum(docs) AS docs, sum(lexemes) AS "lexemeTotal" FROM memory_text_stats WHERE tenant_id = $2) s`,
@@ -44,7 +49,12 @@ async function queryTermsAndStats(db: Queryable, tenantId: string, query: string
   );
   const docs = Number(rows[0]?.docs ?? 0);
   const total = Number(rows[0]?.lexemeTotal ?? 0);
-  return { lexemes: (rows[0]?.lexemes ?? []).slice(0, MAX_COUNTED_TERMS), stems: new Set(rows[0]?.stems ?? []), docs, averageLength: docs > 0 ? total / docs : 0 };
+  return {
+    lexemes: (rows[0]?.lexemes ?? []).slice(0, MAX_COUNTED_TERMS),
+    stems: new Set(rows[0]?.stems ?? []),
+    docs,
+    averageLength: docs > 0 ? total / docs : 0,
+  };
 }
 
 /**
@@ -53,7 +63,14 @@ async function queryTermsAndStats(db: Queryable, tenantId: string, query: string
  * counted in one statement where each term is a constant one-lexeme tsquery, so the planner picks
  * per term between a GIN probe (rare words) and a scan that stops at the cap (common ones).
  */
-async function termFrequencies(db: Queryable, eligibility: Eligibility, tsv: string, lexemes: readonly string[], cap: number, cache: TermCountCache | undefined): Promise<number[]> {
+async function termFrequencies(
+  db: Queryable,
+  eligibility: Eligibility,
+  tsv: string,
+  lexemes: readonly string[],
+  cap: number,
+  cache: TermCountCache | undefined,
+): Promise<number[]> {
   // The two vectors count differently ("squat" is in more lexical_tsv rows): the cache keys carry the column.
   const keys = lexemes.map((lexeme) => `${tsv}:${lexeme}`);
   const counts = cache ? cache.lookup(eligibility, cap, keys) : lexemes.map(() => undefined);
@@ -68,7 +85,12 @@ async function termFrequencies(db: Queryable, eligibility: Eligibility, tsv: str
   );
   const { rows } = await db.query<Record<string, number>>(`SELECT ${probes.join(", ")}`, p.values);
   const counted = unknown.map((_, i) => Number(rows[0]?.[`t${i}`] ?? 0));
-  cache?.remember(eligibility, cap, keys.filter((_, i) => counts[i] === undefined), counted);
+  cache?.remember(
+    eligibility,
+    cap,
+    keys.filter((_, i) => counts[i] === undefined),
+    counted,
+  );
   let next = 0;
   return counts.map((known) => known ?? counted[next++]!);
 }
@@ -144,9 +166,12 @@ export async function selectCandidates(
   const legOrder = () => {
     const { k1, b } = params.policy.bm25;
     const avg = p.add(averageLength > 0 ? averageLength : 1);
-    const matchedIdf = scored.length > 0
-      ? scored.map((lexeme) => `CASE WHEN w.tsv @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(idf.get(lexeme) ?? 0)}::float8 ELSE 0 END`).join(" + ")
-      : "0";
+    const matchedIdf =
+      scored.length > 0
+        ? scored
+            .map((lexeme) => `CASE WHEN w.tsv @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(idf.get(lexeme) ?? 0)}::float8 ELSE 0 END`)
+            .join(" + ")
+        : "0";
     return `(${matchedIdf}) / (1 + ${p.add(k1)}::float8 * (1 - ${p.add(b)}::float8 + ${p.add(b)}::float8 * length(w.tsv) / ${avg}::float8))`;
   };
   const lexicalOrder = params.policy.lexicalScore === "ts_rank" ? "ts_rank(w.tsv, q.tsq)" : legOrder();

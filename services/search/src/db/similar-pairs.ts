@@ -34,10 +34,11 @@ export async function selectSimilarPairs(db: Queryable, scan: PairScan): Promise
   if (!Number.isInteger(dim) || dim < 1 || dim > 2000) throw new Error("invalid vector dimension");
 
   const live = `tenant_id = $1 AND status = 'active' AND valid_to IS NULL AND embedding_dim = ${dim} AND embedding_model = $2`;
-  const { rows: counted } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM memories WHERE ${live} LIMIT $3) s`,
-    [scan.tenantId, scan.model, scan.scanRows],
-  );
+  const { rows: counted } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM memories WHERE ${live} LIMIT $3) s`, [
+    scan.tenantId,
+    scan.model,
+    scan.scanRows,
+  ]);
   const { rows } = await db.query<PairRow>(
     `WITH anchors AS (
        SELECT id, memory_type, recorded_at, embedding::vector(${dim}) AS v

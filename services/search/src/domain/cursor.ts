@@ -85,7 +85,10 @@ export function fingerprint(f: FingerprintInput): string {
     iso(f.recordedBefore),
     f.asOf === null ? null : [iso(f.asOf.validAt), iso(f.asOf.asKnownAt)],
   ]);
-  return createHash("sha256").update(canonical).digest("hex").slice(0, FP_BYTES * 2);
+  return createHash("sha256")
+    .update(canonical)
+    .digest("hex")
+    .slice(0, FP_BYTES * 2);
 }
 
 export function encodeCursor(cursor: Cursor): string {

@@ -76,7 +76,14 @@ export interface SearchPolicy {
    *     + weightedCoverageWeight · weightedCoverage + topMatchWeight · topMatch + cosineLiftWeight · cosineLift
    * is below minEvidence (or there is no candidate at all). See abstentionEvidence for the terms.
    */
-  abstention: { minEvidence: number; termCoverageWeight: number; scoreGapWeight: number; weightedCoverageWeight: number; topMatchWeight: number; cosineLiftWeight: number };
+  abstention: {
+    minEvidence: number;
+    termCoverageWeight: number;
+    scoreGapWeight: number;
+    weightedCoverageWeight: number;
+    topMatchWeight: number;
+    cosineLiftWeight: number;
+  };
 }
 
 export const SEARCH_POLICY: SearchPolicy = {
@@ -234,7 +241,12 @@ type LegInput = Pick<CandidateFeatures, "cosine" | "lexical" | "ftsRaw" | "tsRan
  * One leg's value for every candidate, normalised inside the pool by the policy's fusion method.
  * `raw` answers the leg's score, or null when the leg did not score the candidate.
  */
-export function legValues<C extends LegInput>(candidates: readonly C[], raw: (c: C) => number | null, clampScore: boolean, policy: SearchPolicy = SEARCH_POLICY): Map<string, number> {
+export function legValues<C extends LegInput>(
+  candidates: readonly C[],
+  raw: (c: C) => number | null,
+  clampScore: boolean,
+  policy: SearchPolicy = SEARCH_POLICY,
+): Map<string, number> {
   const scored = candidates.flatMap((c) => {
     const x = raw(c);
     return x === null ? [] : [{ id: c.id, x }];
@@ -246,7 +258,15 @@ export function legValues<C extends LegInput>(candidates: readonly C[], raw: (c:
     const best = Math.max(...scored.map((s) => s.x));
     const worst = Math.min(...scored.map((s) => s.x));
     for (const s of scored) {
-      const value = clampScore ? Math.min(1, Math.max(0, s.x)) : method === "score" ? (best > 0 ? s.x / best : 0) : best === worst ? 1 : (s.x - worst) / (best - worst);
+      const value = clampScore
+        ? Math.min(1, Math.max(0, s.x))
+        : method === "score"
+          ? best > 0
+            ? s.x / best
+            : 0
+          : best === worst
+            ? 1
+            : (s.x - worst) / (best - worst);
       values.set(s.id, value);
     }
     return values;
@@ -262,7 +282,10 @@ export function legValues<C extends LegInput>(candidates: readonly C[], raw: (c:
 }
 
 /** The vector and lexical legs' normalised values over a pool. */
-function fuseLegs<C extends LegInput>(candidates: readonly C[], policy: SearchPolicy = SEARCH_POLICY): { vector: Map<string, number>; lexical: Map<string, number> } {
+function fuseLegs<C extends LegInput>(
+  candidates: readonly C[],
+  policy: SearchPolicy = SEARCH_POLICY,
+): { vector: Map<string, number>; lexical: Map<string, number> } {
   return {
     vector: legValues(candidates, (c) => c.cosine, true, policy),
     lexical: legValues(candidates, (c) => (!c.lexical ? null : policy.lexicalScore === "ts_rank" ? (c.tsRank ?? 0) : c.ftsRaw), false, policy),

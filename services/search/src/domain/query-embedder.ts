@@ -32,7 +32,11 @@ export class QueryEmbedder {
   private readonly lookups: Counter<"outcome"> | undefined;
 
   constructor(private readonly options: QueryEmbedderOptions) {
-    this.lookups = cacheLookupCounter(options.registry, "threengram_search_query_embedding_cache_total", "Query-embedding cache lookups, by outcome (hit or miss)");
+    this.lookups = cacheLookupCounter(
+      options.registry,
+      "threengram_search_query_embedding_cache_total",
+      "Query-embedding cache lookups, by outcome (hit or miss)",
+    );
   }
 
   get available(): boolean {

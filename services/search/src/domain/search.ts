@@ -1,13 +1,32 @@
 import { AppError } from "@3ngram/errors";
 import { withTenant, type Pool, type PoolClient } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
-import { MAX_FROZEN_CURSOR_IDS, excerpt, type MemoryStatus, type MemoryType, type SearchInput, type SearchLeg, type SearchOrder, type SearchProjection } from "@3ngram/schema";
+import {
+  MAX_FROZEN_CURSOR_IDS,
+  excerpt,
+  type MemoryStatus,
+  type MemoryType,
+  type SearchInput,
+  type SearchLeg,
+  type SearchOrder,
+  type SearchProjection,
+} from "@3ngram/schema";
 import { HNSW_FILTERED_SCAN, selectCandidates } from "../db/candidates.js";
 import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
 import { selectRetrievalScope, selectScopeNames } from "../db/retrieval-scope.js";
 import { decodeCursor, encodeCursor, fingerprint, foreignCursor, type Cursor, type FrozenCursor, type KeysetCursor, type PageSnapshot } from "./cursor.js";
-import { type AbstentionEvidence, abstentionEvidence, candidatePoolSize, lexicalQueryText, matchesAnyTerm, rank, SEARCH_POLICY, type SearchPolicy, shouldAbstain } from "./policy.js";
+import {
+  type AbstentionEvidence,
+  abstentionEvidence,
+  candidatePoolSize,
+  lexicalQueryText,
+  matchesAnyTerm,
+  rank,
+  SEARCH_POLICY,
+  type SearchPolicy,
+  shouldAbstain,
+} from "./policy.js";
 import { normaliseQuery, type QueryEmbedder } from "./query-embedder.js";
 import type { TermCountCache } from "./term-counts.js";
 
@@ -190,9 +209,7 @@ async function rankedPage(
     eligibility: args.eligibility,
     query: args.query,
     ftsQuery: lexicalQueryText(args.query, args.policy),
-    anyTerm: matchesAnyTerm(args.query, args.policy)
-      ? { maxMatches: args.policy.lexicalTermMaxMatches }
-      : undefined,
+    anyTerm: matchesAnyTerm(args.query, args.policy) ? { maxMatches: args.policy.lexicalTermMaxMatches } : undefined,
     rankWindow: args.policy.lexicalRankWindow,
     vector: args.vector,
     pool: candidatePoolSize(args.limit, args.policy),
@@ -220,9 +237,7 @@ async function rankedPage(
   return {
     hits: ranked.slice(0, args.limit).map((r, i) => ({ row: r.candidate, score: scores[i]! })),
     hasMore,
-    cursor: hasMore
-      ? { kind: "frozen", fingerprint: args.fp, offset: args.limit, ids: ranked.map((r) => r.candidate.id), scores, snapshot }
-      : null,
+    cursor: hasMore ? { kind: "frozen", fingerprint: args.fp, offset: args.limit, ids: ranked.map((r) => r.candidate.id), scores, snapshot } : null,
     poolSize: ranked.length,
     snapshot,
   };

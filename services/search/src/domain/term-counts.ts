@@ -29,8 +29,19 @@ export class TermCountCache {
   private readonly lookups: Counter<"outcome"> | undefined;
 
   constructor(options: TermCountCacheOptions) {
-    this.cache = options.maxEntries > 0 ? new LRUCache<string, number>({ max: options.maxEntries, ttl: options.ttlMs, ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}) }) : null;
-    this.lookups = cacheLookupCounter(options.registry, "threengram_search_term_count_cache_total", "Term-count cache lookups in the full-text probe, by outcome (hit or miss)");
+    this.cache =
+      options.maxEntries > 0
+        ? new LRUCache<string, number>({
+            max: options.maxEntries,
+            ttl: options.ttlMs,
+            ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
+          })
+        : null;
+    this.lookups = cacheLookupCounter(
+      options.registry,
+      "threengram_search_term_count_cache_total",
+      "Term-count cache lookups in the full-text probe, by outcome (hit or miss)",
+    );
   }
 
   /** The cached counts (made with this cap) for these words, undefined where unknown, in order. */

@@ -22,7 +22,9 @@ let tenantA: TestTenant;
 let tenantB: TestTenant;
 let bm25Service: RunningSearchService;
 
-const eraser = (t: TestTenant): CallOptions => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.erase], actor: "user_api" } });
+const eraser = (t: TestTenant): CallOptions => ({
+  identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.erase], actor: "user_api" },
+});
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "lexleg", embedder: null });
@@ -31,7 +33,14 @@ beforeAll(async () => {
   memory = await stack.memoryClient();
   // The lexical leg under test: the memory tokenisation (lexical_tsv) ranked with BM25.
   bm25Service = await startSearchService(
-    loadSearchConfig({ DATABASE_URL: stack.db.url, SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0", EMBEDDINGS_PROVIDER: "hashing" }),
+    loadSearchConfig({
+      DATABASE_URL: stack.db.url,
+      SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: "0",
+      METRICS_PORT: "0",
+      EMBEDDINGS_PROVIDER: "hashing",
+    }),
     { embedder: null, log: createLogger({ service: "test", level: "silent" }), policy: { ...SEARCH_POLICY, tokens: "memory", lexicalScore: "bm25" } },
   );
   search = createRpcClient(SearchServiceDef, { address: bm25Service.address, audience: "search", signer: await stack.keys.signer("gateway") });
@@ -71,7 +80,22 @@ async function truth(t: TestTenant): Promise<{ docs: number; lexemes: number }> 
 describe("tokeniser", () => {
   it("keeps identifiers whole and adds their parts", async () => {
     const l = await lexemes("my back_squat went up; see top_set.weight_kg and text-embedding-3-small");
-    expect(l).toEqual(expect.arrayContaining(["back_squat", "back", "squat", "top_set.weight_kg", "top", "set", "weight", "kg", "text-embedding-3-small", "embedding", "small", "3"]));
+    expect(l).toEqual(
+      expect.arrayContaining([
+        "back_squat",
+        "back",
+        "squat",
+        "top_set.weight_kg",
+        "top",
+        "set",
+        "weight",
+        "kg",
+        "text-embedding-3-small",
+        "embedding",
+        "small",
+        "3",
+      ]),
+    );
   });
 
   it("splits camelCase and keeps the whole word, keeps plain identifiers such as pgvector", async () => {
@@ -97,7 +121,10 @@ describe("tokeniser", () => {
   });
 
   it("finds a memory by an identifier's part and by its whole form through search", async () => {
-    const stored = await memory.remember({ memoryType: "note", topic: "config field", content: "Set retry_policy.max_attempts to 7 in the consumer." }, writer(tenantA));
+    const stored = await memory.remember(
+      { memoryType: "note", topic: "config field", content: "Set retry_policy.max_attempts to 7 in the consumer." },
+      writer(tenantA),
+    );
     for (const query of ["retry_policy.max_attempts", "max_attempts", "attempts"]) {
       const response = await search.search({ query }, reader(tenantA));
       expect(response.hits[0]?.id, query).toBe(stored.memory!.id);
@@ -116,7 +143,11 @@ describe("statistics kept by the database", () => {
 
     // A supersession appends the successor; the predecessor stays searchable, so it stays counted.
     const successor = await memory.revise(
-      { predecessorId: first.memory!.id, edgeIntent: "supersedes", successor: { memoryType: "fact", topic: "gym", content: "I train at home in the garage now." } },
+      {
+        predecessorId: first.memory!.id,
+        edgeIntent: "supersedes",
+        successor: { memoryType: "fact", topic: "gym", content: "I train at home in the garage now." },
+      },
       writer(tenantA),
     );
     expect((await stats(tenantA)).docs).toBe(startA.docs + 3);
@@ -150,7 +181,8 @@ describe("statistics kept by the database", () => {
 describe("BM25 through search", () => {
   it("ranks the memory holding a rare query word above those holding only a common one", async () => {
     const t = await stack.createTenant("lexical-idf");
-    for (let i = 0; i < 6; i++) await memory.remember({ memoryType: "note", topic: `walk ${i}`, content: `A heron stood in the river on walk ${i}.` }, writer(t));
+    for (let i = 0; i < 6; i++)
+      await memory.remember({ memoryType: "note", topic: `walk ${i}`, content: `A heron stood in the river on walk ${i}.` }, writer(t));
     const rare = await memory.remember({ memoryType: "note", topic: "odd one", content: "A kingfisher flashed past." }, writer(t));
     const response = await search.search({ query: "heron kingfisher" }, reader(t));
     expect(response.hits[0]?.id).toBe(rare.memory!.id);
@@ -170,9 +202,13 @@ describe("index use under RLS", () => {
   it("keeps the @@ operator leakproof, so the probe can use the rebuilt GIN index under RLS", async () => {
     // On a table this small the planner prefers the tenant index whatever is allowed; at 100k
     // memories the plan uses the GIN index (checked by hand with EXPLAIN as the search role). The precondition is checked here.
-    const { rows } = await stack.ownerPool.query<{ leakproof: boolean }>("SELECT proleakproof AS leakproof FROM pg_proc WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure");
+    const { rows } = await stack.ownerPool.query<{ leakproof: boolean }>(
+      "SELECT proleakproof AS leakproof FROM pg_proc WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure",
+    );
     expect(rows[0]?.leakproof).toBe(true);
-    const { rows: indexes } = await stack.ownerPool.query<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE indexname = 'memories_lexical_tsv_idx'");
+    const { rows: indexes } = await stack.ownerPool.query<{ def: string }>(
+      "SELECT indexdef AS def FROM pg_indexes WHERE indexname = 'memories_lexical_tsv_idx'",
+    );
     expect(indexes[0]?.def).toMatch(/USING gin \(lexical_tsv\)/);
   });
 });

@@ -21,11 +21,19 @@ beforeAll(async () => {
   stack = await startCoreServices({ label: "lexprune", embedder: null });
   tenant = await stack.createTenant("pruning");
   const memory = await stack.memoryClient();
-  for (let i = 0; i < 5; i++) await memory.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
+  for (let i = 0; i < 5; i++)
+    await memory.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
   await memory.remember({ memoryType: "note", topic: "rare pair", content: "A kestrel rode the zephyr at dusk." }, writer(tenant));
   await memory.remember({ memoryType: "note", topic: "wind", content: "The zephyr came from the west." }, writer(tenant));
   pruning = await startSearchService(
-    loadSearchConfig({ DATABASE_URL: stack.db.url, SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0", EMBEDDINGS_PROVIDER: "hashing" }),
+    loadSearchConfig({
+      DATABASE_URL: stack.db.url,
+      SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: "0",
+      METRICS_PORT: "0",
+      EMBEDDINGS_PROVIDER: "hashing",
+    }),
     { embedder: null, log: createLogger({ service: "test", level: "silent" }), policy: { ...SEARCH_POLICY, lexicalTermMaxMatches: 3 } },
   );
   search = createRpcClient(SearchService, { address: pruning.address, audience: "search", signer: await stack.keys.signer("gateway") });
@@ -44,7 +52,12 @@ describe("full-text leg on common words", () => {
     const response = await search.search({ query: "kestrel zephyr" }, reader(tenant));
     // kestrel is in 6 memories (over the cap of 3), so only zephyr's 2 memories come from the leg.
     expect(ftsCandidates(response)).toBe(2);
-    expect(response.hits.slice(0, 2).map((h) => h.topic).sort()).toEqual(["rare pair", "wind"]);
+    expect(
+      response.hits
+        .slice(0, 2)
+        .map((h) => h.topic)
+        .sort(),
+    ).toEqual(["rare pair", "wind"]);
   });
 
   it("requires every word when all of them are common", async () => {

@@ -39,8 +39,6 @@ async function remember(t: Tenant, fields: { memoryType?: string; topic: string;
   return { id: out.memory!.id, recordedAt: iso(out.memory!.recordedAt) };
 }
 
-
-
 describe("filters", () => {
   let t: Tenant;
   const m: Record<string, { id: string; recordedAt: string }> = {};
@@ -51,7 +49,12 @@ describe("filters", () => {
     await waitPastOnServer(core.ownerPool, m.decision.recordedAt);
     m.fact = await remember(t, { memoryType: "fact", topic: "kettle wattage", content: "The kitchen kettle draws 2200 watts.", project: "home" });
     await waitPastOnServer(core.ownerPool, m.fact.recordedAt);
-    m.note = await remember(t, { memoryType: "note", topic: "kettle descaling", content: "Descale the kitchen kettle with citric acid monthly.", project: "chores" });
+    m.note = await remember(t, {
+      memoryType: "note",
+      topic: "kettle descaling",
+      content: "Descale the kitchen kettle with citric acid monthly.",
+      project: "chores",
+    });
     await waitPastOnServer(core.ownerPool, m.note.recordedAt);
     m.work = await remember(t, { memoryType: "note", topic: "office kettle", content: "The office kitchen kettle is broken.", scope: "work" });
     await waitPastOnServer(core.ownerPool, m.work.recordedAt);
@@ -72,7 +75,11 @@ describe("filters", () => {
   it("narrows by scope", async () => {
     expect(ids(await search(t, { query: "kitchen kettle", scope: "work", limit: 25 }))).toEqual([m.work!.id]);
     const personal = await search(t, { query: "kitchen kettle", scope: "personal", limit: 25 });
-    expect(ids(personal).sort()).toEqual(all().filter((id) => id !== m.work!.id).sort());
+    expect(ids(personal).sort()).toEqual(
+      all()
+        .filter((id) => id !== m.work!.id)
+        .sort(),
+    );
     expect(personal.coverage!.filters!.scope).toBe("personal");
   });
 
@@ -156,7 +163,11 @@ describe("supersession-aware ranking", () => {
       expect(ids(before)[0]).toBe(predecessor.id);
 
       const revised = await memory.revise(
-        { predecessorId: predecessor.id, edgeIntent, successor: { memoryType: "note", topic: `${edgeIntent} release train`, content: `The ${edgeIntent} release train moved to Thursdays.` } },
+        {
+          predecessorId: predecessor.id,
+          edgeIntent,
+          successor: { memoryType: "note", topic: `${edgeIntent} release train`, content: `The ${edgeIntent} release train moved to Thursdays.` },
+        },
         writer(t),
       );
       const successor = revised.memory!.id;
@@ -185,7 +196,11 @@ describe("asOf", () => {
     await waitPastOnServer(core.ownerPool, predecessor.recordedAt);
     // Learn the machine moved: the predecessor's validity closes at the revise's own instant.
     const revised = await memory.revise(
-      { predecessorId: predecessor.id, edgeIntent: "supersedes", successor: { memoryType: "note", topic: "office coffee machine", content: "The office coffee machine moved to floor three." } },
+      {
+        predecessorId: predecessor.id,
+        edgeIntent: "supersedes",
+        successor: { memoryType: "note", topic: "office coffee machine", content: "The office coffee machine moved to floor three." },
+      },
       writer(t),
     );
     successor = { id: revised.memory!.id, recordedAt: iso(revised.memory!.recordedAt) };

@@ -199,7 +199,8 @@ describe("relevance cursors", () => {
     const betweenPages: string[] = [];
     let racing = true;
     const racer = (async () => {
-      for (let i = 0; racing && i < 200; i++) raced.push(await remember(t, { topic: `lighthouse race ${i}`, content: `The lighthouse keeper logged a racing entry ${i}.` }));
+      for (let i = 0; racing && i < 200; i++)
+        raced.push(await remember(t, { topic: `lighthouse race ${i}`, content: `The lighthouse keeper logged a racing entry ${i}.` }));
     })();
     const pages = await walk(client, t, { query, limit: 5 }, async (n) => {
       betweenPages.push(await remember(t, { topic: `lighthouse new ${n}`, content: `The lighthouse keeper logged a new entry ${n}.` }));

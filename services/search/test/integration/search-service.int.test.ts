@@ -102,7 +102,11 @@ describe("fused search", () => {
 
   it("refuses calls with a forged credential", async () => {
     const pair = await generateServiceKeyPair();
-    const forged = createRpcClient(SearchService, { address: withVectors.searchAddress, audience: "search", signer: await CredentialSigner.fromJwk("gateway", pair.privateJwk) });
+    const forged = createRpcClient(SearchService, {
+      address: withVectors.searchAddress,
+      audience: "search",
+      signer: await CredentialSigner.fromJwk("gateway", pair.privateJwk),
+    });
     const err = await forged.search({ query: "x" }, as(tenantA)).catch((e: unknown) => e);
     expect((err as AppError).reason).toBe("unauthenticated");
     forged.close();

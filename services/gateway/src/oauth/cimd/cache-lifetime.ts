@@ -47,7 +47,10 @@ function parseCacheControl(header: string | undefined): Map<string, string> {
     const [rawName, ...rest] = part.split("=");
     const name = rawName?.trim().toLowerCase();
     if (!name) continue;
-    const value = rest.join("=").trim().replace(/^"(.*)"$/, "$1");
+    const value = rest
+      .join("=")
+      .trim()
+      .replace(/^"(.*)"$/, "$1");
     // Conflicting duplicates: keep the first, as most caches do.
     if (!directives.has(name)) directives.set(name, value);
   }

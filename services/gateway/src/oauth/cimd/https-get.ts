@@ -15,9 +15,7 @@ export interface HopOptions {
   signal: AbortSignal;
 }
 
-export type HopResult =
-  | { kind: "redirect"; location: string }
-  | { kind: "document"; body: Uint8Array; headers: IncomingHttpHeaders };
+export type HopResult = { kind: "redirect"; location: string } | { kind: "document"; body: Uint8Array; headers: IncomingHttpHeaders };
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 // application/json or application/<anything>+json, parameters (charset) allowed (draft §4).

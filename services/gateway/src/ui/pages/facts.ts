@@ -41,7 +41,8 @@ function sourceLink(fact: FactRecord): Html {
 function generationsTable(facts: readonly FactRecord[], now: number): Html {
   return html`<div class="scroll"><table><thead><tr><th scope="col">Value</th><th scope="col">True from</th><th scope="col">Until</th><th scope="col">Recorded</th><th scope="col">Source</th></tr></thead>
       <tbody>${facts.map(
-        (f) => html`<tr><td>${f.value}${f.validTo === null ? html` <span class="tag good">current</span>` : html` <span class="tag">replaced</span>`}</td><td>${when(f.validFrom, now)}</td><td>${when(f.validTo, now, "still true")}</td><td>${when(f.recordedAt, now)}</td><td>${sourceLink(f)}</td></tr>`,
+        (f) =>
+          html`<tr><td>${f.value}${f.validTo === null ? html` <span class="tag good">current</span>` : html` <span class="tag">replaced</span>`}</td><td>${when(f.validFrom, now)}</td><td>${when(f.validTo, now, "still true")}</td><td>${when(f.recordedAt, now)}</td><td>${sourceLink(f)}</td></tr>`,
       )}</tbody></table></div>`;
 }
 
@@ -64,7 +65,8 @@ export function renderFactsPage(view: FactsPageView, signedIn: SignedIn): string
       bySubject.size === 0
         ? html`<p class="muted">No facts are stored yet. Agents add them with remember's facts, and accepted fact proposals add more.</p>`
         : html`<h2>Subjects with current facts</h2><ul class="plain">${[...bySubject].map(
-            ([subject, predicates]) => html`<li><a href="${factsHref(subject)}">${subject}</a> <span class="muted">— ${[...predicates].map((p, i) => html`${i > 0 ? ", " : ""}<a href="${factsHref(subject, p)}">${p}</a>`)}</span></li>`,
+            ([subject, predicates]) =>
+              html`<li><a href="${factsHref(subject)}">${subject}</a> <span class="muted">— ${[...predicates].map((p, i) => html`${i > 0 ? ", " : ""}<a href="${factsHref(subject, p)}">${p}</a>`)}</span></li>`,
           )}</ul>`;
   } else {
     const byPredicate = new Map<string, FactRecord[]>();

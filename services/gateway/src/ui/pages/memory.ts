@@ -38,7 +38,9 @@ function timeline(view: MemoryPageView): Html {
     const edge = replacedBy.get(version.id);
     const isThis = version.id === memory.id;
     const title = isThis ? html`<strong>${version.topic}</strong> <span class="tag">this page</span>` : memoryLink(version.id, version.topic);
-    const next = edge ? html`<br><span class="muted">Later ${EDGE_TEXT[edge.edgeType] === "replaces" ? "replaced" : "updated"} by version ${versionOf.get(edge.fromId) ?? "?"}, ${when(edge.recordedAt, now)}.</span>` : html``;
+    const next = edge
+      ? html`<br><span class="muted">Later ${EDGE_TEXT[edge.edgeType] === "replaces" ? "replaced" : "updated"} by version ${versionOf.get(edge.fromId) ?? "?"}, ${when(edge.recordedAt, now)}.</span>`
+      : html``;
     return {
       at: version.recordedAt,
       order: i,
@@ -66,7 +68,7 @@ function timeline(view: MemoryPageView): Html {
 function eventDetail(payload: Record<string, unknown> | null): string {
   if (payload === null) return "";
   const { from, to } = payload;
-  const name = (s: unknown) => (typeof s === "string" ? (COMMITMENT_TEXT as Record<string, string>)[s] ?? s : "");
+  const name = (s: unknown) => (typeof s === "string" ? ((COMMITMENT_TEXT as Record<string, string>)[s] ?? s) : "");
   if (typeof from === "string" && typeof to === "string") return `${name(from)} → ${name(to)}`;
   if (payload.via === "resolve") return "resolved";
   return "";

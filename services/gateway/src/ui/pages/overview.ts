@@ -44,7 +44,13 @@ function memoryLine(m: BriefingMemory, now: number): Html {
   return html`<li>${memoryLink(m.id, m.topic)}<div class="meta">${typeTag(m.memoryType)} ${placeText(m)} <span>recorded ${when(m.recordedAt, now)}</span></div></li>`;
 }
 
-function sectionCard<T>(id: string, title: string, hint: string, section: { count: number; items: T[]; hasMore: boolean } | undefined, line: (item: T) => Html): Html {
+function sectionCard<T>(
+  id: string,
+  title: string,
+  hint: string,
+  section: { count: number; items: T[]; hasMore: boolean } | undefined,
+  line: (item: T) => Html,
+): Html {
   if (section === undefined) return html``;
   const body = section.count === 0 ? html`<p class="muted">Nothing here.</p>` : html`<ul class="plain">${section.items.map(line)}</ul>`;
   const more = section.hasMore ? html`<p class="muted">and ${section.count - section.items.length} more</p>` : html``;
@@ -53,8 +59,10 @@ function sectionCard<T>(id: string, title: string, hint: string, section: { coun
 
 export function renderOverviewPage(view: OverviewPageView, signedIn: SignedIn): string {
   const b = view.briefing;
-  const c = (s: CommitmentSection | undefined, id: string, title: string, hint: string) => sectionCard(id, title, hint, s, (item: BriefingCommitment) => commitmentLine(item, view.now));
-  const m = (s: MemorySection | undefined, id: string, title: string, hint: string) => sectionCard(id, title, hint, s, (item: BriefingMemory) => memoryLine(item, view.now));
+  const c = (s: CommitmentSection | undefined, id: string, title: string, hint: string) =>
+    sectionCard(id, title, hint, s, (item: BriefingCommitment) => commitmentLine(item, view.now));
+  const m = (s: MemorySection | undefined, id: string, title: string, hint: string) =>
+    sectionCard(id, title, hint, s, (item: BriefingMemory) => memoryLine(item, view.now));
   const narrowed = b.appliedScope === undefined ? html`` : html`<p class="muted">Showing scope ${b.appliedScope}, your default scope.</p>`;
   const pending =
     view.pendingProposals === 0

@@ -33,7 +33,9 @@ function factRow(p: FactProposalRecord, now: number): Html {
 
 export function renderProposalListPage(view: ProposalListView, signedIn: SignedIn): string {
   const tabs = STATUSES.map((s) =>
-    s === view.status ? html`<li><a href="/ui/proposals?status=${s}" aria-current="page">${STATUS_TEXT[s]}</a></li>` : html`<li><a href="/ui/proposals?status=${s}">${STATUS_TEXT[s]}</a></li>`,
+    s === view.status
+      ? html`<li><a href="/ui/proposals?status=${s}" aria-current="page">${STATUS_TEXT[s]}</a></li>`
+      : html`<li><a href="/ui/proposals?status=${s}">${STATUS_TEXT[s]}</a></li>`,
   );
   const edges =
     view.edges.length === 0

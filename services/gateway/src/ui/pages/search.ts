@@ -37,10 +37,20 @@ function searchForm(form: SearchForm, facets: SearchPageView["facets"]): Html {
   return html`<form method="get" action="/ui/search" class="card" role="search">
       <div class="fields">
         <div class="wide"><label for="query">Search for</label><input id="query" name="query" type="search" value="${form.query}" placeholder="What was decided about the release date?" maxlength="2000"></div>
-        ${select("memoryType", "Type", options(MEMORY_TYPES, form.memoryType, (t) => TYPE_TEXT[t as keyof typeof TYPE_TEXT]), "Any type")}
+        ${select(
+          "memoryType",
+          "Type",
+          options(MEMORY_TYPES, form.memoryType, (t) => TYPE_TEXT[t as keyof typeof TYPE_TEXT]),
+          "Any type",
+        )}
         ${select("scope", "Scope", options(facets.scopes, form.scope), "Any scope")}
         ${select("project", "Project", options(facets.projects, form.project), "Any project")}
-        ${select("status", "Status", options(["active", "archived"], form.status, (s) => (s === "active" ? "Live only" : "Archived only")), "Live (default)")}
+        ${select(
+          "status",
+          "Status",
+          options(["active", "archived"], form.status, (s) => (s === "active" ? "Live only" : "Archived only")),
+          "Live (default)",
+        )}
         <div><label for="order">Order</label><select id="order" name="order">${options(["relevance", "chronological"], form.order || "relevance", (o) => (o === "relevance" ? "Best match first" : "Newest first"))}</select></div>
         <div><label for="limit">Per page</label><select id="limit" name="limit">${options(["5", "10", "25"], form.limit || "10")}</select></div>
       </div>

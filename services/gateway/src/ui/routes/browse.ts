@@ -93,7 +93,14 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       limit: String(MAX_FACTS_LIMIT),
     });
     const { facts } = toGetFactsOutput(await memory.getFacts(toGetFactsRequest(input), { identity }));
-    page(res, 200, renderFactsPage({ subject, predicate: subject === "" ? "" : predicate, facts, full: facts.length >= MAX_FACTS_LIMIT, now: Date.now() }, signedInView(res)));
+    page(
+      res,
+      200,
+      renderFactsPage(
+        { subject, predicate: subject === "" ? "" : predicate, facts, full: facts.length >= MAX_FACTS_LIMIT, now: Date.now() },
+        signedInView(res),
+      ),
+    );
   });
 }
 

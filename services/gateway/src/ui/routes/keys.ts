@@ -31,7 +31,8 @@ export function keyRoutes(router: Router, kit: UiKit): void {
   };
 
   router.get("/keys", routeLabel("GET /ui/keys"), ...signedIn, async (req, res) => {
-    const flash: Flash | undefined = field(req.query, "done") === "revoked" ? { kind: "notice", text: "Key revoked. Anything still using it is refused within 30 seconds." } : undefined;
+    const flash: Flash | undefined =
+      field(req.query, "done") === "revoked" ? { kind: "notice", text: "Key revoked. Anything still using it is refused within 30 seconds." } : undefined;
     await show(res, 200, flash ? { flash } : {});
   });
 

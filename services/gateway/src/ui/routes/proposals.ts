@@ -26,7 +26,10 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
   router.get("/proposals", routeLabel("GET /ui/proposals"), ...signedIn, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const raw = req.query as Record<string, unknown>;
-    const query = parseInput(listProposalsQuerySchema, { ...(raw.status !== undefined ? { status: raw.status } : {}), ...(raw.limit !== undefined ? { limit: raw.limit } : {}) });
+    const query = parseInput(listProposalsQuerySchema, {
+      ...(raw.status !== undefined ? { status: raw.status } : {}),
+      ...(raw.limit !== undefined ? { limit: raw.limit } : {}),
+    });
     const list = await reviewProposals(memory, { action: "list", ...query }, { identity });
     const edges = list.proposals ?? [];
     const facts = list.factProposals ?? [];
@@ -51,37 +54,39 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
     page(res, 200, renderProposalPage(view, signedInView(res)));
   });
 
-  const decide = (action: "accept" | "reject"): RequestHandler => async (req, res) => {
-    const session = sessionOf(res);
-    if (!session.scopes.includes(SCOPES.write)) {
-      log.warn({ request_id: requestIdOf(res), reason: "insufficient_scope" }, "decision refused");
-      page(res, 403, messagePage("Not allowed", "Your API key can read but not write, so it cannot accept or reject proposals.", signedInView(res)));
-      return;
-    }
-    const identity = identityFor(res, SCOPES.write);
-    const id = proposalIdFromPath(req.params.id);
-    const rationale = field(req.body, "rationale").trim() === "" ? undefined : field(req.body, "rationale");
-    const input =
-      action === "accept"
-        ? ({ action, proposalId: id } as const)
-        : ({ action, proposalId: id, ...parseInput(rejectProposalBodySchema, rationale === undefined ? {} : { rationale }) } as const);
-    try {
-      const outcome = await reviewProposals(memory, input, { identity });
-      log.info({ request_id: requestIdOf(res), tenant_id: session.tenantId, proposal_id: id, action: outcome.action }, "proposal decided in the ui");
-      res.set("Cache-Control", "no-store");
-      res.redirect(303, `/ui/proposals?done=${action === "accept" ? "applied" : "rejected"}`);
-    } catch (err) {
-      // Already decided, or no longer applicable: say so on the proposal's own page.
-      if (isAppError(err) && (err.reason === "conflict" || err.reason === "invalid_transition")) {
-        logError(log, err, err, requestIdOf(res));
-        const flash: Flash = { kind: "problem", text: `This proposal could not be ${action === "accept" ? "accepted" : "rejected"}: ${err.message}` };
-        const view = await proposalView(memory, id, identityFor(res, SCOPES.read)).catch(() => undefined);
-        page(res, 409, view ? renderProposalPage({ ...view, flash }, signedInView(res)) : messagePage("Not changed", flash.text, signedInView(res)));
+  const decide =
+    (action: "accept" | "reject"): RequestHandler =>
+    async (req, res) => {
+      const session = sessionOf(res);
+      if (!session.scopes.includes(SCOPES.write)) {
+        log.warn({ request_id: requestIdOf(res), reason: "insufficient_scope" }, "decision refused");
+        page(res, 403, messagePage("Not allowed", "Your API key can read but not write, so it cannot accept or reject proposals.", signedInView(res)));
         return;
       }
-      throw err;
-    }
-  };
+      const identity = identityFor(res, SCOPES.write);
+      const id = proposalIdFromPath(req.params.id);
+      const rationale = field(req.body, "rationale").trim() === "" ? undefined : field(req.body, "rationale");
+      const input =
+        action === "accept"
+          ? ({ action, proposalId: id } as const)
+          : ({ action, proposalId: id, ...parseInput(rejectProposalBodySchema, rationale === undefined ? {} : { rationale }) } as const);
+      try {
+        const outcome = await reviewProposals(memory, input, { identity });
+        log.info({ request_id: requestIdOf(res), tenant_id: session.tenantId, proposal_id: id, action: outcome.action }, "proposal decided in the ui");
+        res.set("Cache-Control", "no-store");
+        res.redirect(303, `/ui/proposals?done=${action === "accept" ? "applied" : "rejected"}`);
+      } catch (err) {
+        // Already decided, or no longer applicable: say so on the proposal's own page.
+        if (isAppError(err) && (err.reason === "conflict" || err.reason === "invalid_transition")) {
+          logError(log, err, err, requestIdOf(res));
+          const flash: Flash = { kind: "problem", text: `This proposal could not be ${action === "accept" ? "accepted" : "rejected"}: ${err.message}` };
+          const view = await proposalView(memory, id, identityFor(res, SCOPES.read)).catch(() => undefined);
+          page(res, 409, view ? renderProposalPage({ ...view, flash }, signedInView(res)) : messagePage("Not changed", flash.text, signedInView(res)));
+          return;
+        }
+        throw err;
+      }
+    };
   router.post("/proposals/:id/accept", routeLabel("POST /ui/proposals/:id/accept"), ...signedIn, form, requireCsrf, decide("accept"));
   router.post("/proposals/:id/reject", routeLabel("POST /ui/proposals/:id/reject"), ...signedIn, form, requireCsrf, decide("reject"));
 }
