@@ -1,5 +1,6 @@
 export type { EmbedOptions, Embedder } from "./embedder.js";
 export { EmbeddingsError } from "./errors.js";
+export { embedWithinBudget, type BudgetedVector } from "./budget.js";
 export { cosineSimilarity, l2Normalize } from "./cosine.js";
 export { DEFAULT_MAX_INPUT_CHARS, memoryEmbeddingText, prepareText } from "./input.js";
 export { DEFAULT_HASHING_DIMENSIONS, HashingEmbedder, MAX_VECTOR_DIMENSIONS, type HashingEmbedderOptions } from "./hashing.js";

@@ -1,4 +1,4 @@
-import type { Embedder } from "@3ngram/embeddings";
+import { embedWithinBudget as embedVectorWithinBudget, type Embedder } from "@3ngram/embeddings";
 import { toVectorLiteral } from "@3ngram/db";
 
 export interface StoredEmbedding {
@@ -8,32 +8,15 @@ export interface StoredEmbedding {
 }
 
 /**
- * Embeds within a time budget. Any failure or timeout answers null: the write goes ahead without
- * a vector (full-text search still finds it) and a retry job fills it in later.
+ * Embeds a memory within the inline budget. Any failure or timeout answers null: the write goes
+ * ahead without a vector (full-text search still finds it) and a retry job fills it in later.
  */
 export async function embedWithinBudget(
   embedder: Embedder | null,
   text: string,
   budgetMs: number,
 ): Promise<{ embedding: StoredEmbedding | null; failure?: "timeout" | "error" | "disabled" }> {
-  if (!embedder || budgetMs <= 0) return { embedding: null, failure: "disabled" };
-  const abort = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => {
-      abort.abort();
-      resolve("timeout");
-    }, budgetMs);
-  });
-  try {
-    const outcome = await Promise.race([embedder.embed([text], { signal: abort.signal }), timeout]);
-    if (outcome === "timeout") return { embedding: null, failure: "timeout" };
-    const vector = outcome[0];
-    if (!vector || vector.length !== embedder.dimensions) return { embedding: null, failure: "error" };
-    return { embedding: { literal: toVectorLiteral(vector), model: embedder.model, dimensions: vector.length } };
-  } catch {
-    return { embedding: null, failure: "error" };
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcome = await embedVectorWithinBudget(embedder, text, budgetMs);
+  if (outcome.vector === null) return { embedding: null, failure: outcome.failure };
+  return { embedding: { literal: toVectorLiteral(outcome.vector), model: embedder!.model, dimensions: outcome.vector.length } };
 }

@@ -1,6 +1,7 @@
 import { toVectorLiteral } from "@3ngram/db";
-import type { Embedder } from "@3ngram/embeddings";
+import { embedWithinBudget, type Embedder } from "@3ngram/embeddings";
 import type { Logger } from "@3ngram/runtime";
+import { LRUCache } from "lru-cache";
 import type { Counter, Registry } from "prom-client";
 import { cacheLookupCounter } from "./cache-lookups.js";
 import type { QueryVector } from "../db/candidates.js";
@@ -28,10 +29,11 @@ export interface QueryEmbedderOptions {
  * errors, wrong dimension) answer null and are not cached: the next identical query tries again.
  */
 export class QueryEmbedder {
-  private readonly cache = new Map<string, QueryVector>();
+  private readonly cache: LRUCache<string, QueryVector> | null;
   private readonly lookups: Counter<"outcome"> | undefined;
 
   constructor(private readonly options: QueryEmbedderOptions) {
+    this.cache = options.cacheSize > 0 ? new LRUCache<string, QueryVector>({ max: options.cacheSize }) : null;
     this.lookups = cacheLookupCounter(
       options.registry,
       "threengram_search_query_embedding_cache_total",
@@ -48,38 +50,24 @@ export class QueryEmbedder {
     if (!embedder) return null;
     const text = normaliseQuery(query);
     const key = `${embedder.model}\u0000${text}`;
-    const cached = this.cache.get(key);
+    const cached = this.cache?.get(key);
     if (cached) {
-      // Re-insert: a Map iterates in insertion order, so the first key is always the least recent.
-      this.cache.delete(key);
-      this.cache.set(key, cached);
       this.lookups?.inc({ outcome: "hit" });
       return cached;
     }
     this.lookups?.inc({ outcome: "miss" });
-    const vector = await this.embedWithinBudget(embedder, text);
-    if (vector && this.options.cacheSize > 0) {
-      this.cache.set(key, vector);
-      if (this.cache.size > this.options.cacheSize) this.cache.delete(this.cache.keys().next().value!);
-    }
+    const vector = await this.vectorFor(embedder, text);
+    if (vector) this.cache?.set(key, vector);
     return vector;
   }
 
-  private async embedWithinBudget(embedder: Embedder, text: string): Promise<QueryVector | null> {
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), this.options.budgetMs);
-    try {
-      const [vector] = await Promise.race([
-        embedder.embed([text], { signal: abort.signal }),
-        new Promise<never>((_, reject) => abort.signal.addEventListener("abort", () => reject(new Error("timeout")))),
-      ]);
-      if (!vector || vector.length !== embedder.dimensions) return null;
-      return { literal: toVectorLiteral(vector), model: embedder.model, dimensions: vector.length };
-    } catch (err) {
-      this.options.log.warn({ error: (err as Error).name }, "query embedding failed; vector leg unavailable");
-      return null;
-    } finally {
-      clearTimeout(timer);
+  private async vectorFor(embedder: Embedder, text: string): Promise<QueryVector | null> {
+    const outcome = await embedWithinBudget(embedder, text, this.options.budgetMs);
+    if (outcome.vector !== null) return { literal: toVectorLiteral(outcome.vector), model: embedder.model, dimensions: outcome.vector.length };
+    if (outcome.failure !== "disabled") {
+      const error = outcome.failure === "timeout" ? "timeout" : outcome.error instanceof Error ? outcome.error.name : "wrong dimensions";
+      this.options.log.warn({ error }, "query embedding failed; vector leg unavailable");
     }
+    return null;
   }
 }
