@@ -56,25 +56,29 @@ import { resolveTool } from "./tools/resolve.js";
 import { reviewProposalsTool } from "./tools/review-proposals.js";
 import { reviseTool } from "./tools/revise.js";
 import { searchTool } from "./tools/search.js";
-import { SERVER_NAME, SERVER_VERSION } from "./catalog.js";
+import { SERVER_NAME, SERVER_VERSION, TOOL_NAMES, type ToolName } from "./catalog.js";
 
 /** Advertised as discover/initialize `instructions`; built from the jobs table in jobs.ts. */
 export { SERVER_INSTRUCTIONS };
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous set of tools
+const TOOL_BY_NAME: Readonly<Record<ToolName, ToolDefinition<any, any>>> = {
+  briefing: briefingTool,
+  search: searchTool,
+  get_memories: getMemoriesTool,
+  remember: rememberTool,
+  revise: reviseTool,
+  resolve: resolveTool,
+  get_facts: getFactsTool,
+  handoff: handoffTool,
+  configure_scope: configureScopeTool,
+  review_proposals: reviewProposalsTool,
+  describe_environment: describeEnvironmentTool,
+};
+
+/** The tools in catalog order (TOOL_NAMES: the order an agent should learn them), which is how tools/list lists them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tools
-export const TOOLS: readonly ToolDefinition<any, any>[] = [
-  rememberTool,
-  searchTool,
-  getFactsTool,
-  getMemoriesTool,
-  reviseTool,
-  resolveTool,
-  configureScopeTool,
-  briefingTool,
-  handoffTool,
-  describeEnvironmentTool,
-  reviewProposalsTool,
-];
+export const TOOLS: readonly ToolDefinition<any, any>[] = TOOL_NAMES.map((name) => TOOL_BY_NAME[name]);
 
 export interface McpDeps {
   memory: MemoryClient;
