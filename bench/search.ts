@@ -30,24 +30,10 @@ import { createTestDatabase } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp } from "../test/support/mcp.js";
 import { percentiles, pick, prng } from "./stats.js";
+import { OBJECTS, SUBJECTS } from "./vocabulary.js";
 
 const TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
-const SUBJECTS = ["billing", "search", "auth", "deploy", "onboarding", "analytics", "mobile", "storage", "payments", "alerts", "docs", "pricing"];
 const VERBS = ["chose", "moved", "replaced", "blocked", "measured", "agreed", "deferred", "shipped", "reviewed", "rejected", "documented", "tuned"];
-const OBJECTS = [
-  "the retry policy",
-  "the cache layer",
-  "PostgreSQL",
-  "the queue",
-  "the API gateway",
-  "the nightly job",
-  "feature flags",
-  "the SDK",
-  "rate limits",
-  "the schema",
-  "TLS certificates",
-  "the dashboard",
-];
 const DETAILS = [
   "because latency doubled",
   "after the incident review",

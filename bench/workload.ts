@@ -8,6 +8,7 @@
 import { execFile } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { percentiles, pick, prng, type Percentiles } from "./stats.js";
+import { OBJECTS, SUBJECTS } from "./vocabulary.js";
 
 export const MEMORY_TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
 
@@ -31,22 +32,7 @@ export interface Corpus {
   paraphrases: Paraphrase[];
 }
 
-const SUBJECTS = ["billing", "search", "auth", "deploy", "onboarding", "analytics", "mobile", "storage", "payments", "alerts", "docs", "pricing"];
 const VERBS = ["chose", "moved", "replaced", "blocked", "measured", "agreed on", "deferred", "shipped", "reviewed", "rejected", "documented", "tuned"];
-const OBJECTS = [
-  "the retry policy",
-  "the cache layer",
-  "PostgreSQL",
-  "the queue",
-  "the API gateway",
-  "the nightly job",
-  "feature flags",
-  "the SDK",
-  "rate limits",
-  "the schema",
-  "TLS certificates",
-  "the dashboard",
-];
 const DETAILS = [
   "because latency doubled during the busiest hour of the week",
   "after the incident review found two missing alerts",
