@@ -82,9 +82,32 @@ async function eraseCommand(pool: Pool, args: readonly string[], flags: Flags): 
   }
 }
 
+/**
+ * Every flag is long (`--name`), so a word with one leading dash is a value: key prefixes and names
+ * may start with "-" (base64url). parseArgs would read those as short options, so they are swapped
+ * for placeholders a command line cannot contain (a NUL) while parsing, then put back.
+ */
+function parseCommandLine(argv: readonly string[]): { positionals: string[]; values: Flags } {
+  const dashed = new Map<string, string>();
+  const args = argv.map((arg, i) => {
+    if (!/^-[^-]/.test(arg)) return arg;
+    dashed.set(`\u0000${i}`, arg);
+    return `\u0000${i}`;
+  });
+  const parsed = parseArgs({ args, options: FLAGS, allowPositionals: true, strict: true });
+  const restore = (value: string) => dashed.get(value) ?? value;
+  const values = Object.fromEntries(
+    Object.entries(parsed.values).map(([name, value]) => [
+      name,
+      typeof value === "string" ? restore(value) : Array.isArray(value) ? value.map(restore) : value,
+    ]),
+  ) as Flags;
+  return { positionals: parsed.positionals.map(restore), values };
+}
+
 let parsed: { positionals: string[]; values: Flags };
 try {
-  parsed = parseArgs({ args: process.argv.slice(2), options: FLAGS, allowPositionals: true, strict: true });
+  parsed = parseCommandLine(process.argv.slice(2));
 } catch (err) {
   console.error((err as Error).message);
   process.exit(2);

@@ -132,4 +132,14 @@ describe("API key administration", () => {
     await expect(cli("create-key", tenantA.tenantId, "no user", "--user")).rejects.toMatchObject({ code: 2 });
     expect(await listApiKeys(stack.ownerPool, tenantA.tenantId)).toHaveLength(before.length);
   });
+
+  it("the CLI takes values that start with a dash (a key prefix is base64url, so about one in 32 does)", async () => {
+    const cli = (...args: string[]) =>
+      run(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), ...args], { env: { ...process.env, DATABASE_URL: stack.db.url } });
+    const created = JSON.parse((await cli("create-key", tenantA.tenantId, "-dashed name", "--read-only")).stdout) as { keyId: string; prefix: string };
+    const listed = JSON.parse((await cli("list-keys", tenantA.tenantId)).stdout) as { id: string; name: string }[];
+    expect(listed.find((k) => k.id === created.keyId)?.name).toBe("-dashed name");
+    // A prefix-shaped value with a leading dash reaches the lookup (and is unknown) instead of being refused as a flag.
+    await expect(cli("revoke-key", tenantA.tenantId, "-Zz9_-Qa")).rejects.toMatchObject({ code: 1, stderr: expect.not.stringContaining("Unknown option") });
+  });
 });
