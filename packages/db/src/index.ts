@@ -13,6 +13,7 @@ export {
   type TenantScope,
 } from "./pool.js";
 export { assertRoleRespectsRls } from "./role-guard.js";
+export { withPreparedStatements } from "./prepared.js";
 export { toVectorLiteral } from "./vector.js";
 export { assertLocalDatabaseUrl } from "./local-guard.js";
 export { asUnavailable, databaseUnavailable, isTransientDatabaseError } from "./transient.js";

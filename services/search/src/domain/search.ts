@@ -1,5 +1,5 @@
 import { AppError } from "@3ngram/errors";
-import { withTenant, type Pool, type PoolClient } from "@3ngram/db";
+import { withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
 import {
   MAX_FROZEN_CURSOR_IDS,
@@ -127,7 +127,8 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
 
   // Only a first relevance page runs the vector leg.
   const settings = input.order === "relevance" && cursor === null ? HNSW_FILTERED_SCAN : {};
-  return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (db) => {
+  return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (client) => {
+    const db = withPreparedStatements(client);
     const scope = await selectRetrievalScope(db, tenantId, input.scope ?? null);
     if (scope.scope === null && scope.mode === "require") throw await scopeRequired(db, tenantId);
     const appliedScope = input.scope === undefined ? scope.scope : null;
@@ -193,7 +194,7 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
 
 /** First relevance page: gather, rank, freeze. */
 async function rankedPage(
-  db: PoolClient,
+  db: Queryable,
   args: {
     eligibility: Eligibility;
     query: string;
@@ -244,7 +245,7 @@ async function rankedPage(
 }
 
 /** A later relevance page: the frozen ids from the cursor's position, skipping rows no longer eligible. */
-async function frozenPage(db: PoolClient, args: { eligibility: Eligibility; limit: number; cursor: FrozenCursor }): Promise<Page> {
+async function frozenPage(db: Queryable, args: { eligibility: Eligibility; limit: number; cursor: FrozenCursor }): Promise<Page> {
   const { cursor, limit } = args;
   const rows = await selectEligibleByIds(db, args.eligibility, cursor.ids.slice(cursor.offset));
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -267,7 +268,7 @@ async function frozenPage(db: PoolClient, args: { eligibility: Eligibility; limi
 
 /** A page of the exhaustive listing, newest first, continued strictly after the cursor's row. */
 async function chronologicalPage(
-  db: PoolClient,
+  db: Queryable,
   args: { eligibility: Eligibility; query: string | null; limit: number; cursor: KeysetCursor | null; fp: string },
 ): Promise<Page> {
   const rows = await selectChronological(db, { eligibility: args.eligibility, query: args.query, after: args.cursor?.after ?? null, limit: args.limit });
@@ -307,7 +308,7 @@ function toHit(row: HitRow, score: number, projection: SearchProjection): Ranked
 }
 
 /** Under a `require` policy an unscoped search is refused, naming the registered scopes to choose from. */
-async function scopeRequired(db: PoolClient, tenantId: string): Promise<AppError> {
+async function scopeRequired(db: Queryable, tenantId: string): Promise<AppError> {
   const { names, total } = await selectScopeNames(db, tenantId, LISTED_SCOPES);
   const more = total > names.length ? ` (+${total - names.length} more)` : "";
   const choices = names.length > 0 ? `registered scopes: ${names.join(", ")}${more}` : "no scope is registered yet (create one with configure_scope)";
