@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "@3ngram/db";
 import { checkHealth } from "@3ngram/rpc";
-import { createTestDatabase, TEST_REDIS_URL, uniqueKeyPrefix, type TestDatabase } from "../../support/database.js";
+import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix, type TestDatabase } from "../../support/database.js";
 import { createTestKeys } from "../../support/keys.js";
 import { serviceEnv } from "../../support/service-env.js";
 import { connectMcp, type McpConnection } from "../../support/mcp.js";
@@ -49,12 +49,15 @@ async function memoryCount(): Promise<number> {
   return rows[0]!.n;
 }
 
+let prefix: string | undefined;
+
 beforeAll(async () => {
   db = await createTestDatabase("e2e");
   owner = createPool({ connectionString: db.url, max: 2, applicationName: "3ngram-e2e" });
   const keys = await createTestKeys();
   const [memoryPort, searchPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
-  const common = serviceEnv({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, prefix: uniqueKeyPrefix("e2e"), keys, memoryPort, searchPort });
+  prefix = uniqueKeyPrefix("e2e");
+  const common = serviceEnv({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, prefix, keys, memoryPort, searchPort });
   // Inline embedding is switched off so every memory goes through the consolidator's retry job.
   const memory = startServiceProcess("memory", "services/memory/dist/main.js", { ...common, GRPC_PORT: String(memoryPort), EMBED_INLINE_BUDGET_MS: "0" });
   await waitFor("memory health", async () => (await checkHealth(common.MEMORY_ADDR)) === "SERVING", 60_000, memory);
@@ -80,6 +83,7 @@ afterAll(async () => {
   for (const p of Object.values(processes ?? {})) await p.stop();
   await owner?.end();
   await db?.drop();
+  if (prefix) await deleteKeyPrefix(prefix);
 });
 
 interface RememberOut {
