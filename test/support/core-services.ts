@@ -5,6 +5,7 @@ import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createMemoryService } from "./memory-service-factory.js";
 import { createRpcClient, type RpcClient } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
+import { SEARCH_POLICY, loadSearchConfig, startSearchService, type SearchPolicy } from "@3ngram/search";
 import { createTestDatabase, deleteKeyPrefix, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
 import { createTestKeys, type TestKeys } from "./keys.js";
 
@@ -18,6 +19,8 @@ export interface CoreServices {
   redisPrefix: string;
   memoryClient(): Promise<RpcClient<typeof MemoryService>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
+  /** A client of a second search service on the same database, ranking with `policy` over the default one. */
+  searchClientWithPolicy(policy: Partial<SearchPolicy>): Promise<RpcClient<typeof SearchService>>;
   createTenant(name: string): Promise<{ tenantId: string; userId: string; apiKey: string }>;
   close(): Promise<void>;
 }
@@ -49,6 +52,7 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
   });
   const ownerPool = createPool({ connectionString: db.url, max: 2, applicationName: "3ngram-test-owner" });
   const clients: Array<{ close(): void }> = [];
+  const extraServices: Array<{ close(): Promise<void> }> = [];
   return {
     db,
     keys,
@@ -66,9 +70,25 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
       clients.push(client);
       return client;
     },
+    async searchClientWithPolicy(policy) {
+      const config = loadSearchConfig({
+        DATABASE_URL: db.url,
+        SERVICE_TRUSTED_JWKS: keys.trustedJwks,
+        GRPC_HOST: "127.0.0.1",
+        GRPC_PORT: "0",
+        METRICS_PORT: "0",
+        EMBEDDINGS_PROVIDER: "hashing",
+      });
+      const service = await startSearchService(config, { embedder, log, policy: { ...SEARCH_POLICY, ...policy } });
+      extraServices.push(service);
+      const client = createRpcClient(SearchService, { address: service.address, audience: "search", signer: await keys.signer("gateway") });
+      clients.push(client);
+      return client;
+    },
     createTenant: (name) => createTenant(name),
     async close() {
       for (const c of clients) c.close();
+      for (const s of extraServices) await s.close();
       await search.close();
       await memory.close();
       await ownerPool.end();

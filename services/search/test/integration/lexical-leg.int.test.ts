@@ -7,10 +7,8 @@
  */
 import { withTenant } from "@3ngram/db";
 import { SearchService as SearchServiceDef } from "@3ngram/proto/search/v1";
-import { createLogger } from "@3ngram/runtime";
-import { SEARCH_POLICY, loadSearchConfig, startSearchService, type RunningSearchService } from "@3ngram/search";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { SCOPES, createRpcClient, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
@@ -20,7 +18,6 @@ let memory: RpcClient<typeof MemoryService>;
 let search: RpcClient<typeof SearchServiceDef>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
-let bm25Service: RunningSearchService;
 
 const eraser = (t: TestTenant): CallOptions => ({
   identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read, SCOPES.erase], actor: "user_api" },
@@ -32,23 +29,11 @@ beforeAll(async () => {
   tenantB = await stack.createTenant("lexical-b");
   memory = await stack.memoryClient();
   // The lexical leg under test: the memory tokenisation (lexical_tsv) ranked with BM25.
-  bm25Service = await startSearchService(
-    loadSearchConfig({
-      DATABASE_URL: stack.db.url,
-      SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
-      GRPC_HOST: "127.0.0.1",
-      GRPC_PORT: "0",
-      METRICS_PORT: "0",
-      EMBEDDINGS_PROVIDER: "hashing",
-    }),
-    { embedder: null, log: createLogger({ service: "test", level: "silent" }), policy: { ...SEARCH_POLICY, tokens: "memory", lexicalScore: "bm25" } },
-  );
-  search = createRpcClient(SearchServiceDef, { address: bm25Service.address, audience: "search", signer: await stack.keys.signer("gateway") });
+  search = await stack.searchClientWithPolicy({ tokens: "memory", lexicalScore: "bm25" });
 });
 
 afterAll(async () => {
   search?.close();
-  await bm25Service?.close();
   await stack?.close();
 });
 

@@ -5,15 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { createRpcClient, type RpcClient } from "@3ngram/rpc";
-import { createLogger } from "@3ngram/runtime";
-import { loadSearchConfig, startSearchService, type RunningSearchService } from "@3ngram/search";
-import { SEARCH_POLICY } from "../../src/domain/policy.js";
+import type { RpcClient } from "@3ngram/rpc";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 
 let stack: CoreServices;
-let pruning: RunningSearchService;
 let search: RpcClient<typeof SearchService>;
 let tenant: TestTenant;
 
@@ -25,23 +21,11 @@ beforeAll(async () => {
     await memory.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
   await memory.remember({ memoryType: "note", topic: "rare pair", content: "A kestrel rode the zephyr at dusk." }, writer(tenant));
   await memory.remember({ memoryType: "note", topic: "wind", content: "The zephyr came from the west." }, writer(tenant));
-  pruning = await startSearchService(
-    loadSearchConfig({
-      DATABASE_URL: stack.db.url,
-      SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
-      GRPC_HOST: "127.0.0.1",
-      GRPC_PORT: "0",
-      METRICS_PORT: "0",
-      EMBEDDINGS_PROVIDER: "hashing",
-    }),
-    { embedder: null, log: createLogger({ service: "test", level: "silent" }), policy: { ...SEARCH_POLICY, lexicalTermMaxMatches: 3 } },
-  );
-  search = createRpcClient(SearchService, { address: pruning.address, audience: "search", signer: await stack.keys.signer("gateway") });
+  search = await stack.searchClientWithPolicy({ lexicalTermMaxMatches: 3 });
 });
 
 afterAll(async () => {
   search?.close();
-  await pruning?.close();
   await stack?.close();
 });
 
