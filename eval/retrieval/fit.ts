@@ -16,6 +16,14 @@ import { SEARCH_POLICY, evidenceScore, type SearchPolicy } from "@3ngram/search"
 import { computeMetrics, type Metrics } from "./metrics.js";
 import { outcomesUnder as outcomesOf, type QueryPools } from "./pools.js";
 
+/** The lexical forms the fit compares: which vector is searched, and how its matches are scored. */
+const LEXICAL_FORMS = [
+  ["english", "ts_rank"],
+  ["english", "bm25"],
+  ["memory", "ts_rank"],
+  ["memory", "bm25"],
+] as const;
+
 /** One fixture's gathered pools, with its name. */
 export type Pools = QueryPools & { fixture_: string };
 
@@ -33,12 +41,7 @@ function rankingGrid(): SearchPolicy[] {
     { method: "rank", rrfK: 60 },
     ...[5, 20, 60].map((rrfK) => ({ method: "rrf" as const, rrfK })),
   ];
-  for (const [tokens, lexicalScore] of [
-    ["english", "ts_rank"],
-    ["english", "bm25"],
-    ["memory", "ts_rank"],
-    ["memory", "bm25"],
-  ] as const) {
+  for (const [tokens, lexicalScore] of LEXICAL_FORMS) {
     for (const fusion of fusions) {
       for (const fts of [0.2, 0.35, 0.5, 1, 1.5]) {
         for (const recency of [0, 0.05]) {
@@ -150,12 +153,7 @@ export function fitPolicy(gathered: readonly Pools[]): number {
     }
   }
   console.log(`\nbest per fusion method (maximin):`);
-  for (const [tokens, lexicalScore] of [
-    ["english", "ts_rank"],
-    ["english", "bm25"],
-    ["memory", "ts_rank"],
-    ["memory", "bm25"],
-  ] as const) {
+  for (const [tokens, lexicalScore] of LEXICAL_FORMS) {
     for (const method of ["score", "minmax", "rank", "rrf"] as const) {
       const best = scored
         .filter((s) => s.policy.fusion.method === method && s.policy.lexicalScore === lexicalScore && s.policy.tokens === tokens)
