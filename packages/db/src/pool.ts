@@ -32,9 +32,7 @@ export function createPool(options: PoolOptions): Pool {
  * that is not a superuser.
  */
 export function withOwnerTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, options: { tenantId?: string } = {}): Promise<T> {
-  if (options.tenantId === undefined) return inTransaction(pool, "BEGIN", fn);
-  if (!UUID.test(options.tenantId)) throw new Error("tenant id is not a UUID");
-  return inTransaction(pool, `BEGIN; SELECT set_config('app.tenant_id', ${quoteLiteral(options.tenantId)}, true)`, fn);
+  return inTransaction(pool, ["BEGIN", ...settingStatements(options.tenantId, {})].join("; "), fn);
 }
 
 /**
@@ -109,16 +107,21 @@ async function inRoleTransaction<T>(
     ["BEGIN", scope.snapshot ? "ISOLATION LEVEL REPEATABLE READ" : "", scope.readOnly ? "READ ONLY" : ""].filter(Boolean).join(" "),
     `SET LOCAL ROLE ${quoteIdentifier(scope.role)}`,
   ];
-  const settings: [string, string][] = Object.entries(scope.settings ?? {});
-  if (scope.tenantId !== undefined) {
-    if (!UUID.test(scope.tenantId)) throw new Error("tenant id is not a UUID");
-    settings.unshift(["app.tenant_id", scope.tenantId]);
-  }
-  for (const [name, value] of settings) {
-    if (!SETTING_NAME.test(name)) throw new Error(`unsafe setting name: ${name}`);
-    statements.push(`SELECT set_config('${name}', ${quoteLiteral(value)}, true)`);
-  }
+  statements.push(...settingStatements(scope.tenantId, scope.settings ?? {}));
   return inTransaction(pool, statements.join("; "), fn);
+}
+
+/** The transaction-local settings (the tenant first, when there is one) as checked statements. */
+function settingStatements(tenantId: string | undefined, extra: Readonly<Record<string, string>>): string[] {
+  const settings: [string, string][] = Object.entries(extra);
+  if (tenantId !== undefined) {
+    if (!UUID.test(tenantId)) throw new Error("tenant id is not a UUID");
+    settings.unshift(["app.tenant_id", tenantId]);
+  }
+  return settings.map(([name, value]) => {
+    if (!SETTING_NAME.test(name)) throw new Error(`unsafe setting name: ${name}`);
+    return `SELECT set_config('${name}', ${quoteLiteral(value)}, true)`;
+  });
 }
 
 /**
