@@ -39,13 +39,13 @@ describe("docs/examples/grpc-client.mjs", () => {
       stdout
         .trim()
         .split("\n")
-        .map((line) => JSON.parse(line) as { step: string } & Record<string, unknown>)
+        .map((line) => JSON.parse(line) as { step: string; id?: string; ids?: string[] })
         .map((entry) => [entry.step, entry]),
     );
-    const id = (steps.remember as { id: string }).id;
+    const id = steps.remember?.id ?? "";
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(steps.get).toMatchObject({ ids: [id] });
-    expect((steps.search as { ids: string[] }).ids).toContain(id);
+    expect(steps.search?.ids).toContain(id);
     expect(steps.refused).toMatchObject({
       code: "INVALID_ARGUMENT",
       reason: "invalid_input",
