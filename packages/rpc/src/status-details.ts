@@ -45,7 +45,9 @@ export function encodeStatusDetails(error: AppError, domain: string): Uint8Array
   const details: Any[] = [anyPack(ErrorInfoSchema, create(ErrorInfoSchema, { reason: error.reason, domain, metadata }))];
   const code = reasonMapping(error.reason).grpc;
   if (code === GrpcCode.INVALID_ARGUMENT && field) {
-    details.push(anyPack(BadRequestSchema, create(BadRequestSchema, { fieldViolations: [{ field, description: error.message }] })));
+    // Messages read "<field>: <problem>"; the violation names the field already, so it says only the problem.
+    const description = error.message.startsWith(`${field}: `) ? error.message.slice(field.length + 2) : error.message;
+    details.push(anyPack(BadRequestSchema, create(BadRequestSchema, { fieldViolations: [{ field, description }] })));
   }
   if (isRetryableReason(error.reason)) {
     details.push(anyPack(RetryInfoSchema, create(RetryInfoSchema, { retryDelay: durationFromMs(retryAfterMs ?? DEFAULT_RETRY_DELAY_MS) })));

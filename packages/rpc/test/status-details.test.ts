@@ -98,7 +98,7 @@ describe("errors as google.rpc.Status", () => {
     const status = statusOf(err);
     expect(status).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, message: "limit: must be at most 100" });
     expect(unpack.errorInfo(status)).toMatchObject({ reason: "invalid_input", domain: "3ngram.search", metadata: { field: "limit" } });
-    expect(unpack.badRequest(status)?.fieldViolations).toEqual([expect.objectContaining({ field: "limit", description: "limit: must be at most 100" })]);
+    expect(unpack.badRequest(status)?.fieldViolations).toEqual([expect.objectContaining({ field: "limit", description: "must be at most 100" })]);
     expect(unpack.retryInfo(status)).toBeUndefined();
     // The legacy bespoke trailers are gone: one convention.
     expect(Object.keys(err.metadata.getMap()).filter((k) => k.startsWith("x-"))).toEqual([]);
