@@ -12,6 +12,8 @@ export interface ErrorDetails {
   ids?: Record<string, string>;
   /** Whether retrying the same call later may succeed. */
   retryable?: boolean;
+  /** How long to wait before retrying, when the thrower knows (a rate limit's window, say). */
+  retryAfterMs?: number;
 }
 
 export class AppError extends Error {

@@ -1,11 +1,11 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, type DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
-import { AppError, isReason, reasonForGrpcCode, type Reason } from "@3ngram/errors";
+import { AppError, reasonForGrpcCode } from "@3ngram/errors";
 import type { CallerIdentity, CredentialSigner } from "./credentials.js";
 import { checkHealthOn, type ServingStatus } from "./health.js";
-import { FIELD_TRAILER, REASON_TRAILER } from "./server.js";
 import { grpcServiceDefinition } from "./service-definition.js";
+import { STATUS_DETAILS_TRAILER, decodeStatusDetails, isRetryableReason } from "./status-details.js";
 import { traceClientCall } from "./trace-context.js";
 import type { AnyService, MethodName, RequestInitOf, ResponseOf } from "./types.js";
 
@@ -135,27 +135,30 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
   return methods as RpcClient<S>;
 }
 
-/** Rebuilds the server's AppError from a gRPC status and its trailers. */
+/**
+ * Rebuilds the server's AppError from a gRPC status and the google.rpc.Status in its trailers.
+ * A status without one of ours (a transport failure raised by grpc-js, a foreign server, a
+ * garbled trailer) falls back to the reason its code implies.
+ */
 export function fromServiceError(err: grpc.ServiceError, peer: string): AppError {
-  const trailerReason = err.metadata?.get(REASON_TRAILER)[0];
-  const reason: Reason = isReason(trailerReason) ? trailerReason : reasonForGrpcCode(err.code);
-  const field = err.metadata?.get(FIELD_TRAILER)[0];
-  const ids: Record<string, string> = {};
-  for (const [key, values] of Object.entries(err.metadata?.getMap() ?? {})) {
-    if (key.startsWith("x-id-") && typeof values === "string") ids[key.slice(5)] = values;
+  const raw = err.metadata?.get(STATUS_DETAILS_TRAILER)[0];
+  const decoded = raw instanceof Buffer ? decodeStatusDetails(raw, err.code) : undefined;
+  if (decoded) {
+    const { reason, message, field, ids, retryAfterMs } = decoded;
+    return new AppError(reason, message || err.details, {
+      ...(field !== undefined ? { field } : {}),
+      ...(ids !== undefined ? { ids } : {}),
+      retryable: isRetryableReason(reason),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   }
-  const retryable = reason === "unavailable" || reason === "rate_limited";
+  const reason = reasonForGrpcCode(err.code);
   // Transport failures (peer down, deadline) carry grpc-js's own text; say plainly what happened instead.
-  const message = trailerReason
-    ? err.details
-    : reason === "unavailable"
+  const message =
+    reason === "unavailable"
       ? `${peer} service unavailable, retry later`
       : err.code === grpc.status.RESOURCE_EXHAUSTED
         ? "message too large"
         : "internal error";
-  return new AppError(reason, message, {
-    ...(typeof field === "string" ? { field } : {}),
-    ...(Object.keys(ids).length > 0 ? { ids } : {}),
-    retryable,
-  });
+  return new AppError(reason, message, { retryable: isRetryableReason(reason) });
 }

@@ -15,9 +15,7 @@ export {
 export {
   CallContext,
   DEFAULT_MAX_CONNECTION_AGE_MS,
-  FIELD_TRAILER,
   maxConnectionAgeEnv,
-  REASON_TRAILER,
   RpcServer,
   type Handlers,
   type MethodPolicy,

@@ -2,6 +2,8 @@ import * as grpc from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { create, toBinary, type DescFile, type DescMethod } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { file_google_rpc_error_details } from "@3ngram/proto/google/rpc/error_details";
+import { file_google_rpc_status } from "@3ngram/proto/google/rpc/status";
 import { HealthImplementation, service as healthServiceDefinition } from "grpc-health-check";
 import { AppError, reasonMapping, toAppError } from "@3ngram/errors";
 import type { Logger } from "pino";
@@ -9,6 +11,7 @@ import { Histogram, type Registry } from "prom-client";
 import { z } from "zod";
 import type { CredentialVerifier, VerifiedCaller } from "./credentials.js";
 import { grpcServiceDefinition } from "./service-definition.js";
+import { STATUS_DETAILS_TRAILER, encodeStatusDetails, errorDomain } from "./status-details.js";
 import { failed, traceServerCall } from "./trace-context.js";
 import type { AnyService, MethodName, RequestOf, ResponseInitOf } from "./types.js";
 
@@ -68,14 +71,10 @@ export const DEFAULT_MAX_CONNECTION_AGE_MS = 5 * 60_000;
  */
 export const maxConnectionAgeEnv = z.coerce.number().int().min(1_000).max(86_400_000).default(DEFAULT_MAX_CONNECTION_AGE_MS);
 
-/** Trailer carrying our reason code, so callers recover the exact reason across the hop. */
-export const REASON_TRAILER = "x-reason";
-export const FIELD_TRAILER = "x-field";
-
 /**
  * A grpc-js server that serves protobuf-es services, verifies a service credential on every
- * call, maps AppError reasons to gRPC status codes, and always carries the standard health
- * service and server reflection.
+ * call, maps AppError reasons to gRPC status codes (with a google.rpc.Status in the trailers,
+ * see status-details.ts), and always carries the standard health service and server reflection.
  */
 export class RpcServer {
   readonly server: grpc.Server;
@@ -100,6 +99,10 @@ export class RpcServer {
       ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
     });
     this.health.addToServer(this.server);
+    // Reflection also describes the error model, so a client that learns the API from reflection
+    // can decode the Status every error carries.
+    collectFiles(file_google_rpc_status, this.reflectionFiles);
+    collectFiles(file_google_rpc_error_details, this.reflectionFiles);
   }
 
   addService<S extends AnyService>(service: S, handlers: Handlers<S>, policies: Policies<S>): void {
@@ -175,6 +178,7 @@ export class RpcServer {
     policy: MethodPolicy,
   ): grpc.handleUnaryCall<unknown, unknown> {
     const { verifier, log } = this.options;
+    const domain = errorDomain(this.options.name);
     return (call, callback) => {
       const abort = new AbortController();
       call.on("cancelled", () => abort.abort());
@@ -208,9 +212,7 @@ export class RpcServer {
           if (mapping.callerFault) log.warn(fields, "rpc refused");
           else log.error({ ...fields, error: err instanceof Error ? { type: err.name, message: err.message } : undefined }, "rpc failed");
           const trailers = new grpc.Metadata();
-          trailers.set(REASON_TRAILER, appError.reason);
-          if (appError.details.field) trailers.set(FIELD_TRAILER, appError.details.field);
-          for (const [key, id] of Object.entries(appError.details.ids ?? {})) trailers.set(`x-id-${key.toLowerCase()}`, id);
+          trailers.set(STATUS_DETAILS_TRAILER, Buffer.from(encodeStatusDetails(appError, domain)));
           callback({ code: mapping.grpc, details: appError.message, metadata: trailers });
         }
       });
