@@ -17,9 +17,6 @@ export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 25;
 /** Not in the reference design (it had no cap); bounds the work one query can ask for. */
 export const MAX_QUERY_LENGTH = 2000;
-/** Each fusion leg fetches max(limit × factor, floor) candidates. */
-export const CANDIDATE_POOL_FACTOR = 4;
-export const CANDIDATE_POOL_FLOOR = 50;
 
 /** Batched reads. */
 export const MAX_GET_MEMORIES_IDS = 20;

@@ -87,14 +87,24 @@ export interface NewMemoryRow extends MemoryRowContent {
   embedding: { literal: string; model: string; dimensions: number } | null;
 }
 
-/** Inserts unless a live memory with the same content exists; returns the new id, or null in that case. */
-export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<string | null> {
-  const { rows } = await db.query<{ id: string }>(
+/**
+ * A row just inserted, read from RETURNING in the projection MEMORY_SELECT uses, so a write need not
+ * read its own memory back. Nothing can point at it yet (no successor) and its commitment, if any,
+ * is written after it.
+ */
+const INSERTED_MEMORY = `
+  id, memory_type AS "memoryType", topic, content, scope, project, tags, status,
+  valid_from AS "validFrom", valid_to AS "validTo", recorded_at AS "recordedAt",
+  (embedding IS NOT NULL) AS embedded, erased_at AS "erasedAt"`;
+
+/** Inserts unless a live memory with the same content exists; returns the new row, or null in that case. */
+export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<Omit<MemoryRow, "supersededBy" | "commitment"> | null> {
+  const { rows } = await db.query<Omit<MemoryRow, "supersededBy" | "commitment">>(
     `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, tags, created_by,
                            embedding, embedding_model, embedding_dim)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12, $13)
      ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING
-     RETURNING id`,
+     RETURNING ${INSERTED_MEMORY}`,
     [
       row.id,
       row.tenantId,
@@ -111,7 +121,7 @@ export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<st
       row.embedding?.dimensions ?? null,
     ],
   );
-  return rows[0]?.id ?? null;
+  return rows[0] ?? null;
 }
 
 /** The live memory holding this exact content, if any. */

@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { AppError } from "@3ngram/errors";
-import type { PoolClient } from "@3ngram/db";
+import type { Queryable } from "@3ngram/db";
 import stringify from "safe-stable-stringify";
 import { insertIdempotencyKey, lockIdempotencyKey, selectIdempotencyKey } from "../db/idempotency.js";
 
@@ -41,7 +41,7 @@ export function keyedWrite<T extends { idempotencyKey?: string | undefined }>(op
  * The memory an earlier send of this write produced, or null when the key is unused (or past its
  * retention). The same key on another request is idempotency_key_reused.
  */
-export async function priorWrite(db: PoolClient, tenantId: string, write: KeyedWrite): Promise<string | null> {
+export async function priorWrite(db: Queryable, tenantId: string, write: KeyedWrite): Promise<string | null> {
   const row = await selectIdempotencyKey(db, tenantId, write.key, IDEMPOTENCY_KEY_RETENTION_MS);
   if (row === null) return null;
   if (row.operation !== write.operation || row.requestHash !== write.requestHash) {
@@ -57,11 +57,11 @@ export async function priorWrite(db: PoolClient, tenantId: string, write: KeyedW
  * the same key to finish and returns its memory if it landed. Null means: go ahead, then call
  * recordKeyedWrite in the same transaction.
  */
-export async function claimKey(db: PoolClient, tenantId: string, write: KeyedWrite): Promise<string | null> {
+export async function claimKey(db: Queryable, tenantId: string, write: KeyedWrite): Promise<string | null> {
   await lockIdempotencyKey(db, tenantId, write.key);
   return priorWrite(db, tenantId, write);
 }
 
-export function recordKeyedWrite(db: PoolClient, tenantId: string, write: KeyedWrite, memoryId: string): Promise<void> {
+export function recordKeyedWrite(db: Queryable, tenantId: string, write: KeyedWrite, memoryId: string): Promise<void> {
   return insertIdempotencyKey(db, { tenantId, key: write.key, operation: write.operation, requestHash: write.requestHash, memoryId });
 }

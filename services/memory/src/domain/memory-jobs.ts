@@ -3,7 +3,7 @@
  * migration 0006) instead of being queued after it: a queue that is down at that moment then
  * delays the work but cannot lose it.
  */
-import type { PoolClient } from "@3ngram/db";
+import type { Queryable } from "@3ngram/db";
 import { currentTraceCarrier, type RetryPolicy } from "@3ngram/queue";
 import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY, EXTRACTION_QUEUE, EXTRACT_FACTS_JOB, EXTRACT_RETRY_POLICY } from "@3ngram/schema";
 import { insertOutboxJobs, type OutboxJob } from "../db/outbox.js";
@@ -25,6 +25,6 @@ function memoryJobs(tenantId: string, memoryId: string, needs: { embedding: bool
 }
 
 /** Records a new memory's jobs inside the caller's transaction. */
-export function recordMemoryJobs(db: PoolClient, tenantId: string, memoryId: string, needs: { embedding: boolean }): Promise<void> {
+export function recordMemoryJobs(db: Queryable, tenantId: string, memoryId: string, needs: { embedding: boolean }): Promise<void> {
   return insertOutboxJobs(db, memoryJobs(tenantId, memoryId, needs));
 }

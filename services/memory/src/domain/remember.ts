@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { withTenant } from "@3ngram/db";
+import { withPreparedStatements, withTenant } from "@3ngram/db";
 import { memoryEmbeddingText } from "@3ngram/embeddings";
 import type { EmbeddingState, RememberInput } from "@3ngram/schema";
 import { findLiveByContentHash } from "../db/memories.js";
@@ -18,7 +18,8 @@ export function contentHash(content: string): string {
 
 /**
  * Appends one memory. Never merges: the same live content in the same tenant is refused with
- * duplicate_memory and the existing id. Embedding happens inline within a budget; when it does
+ * duplicate_memory and the existing id (by the insert, inside the write's transaction). Embedding
+ * happens inline within a budget; when it does
  * not finish, the memory is stored anyway and a retry job is recorded with it, so nothing is
  * lost. With an idempotency key, a repeat of a write that landed answers as that write did.
  */
@@ -27,21 +28,28 @@ export async function remember(deps: MemoryDeps, actor: Actor, input: RememberIn
   const scope = { role: deps.runtimeRole, tenantId: actor.tenantId };
   const keyed = keyedWrite("remember", input);
 
-  // Cheap checks first, so a repeat or a duplicate costs no embedding; the write checks again.
-  const early = await withTenant(deps.pool, { ...scope, readOnly: true }, async (db) => {
-    const prior = keyed ? await priorWrite(db, actor.tenantId, keyed) : null;
-    if (prior !== null) return { prior };
-    const existing = await findLiveByContentHash(db, actor.tenantId, hash);
-    // A send of the same keyed write may have committed in between: then that is the answer.
-    const landed = existing !== null && keyed ? await priorWrite(db, actor.tenantId, keyed) : null;
-    if (landed !== null) return { prior: landed };
-    if (existing) throw duplicateMemory(existing);
-    return { prior: null };
-  });
-  if (early.prior !== null) return replay(deps, actor, early.prior);
+  // A keyed write is most likely a retry: answer it from the key before paying for an embedding.
+  // An unkeyed write goes straight to the write, whose insert refuses live duplicate content
+  // itself; a separate read first would cost every write a transaction to spare the rare
+  // duplicate an embedding.
+  if (keyed) {
+    const prior = await withTenant(deps.pool, { ...scope, readOnly: true }, async (db) => {
+      const stored = await priorWrite(db, actor.tenantId, keyed);
+      if (stored !== null) return stored;
+      const existing = await findLiveByContentHash(db, actor.tenantId, hash);
+      // A send of the same keyed write may have committed in between: then that is the answer.
+      const landed = existing !== null ? await priorWrite(db, actor.tenantId, keyed) : null;
+      if (landed !== null) return landed;
+      if (existing) throw duplicateMemory(existing);
+      return null;
+    });
+    if (prior !== null) return replay(deps, actor, prior);
+  }
 
   const { embedding, failure } = await embedWithinBudget(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
-  const written = await withTenant(deps.pool, scope, async (db) => {
+  const written = await withTenant(deps.pool, scope, async (client) => {
+    // Every write sends these same statements: parsed once per connection, not on every request.
+    const db = withPreparedStatements(client);
     const prior = keyed ? await claimKey(db, actor.tenantId, keyed) : null;
     if (prior !== null) return { replayOf: prior };
     const fresh = await writeMemory(db, actor, input, { contentHash: hash, embedding, embedFailure: failure });

@@ -1,6 +1,6 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
-import type { PoolClient } from "@3ngram/db";
+import type { Queryable } from "@3ngram/db";
 import { DEFAULT_SCOPE, type FactInput, type MemoryType } from "@3ngram/schema";
 import { insertCommitment } from "../db/commitments.js";
 import { assertFact, selectFactsWrittenWith, type FactRow } from "../db/facts.js";
@@ -37,7 +37,7 @@ export interface WrittenMemory {
  * half-written and no job exists for a memory that does not.
  */
 export async function writeMemory(
-  db: PoolClient,
+  db: Queryable,
   actor: Actor,
   input: NewMemory,
   parts: { contentHash: string; embedding: StoredEmbedding | null; embedFailure?: string | undefined },
@@ -73,15 +73,16 @@ export async function writeMemory(
       ...(parts.embedFailure ? { embedFailure: parts.embedFailure } : {}),
     },
   });
-  if (input.memoryType === "commitment") {
-    await insertCommitment(db, {
-      id: uuidv7(),
-      tenantId: actor.tenantId,
-      memoryId: id,
-      owner: input.owner ?? null,
-      dueAt: input.dueAt ? new Date(input.dueAt) : null,
-    });
-  }
+  const commitment =
+    input.memoryType === "commitment"
+      ? await insertCommitment(db, {
+          id: uuidv7(),
+          tenantId: actor.tenantId,
+          memoryId: id,
+          owner: input.owner ?? null,
+          dueAt: input.dueAt ? new Date(input.dueAt) : null,
+        })
+      : null;
   const facts: FactRow[] = [];
   for (const [index, fact] of input.facts.entries()) {
     const asserted = await assertFact(db, {
@@ -108,12 +109,12 @@ export async function writeMemory(
     });
   }
   await recordMemoryJobs(db, actor.tenantId, id, { embedding: parts.embedding === null });
-  const [memory] = await selectMemoriesByIds(db, actor.tenantId, [id]);
-  return { memory: memory!, facts };
+  // A memory written a moment ago has no successor yet; its commitment is the one written above.
+  return { memory: { ...inserted, supersededBy: null, commitment }, facts };
 }
 
 /** A memory written earlier, as writeMemory answered for it (the replay of an idempotent write). */
-export async function writtenMemory(db: PoolClient, tenantId: string, memoryId: string): Promise<WrittenMemory> {
+export async function writtenMemory(db: Queryable, tenantId: string, memoryId: string): Promise<WrittenMemory> {
   const [memory] = await selectMemoriesByIds(db, tenantId, [memoryId]);
   // The key row references the memory (ON DELETE CASCADE), so a key always names a stored memory.
   if (memory === undefined) throw new AppError("internal_error", "idempotency key names no memory");
