@@ -1,10 +1,8 @@
-import { STATUS_CODES } from "node:http";
-import { isRetryableUpstreamStatus } from "@3ngram/errors";
-
 import { l2Normalize } from "./cosine.js";
 import type { EmbedOptions, Embedder } from "./embedder.js";
 import { EmbeddingsError } from "./errors.js";
 import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
+import { createOpenAIClient, describeOpenAIFailure, type OpenAIClient } from "./openai-client.js";
 
 export const DEFAULT_OPENAI_TIMEOUT_MS = 30_000;
 /** Texts per request; OpenAI accepts up to 2048, smaller batches keep requests modest. */
@@ -54,134 +52,52 @@ function positiveInteger(name: string, value: number): number {
   return value;
 }
 
-/** Endpoint URL for error messages: no credentials, query string or fragment. */
-function describeUrl(url: URL): string {
-  return `${url.origin}${url.pathname}`;
-}
-
-/** Extracts a short machine-readable error code from an error body, never free text. */
-function errorCodeFrom(body: string): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== "object" || parsed === null) return undefined;
-  const error = (parsed as { error?: unknown }).error;
-  if (typeof error !== "object" || error === null) return undefined;
-  for (const key of ["code", "type"] as const) {
-    const value = (error as Record<string, unknown>)[key];
-    if (typeof value === "string" && /^[A-Za-z0-9_.-]{1,64}$/.test(value)) return value;
-  }
-  return undefined;
-}
-
 interface RequestSettings {
-  url: URL;
+  client: OpenAIClient;
   model: string;
-  apiKey: string | undefined;
   requestDimensions: number | undefined;
   timeoutMs: number;
-  fetchImpl: typeof fetch;
 }
 
 function buildSettings(options: OpenAIEmbedderOptions): RequestSettings {
   if (options.model.trim() === "") throw new RangeError("OpenAIEmbedder: model must not be empty");
-  let url: URL;
-  try {
-    url = new URL(`${options.baseUrl.replace(/\/+$/, "")}/embeddings`);
-  } catch {
-    throw new RangeError("OpenAIEmbedder: baseUrl is not a valid URL");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new RangeError("OpenAIEmbedder: baseUrl must use http or https");
-  }
+  const timeoutMs = positiveInteger("timeoutMs", options.timeoutMs ?? DEFAULT_OPENAI_TIMEOUT_MS);
   return {
-    url,
+    client: createOpenAIClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, timeoutMs, fetch: options.fetch }, "OpenAIEmbedder"),
     model: options.model,
-    apiKey: options.apiKey,
     requestDimensions: options.dimensions === undefined ? undefined : positiveInteger("dimensions", options.dimensions),
-    timeoutMs: positiveInteger("timeoutMs", options.timeoutMs ?? DEFAULT_OPENAI_TIMEOUT_MS),
-    fetchImpl: options.fetch ?? globalThis.fetch,
+    timeoutMs,
   };
 }
 
-/** One POST to the embeddings endpoint; returns raw vectors in input order. */
+/** One call to the embeddings endpoint; returns raw vectors in input order. */
 async function requestEmbeddings(settings: RequestSettings, inputs: string[], callerSignal: AbortSignal | undefined): Promise<number[][]> {
-  const where = describeUrl(settings.url);
-  const timeoutSignal = AbortSignal.timeout(settings.timeoutMs);
-  const signal = callerSignal === undefined ? timeoutSignal : AbortSignal.any([callerSignal, timeoutSignal]);
-
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json",
-  };
-  if (settings.apiKey !== undefined && settings.apiKey !== "") {
-    headers["authorization"] = `Bearer ${settings.apiKey}`;
-  }
-  const body: { model: string; input: string[]; dimensions?: number } = {
-    model: settings.model,
-    input: inputs,
-  };
-  if (settings.requestDimensions !== undefined) body.dimensions = settings.requestDimensions;
-
-  let status: number;
-  let text: string;
+  const where = `${settings.client.where}/embeddings`;
+  let data: unknown;
   try {
-    const response = await settings.fetchImpl(settings.url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(body),
-      signal,
-    });
-    status = response.status;
-    text = await response.text();
+    const response = await settings.client.sdk.embeddings.create(
+      {
+        model: settings.model,
+        input: inputs,
+        // The SDK asks for base64 unless told otherwise; compatible servers do not all speak it.
+        encoding_format: "float",
+        ...(settings.requestDimensions !== undefined ? { dimensions: settings.requestDimensions } : {}),
+      },
+      callerSignal ? { signal: callerSignal } : {},
+    );
+    data = (response as { data?: unknown }).data;
   } catch (error) {
-    if (callerSignal?.aborted) throw callerSignal.reason;
-    if (timeoutSignal.aborted) {
-      throw new EmbeddingsError(`embeddings request to ${where} timed out after ${settings.timeoutMs} ms`, {
-        provider: PROVIDER,
-        retryable: true,
-      });
-    }
-    // fetch() reports network failures as TypeError("fetch failed") with a
-    // system error as the cause; only its code is surfaced in the message.
-    const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-    const code = typeof cause?.code === "string" ? cause.code : ((error as Error | null)?.name ?? "unknown error");
-    throw new EmbeddingsError(`embeddings request to ${where} failed: ${code}`, {
+    const failure = describeOpenAIFailure(error, where, settings.timeoutMs, callerSignal);
+    if (failure === null) throw callerSignal!.reason;
+    throw new EmbeddingsError(`embeddings ${failure.message}`, {
       provider: PROVIDER,
-      retryable: true,
+      retryable: failure.retryable,
+      ...(failure.status !== undefined ? { status: failure.status } : {}),
       cause: error,
     });
   }
 
-  if (status < 200 || status >= 300) {
-    // The reason phrase comes from Node's table, not the server, and of the body
-    // only a short code is kept: servers may echo the request in either.
-    const phrase = STATUS_CODES[status];
-    const code = errorCodeFrom(text);
-    const reason = `HTTP ${status}${phrase ? ` ${phrase}` : ""}${code ? ` (${code})` : ""}`;
-    throw new EmbeddingsError(`embeddings request to ${where} failed: ${reason}`, {
-      provider: PROVIDER,
-      status,
-      retryable: isRetryableUpstreamStatus(status),
-    });
-  }
-
-  const invalid = (problem: string): EmbeddingsError =>
-    new EmbeddingsError(`embeddings response from ${where} is invalid: ${problem}`, {
-      provider: PROVIDER,
-      status,
-    });
-
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalid("body is not JSON");
-  }
-  const data = (parsed as { data?: unknown } | null)?.data;
+  const invalid = (problem: string): EmbeddingsError => new EmbeddingsError(`embeddings response from ${where} is invalid: ${problem}`, { provider: PROVIDER });
   if (!Array.isArray(data)) throw invalid("missing `data` array");
   if (data.length !== inputs.length) {
     throw invalid(`expected ${inputs.length} embeddings, got ${data.length}`);
@@ -209,7 +125,7 @@ async function requestEmbeddings(settings: RequestSettings, inputs: string[], ca
 
 /**
  * Embedder for OpenAI's `/embeddings` API and compatible servers (Azure-style
- * gateways, vLLM, Ollama, LiteLLM, ...). Uses the global `fetch`.
+ * gateways, vLLM, Ollama, LiteLLM, ...), through the official SDK (./openai-client.ts).
  */
 export class OpenAIEmbedder implements Embedder {
   readonly model: string;
@@ -246,14 +162,15 @@ export class OpenAIEmbedder implements Embedder {
       for (const vector of raw) {
         if (vector.length !== this.dimensions) {
           throw new EmbeddingsError(
-            `embeddings response from ${describeUrl(this.settings.url)} is invalid: ` + `expected ${this.dimensions}-dimensional vectors, got ${vector.length}`,
+            `embeddings response from ${`${this.settings.client.where}/embeddings`} is invalid: ` +
+              `expected ${this.dimensions}-dimensional vectors, got ${vector.length}`,
             { provider: PROVIDER },
           );
         }
         try {
           vectors.push(l2Normalize(vector));
         } catch {
-          throw new EmbeddingsError(`embeddings response from ${describeUrl(this.settings.url)} is invalid: zero vector`, { provider: PROVIDER });
+          throw new EmbeddingsError(`embeddings response from ${`${this.settings.client.where}/embeddings`} is invalid: zero vector`, { provider: PROVIDER });
         }
       }
     }

@@ -84,7 +84,7 @@ describe("OpenAIEmbedder", () => {
     expect(request!.url).toBe("/v1/embeddings");
     expect(request!.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(request!.headers["content-type"]).toBe("application/json");
-    expect(request!.body).toEqual({ model: "test-model", input: ["first", "second"], dimensions: 4 });
+    expect(request!.body).toEqual({ model: "test-model", input: ["first", "second"], dimensions: 4, encoding_format: "float" });
 
     // Server listed them in reverse; index 0 is [1, 2, 0, 0], index 1 is [2, 2, 0, 0].
     expect(vectors).toHaveLength(2);
@@ -98,7 +98,7 @@ describe("OpenAIEmbedder", () => {
     const embedder = new OpenAIEmbedder({ baseUrl, model: "local-server-model", responseDimensions: 4 });
     await embedder.embed(["hello"]);
     expect(requests[0]!.headers.authorization).toBeUndefined();
-    expect(requests[0]!.body).toEqual({ model: "local-server-model", input: ["hello"] });
+    expect(requests[0]!.body).toEqual({ model: "local-server-model", input: ["hello"], encoding_format: "float" });
   });
 
   it("splits large inputs into batches and replaces empty strings", async () => {
@@ -209,7 +209,7 @@ describe("OpenAIEmbedder", () => {
       response.writeHead(200, { "content-type": "text/html" });
       response.end("<html>gateway</html>");
     };
-    await expect(wrongSize.embed(["x"])).rejects.toThrow(/not JSON/);
+    await expect(wrongSize.embed(["x"])).rejects.toThrow(/is invalid: missing `data` array/);
   });
 
   it("needs a known size: configured, well known, or probed", async () => {
@@ -221,7 +221,7 @@ describe("OpenAIEmbedder", () => {
     const probed = await createOpenAIEmbedder({ baseUrl, model: "mystery" });
     expect(probed.dimensions).toBe(7);
     expect(requests).toHaveLength(1);
-    expect(requests[0]!.body).toEqual({ model: "mystery", input: ["dimension probe"] });
+    expect(requests[0]!.body).toEqual({ model: "mystery", input: ["dimension probe"], encoding_format: "float" });
   });
 
   it("validates the base URL", () => {

@@ -191,7 +191,9 @@ describe("LLM extractor against an OpenAI-compatible server", () => {
     try {
       const slow = createExtractor({ kind: "llm", baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, model: "m", timeoutMs: 200 });
       const err = await slow.extract({ memoryType: "note", topic: "t", content: "c" }).catch((e: unknown) => e);
-      expect((err as Error).name).toMatch(/TimeoutError|AbortError/);
+      // A timeout is transient: an ordinary error the queue retries, never a permanent one.
+      expect((err as Error).message).toMatch(/timed out after 200 ms/);
+      expect(err).not.toBeInstanceOf(PermanentJobError);
     } finally {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));

@@ -5,13 +5,13 @@
  * validated and only ever becomes a proposal.
  */
 import { z } from "zod";
-import { isRetryableUpstreamStatus } from "@3ngram/errors";
+import { createOpenAIClient, describeOpenAIFailure, type OpenAIClient } from "@3ngram/embeddings";
 import { PermanentJobError } from "@3ngram/queue";
 import type { ExtractedFact, FactExtractor, MemoryText } from "./extractor.js";
 import { slug } from "./rules.js";
 
 export interface LlmExtractorOptions {
-  /** e.g. https://api.openai.com/v1 (the path /chat/completions is appended). */
+  /** e.g. https://api.openai.com/v1 (the SDK appends /chat/completions). */
   baseUrl: string;
   model: string;
   apiKey?: string | undefined;
@@ -48,35 +48,35 @@ const completionSchema = z.object({
 
 export class LlmFactExtractor implements FactExtractor {
   readonly name: string;
+  private readonly client: OpenAIClient;
 
   constructor(private readonly options: LlmExtractorOptions) {
     this.name = `llm/${options.model}`.slice(0, 128);
+    this.client = createOpenAIClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, timeoutMs: options.timeoutMs }, "LlmFactExtractor");
   }
 
   async extract(memory: MemoryText, options: { signal?: AbortSignal } = {}): Promise<ExtractedFact[]> {
-    const signals = [AbortSignal.timeout(this.options.timeoutMs), ...(options.signal ? [options.signal] : [])];
-    const response = await fetch(`${this.options.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-      },
-      body: JSON.stringify({
-        model: this.options.model,
-        temperature: 0,
-        response_format: { type: "json_object" },
-        messages: [
-          { role: "system", content: INSTRUCTIONS },
-          { role: "user", content: JSON.stringify({ memoryType: memory.memoryType, topic: memory.topic, content: memory.content }) },
-        ],
-      }),
-      signal: AbortSignal.any(signals),
-    });
-    if (!response.ok) {
-      const message = `fact extractor answered HTTP ${response.status}`;
-      throw isRetryableUpstreamStatus(response.status) ? new Error(message) : new PermanentJobError(message);
+    let answer: unknown;
+    try {
+      answer = await this.client.sdk.chat.completions.create(
+        {
+          model: this.options.model,
+          temperature: 0,
+          response_format: { type: "json_object" },
+          messages: [
+            { role: "system", content: INSTRUCTIONS },
+            { role: "user", content: JSON.stringify({ memoryType: memory.memoryType, topic: memory.topic, content: memory.content }) },
+          ],
+        },
+        options.signal ? { signal: options.signal } : {},
+      );
+    } catch (error) {
+      const failure = describeOpenAIFailure(error, `${this.client.where}/chat/completions`, this.options.timeoutMs, options.signal);
+      if (failure === null) throw options.signal!.reason;
+      const message = `fact extractor ${failure.message}`;
+      throw failure.retryable ? new Error(message) : new PermanentJobError(message);
     }
-    const completion = completionSchema.safeParse(await response.json().catch(() => null));
+    const completion = completionSchema.safeParse(answer);
     if (!completion.success) throw new Error("fact extractor answered without a completion");
     const content = completion.data.choices[0]!.message.content ?? "";
     return parseFacts(content, slug(memory.topic) || "memory", this.name);
