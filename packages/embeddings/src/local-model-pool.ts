@@ -6,12 +6,17 @@ import { Worker } from "node:worker_threads";
 import type { EmbedOptions, Embedder } from "./embedder.js";
 import { EmbeddingsError } from "./errors.js";
 import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
-import { LOCAL_BATCH_SIZE, LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_ID } from "./local-model.js";
+import { DEFAULT_LOCAL_BACKEND, LOCAL_BATCH_SIZE, LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_ID, type LocalBackend } from "./local-model.js";
 
 /** A batch sent to a worker thread. */
 export interface PoolRequest {
   batch: number;
   texts: string[];
+}
+
+/** What a worker thread is started with. */
+export interface PoolWorkerData {
+  backend: LocalBackend;
 }
 
 /** What a worker thread sends back. */
@@ -39,6 +44,8 @@ export interface LocalModelPoolOptions {
   maxInputChars?: number;
   /** The worker entry point; defaults to the compiled local-model-worker.js. */
   workerUrl?: URL;
+  /** The runtime executing the model in each worker. Default {@link DEFAULT_LOCAL_BACKEND}. */
+  backend?: LocalBackend;
 }
 
 interface Request {
@@ -89,6 +96,7 @@ export class LocalModelPool implements Embedder {
   readonly model = LOCAL_MODEL_ID;
   readonly dimensions = LOCAL_MODEL_DIMENSIONS;
   readonly size: number;
+  readonly backend: LocalBackend;
   private readonly maxInputChars: number;
   private readonly workerUrl: URL;
   private readonly slots: Slot[] = [];
@@ -105,6 +113,7 @@ export class LocalModelPool implements Embedder {
     this.size = options.workers;
     this.maxInputChars = checkMaxInputChars("LocalModelPool", options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS);
     this.workerUrl = options.workerUrl ?? defaultWorkerUrl();
+    this.backend = options.backend ?? DEFAULT_LOCAL_BACKEND;
   }
 
   /** Starts every worker and waits until each has loaded the model. */
@@ -195,7 +204,7 @@ export class LocalModelPool implements Embedder {
   }
 
   private spawn(): Promise<void> {
-    const worker = new Worker(fileURLToPath(this.workerUrl));
+    const worker = new Worker(fileURLToPath(this.workerUrl), { workerData: { backend: this.backend } satisfies PoolWorkerData });
     const slot: Slot = { worker, ready: false, busy: undefined };
     this.slots.push(slot);
     worker.unref();
