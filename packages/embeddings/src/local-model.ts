@@ -41,8 +41,8 @@ const PROCESS_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
  * process-wide `uncaughtException` and `unhandledRejection` listeners that rethrow. Any such
  * error then ends the process, whatever the service's own policy says (a dropped database
  * connection, a rejected side task). The model needs neither listener to run, so the ones that
- * appeared while it loaded are taken off again. Both backends import the model library (the ONNX
- * one for its tokenizer), so both loads go through here.
+ * appeared while it loaded are taken off again. Every backend's load goes through here, so no
+ * runtime can leave such listeners behind.
  */
 async function withoutForeignProcessHandlers<T>(load: () => Promise<T>): Promise<T> {
   const emitter: NodeJS.EventEmitter = process;
