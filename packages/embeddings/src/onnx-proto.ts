@@ -35,7 +35,7 @@ export interface OnnxNode {
   attribute?: OnnxAttribute[];
 }
 
-export interface OnnxValueInfo {
+interface OnnxValueInfo {
   name: string;
   elemType: OnnxType;
   /** A number for a fixed size, a string for a named dynamic one. */
@@ -117,7 +117,7 @@ const ModelProto = root.lookupType("onnx.ModelProto");
 
 /** IR version 8 with the default operator set 17: what the converter's operators are written against. */
 const IR_VERSION = 8;
-export const OPSET_VERSION = 17;
+const OPSET_VERSION = 17;
 
 function valueInfo(info: OnnxValueInfo) {
   return {

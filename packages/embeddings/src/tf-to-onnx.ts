@@ -17,14 +17,14 @@ interface TfAttrValue {
   list?: { i?: (string | number)[] };
 }
 
-export interface TfNode {
+interface TfNode {
   name: string;
   op: string;
   input?: string[];
   attr?: Record<string, TfAttrValue>;
 }
 
-export interface TfWeightSpec {
+interface TfWeightSpec {
   name: string;
   shape: number[];
   dtype: string;
