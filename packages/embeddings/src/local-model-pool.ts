@@ -85,6 +85,8 @@ function defaultWorkerUrl(): URL {
 function stopWorker(slot: Slot): Promise<void> {
   if (slot.exited) return Promise.resolve();
   const exited = new Promise<void>((resolve) => slot.worker.once("exit", () => resolve()));
+  // Referenced until it is gone, or a caller awaiting this could see the process end first.
+  slot.worker.ref();
   slot.worker.postMessage({ kind: "stop" } satisfies PoolRequest);
   return exited;
 }
