@@ -421,7 +421,7 @@ export function convertTfGraphToOnnx(model: TfGraphModel, shards: readonly Uint8
     throw new Error(`expected inputs ${ONNX_INPUT_INDICES} and ${ONNX_INPUT_VALUES}, found ${placeholders.join(", ")}`);
   }
   const consumed = new Set(nodes.flatMap((node) => (node.input ?? []).map((ref) => valueName(ref).replace(/:\d+$/, ""))));
-  const sinks = nodes.filter((node) => !consumed.has(node.name) && node.op !== "Const");
+  const sinks = nodes.filter((node) => !consumed.has(node.name) && node.op !== "Const" && node.op !== "Placeholder");
   if (sinks.length !== 1) throw new Error(`expected one output node, found ${sinks.length}`);
 
   const converter = new Converter(weights);
