@@ -187,6 +187,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       SEARCH_ADDR: target(searchPorts),
       EMBEDDINGS_PROVIDER: options.embedder,
       ...(process.env.EMBEDDINGS_WORKERS !== undefined ? { EMBEDDINGS_WORKERS: process.env.EMBEDDINGS_WORKERS } : {}),
+      ...(process.env.EMBEDDINGS_BACKEND !== undefined ? { EMBEDDINGS_BACKEND: process.env.EMBEDDINGS_BACKEND } : {}),
     };
     const startService = async (name: string, script: string, port: number) => {
       const proc = startServiceProcess(name, script, { ...common, GRPC_PORT: String(port) });

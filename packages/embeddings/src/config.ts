@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 import { MAX_VECTOR_DIMENSIONS } from "./hashing.js";
-import { LOCAL_MODEL_DIMENSIONS } from "./local-model.js";
+import { LOCAL_BACKENDS, LOCAL_MODEL_DIMENSIONS, type LocalBackend } from "./local-model.js";
 import { MAX_LOCAL_WORKERS } from "./local-model-pool.js";
 
 export const EMBEDDINGS_PROVIDERS = ["local", "openai", "hashing"] as const;
@@ -17,6 +17,8 @@ export type EmbeddingsConfig =
        * picks (one in standalone mode, one per core up to four in a service).
        */
       workers?: number | undefined;
+      /** Runtime executing the model; unset means the default (`onnx`). */
+      backend?: LocalBackend | undefined;
     }
   | {
       /** Deterministic hashing embedder (tests, bulk benchmark loads). */
@@ -78,6 +80,8 @@ const DEFAULT_HASHING_DIMENSIONS = 512;
  * - `EMBEDDINGS_TIMEOUT_MS`: per-request timeout for `openai` (default 30000)
  * - `EMBEDDINGS_WORKERS`: worker threads running the `local` model (0 = on the event loop;
  *   unset = 1 in standalone mode, one per core up to 4 in a service)
+ * - `EMBEDDINGS_BACKEND`: runtime of the `local` model, `onnx` (default) | `tfjs`; both give the
+ *   same vectors
  */
 export const embeddingsConfigSchema = z
   .object({
@@ -120,6 +124,13 @@ export const embeddingsConfigSchema = z
         )
         .optional(),
     ),
+    EMBEDDINGS_BACKEND: z.preprocess(
+      (value) => {
+        const blank = blankToUndefined(value);
+        return typeof blank === "string" ? blank.trim().toLowerCase() : blank;
+      },
+      z.enum(LOCAL_BACKENDS, { error: `EMBEDDINGS_BACKEND must be one of: ${LOCAL_BACKENDS.join(", ")}` }).optional(),
+    ),
   })
   .superRefine((env, ctx) => {
     if (env.EMBEDDINGS_PROVIDER === "openai") {
@@ -144,7 +155,11 @@ export const embeddingsConfigSchema = z
   .transform((env): EmbeddingsConfig => {
     switch (env.EMBEDDINGS_PROVIDER) {
       case "local":
-        return env.EMBEDDINGS_WORKERS === undefined ? { provider: "local" } : { provider: "local", workers: env.EMBEDDINGS_WORKERS };
+        return {
+          provider: "local",
+          ...(env.EMBEDDINGS_WORKERS === undefined ? {} : { workers: env.EMBEDDINGS_WORKERS }),
+          ...(env.EMBEDDINGS_BACKEND === undefined ? {} : { backend: env.EMBEDDINGS_BACKEND }),
+        };
       case "hashing":
         return { provider: "hashing", dimensions: env.EMBEDDINGS_DIMENSIONS ?? DEFAULT_HASHING_DIMENSIONS };
       case "openai":

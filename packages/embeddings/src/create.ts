@@ -24,7 +24,8 @@ export async function createEmbedder(config: EmbeddingsConfig, options: CreateEm
   switch (config.provider) {
     case "local": {
       const workers = config.workers ?? options.defaultWorkers ?? 1;
-      const embedder = workers === 0 ? new LocalModelEmbedder() : new LocalModelPool({ workers });
+      const backend = config.backend === undefined ? {} : { backend: config.backend };
+      const embedder = workers === 0 ? new LocalModelEmbedder(backend) : new LocalModelPool({ workers, ...backend });
       if (options.warmup === true) await embedder.warmup();
       return embedder;
     }

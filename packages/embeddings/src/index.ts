@@ -4,7 +4,16 @@ export { embedWithinBudget, type BudgetedVector } from "./budget.js";
 export { cosineSimilarity, l2Normalize } from "./cosine.js";
 export { DEFAULT_MAX_INPUT_CHARS, memoryEmbeddingText, prepareText } from "./input.js";
 export { DEFAULT_HASHING_DIMENSIONS, HashingEmbedder, MAX_VECTOR_DIMENSIONS, type HashingEmbedderOptions } from "./hashing.js";
-export { LOCAL_BATCH_SIZE, LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_ID, LocalModelEmbedder, type LocalModelEmbedderOptions } from "./local-model.js";
+export {
+  DEFAULT_LOCAL_BACKEND,
+  LOCAL_BACKENDS,
+  LOCAL_BATCH_SIZE,
+  LOCAL_MODEL_DIMENSIONS,
+  LOCAL_MODEL_ID,
+  LocalModelEmbedder,
+  type LocalBackend,
+  type LocalModelEmbedderOptions,
+} from "./local-model.js";
 export { defaultServiceWorkers, LocalModelPool, MAX_LOCAL_WORKERS, type LocalModelPoolOptions } from "./local-model-pool.js";
 export { createOpenAIClient, describeOpenAIFailure, type OpenAIClient, type OpenAIClientOptions, type OpenAIFailure } from "./openai-client.js";
 export { createOpenAIEmbedder, DEFAULT_OPENAI_BATCH_SIZE, DEFAULT_OPENAI_TIMEOUT_MS, OpenAIEmbedder, type OpenAIEmbedderOptions } from "./openai.js";

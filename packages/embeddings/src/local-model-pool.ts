@@ -6,12 +6,14 @@ import { Worker } from "node:worker_threads";
 import type { EmbedOptions, Embedder } from "./embedder.js";
 import { EmbeddingsError } from "./errors.js";
 import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
-import { LOCAL_BATCH_SIZE, LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_ID } from "./local-model.js";
+import { DEFAULT_LOCAL_BACKEND, LOCAL_BATCH_SIZE, LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_ID, type LocalBackend } from "./local-model.js";
 
-/** A batch sent to a worker thread. */
-export interface PoolRequest {
-  batch: number;
-  texts: string[];
+/** What a worker thread is sent: a batch to embed, or the request to stop between batches. */
+export type PoolRequest = { kind: "embed"; batch: number; texts: string[] } | { kind: "stop" };
+
+/** What a worker thread is started with. */
+export interface PoolWorkerData {
+  backend: LocalBackend;
 }
 
 /** What a worker thread sends back. */
@@ -39,6 +41,8 @@ export interface LocalModelPoolOptions {
   maxInputChars?: number;
   /** The worker entry point; defaults to the compiled local-model-worker.js. */
   workerUrl?: URL;
+  /** The runtime executing the model in each worker. Default {@link DEFAULT_LOCAL_BACKEND}. */
+  backend?: LocalBackend;
 }
 
 interface Request {
@@ -58,6 +62,7 @@ interface Item {
 interface Slot {
   worker: Worker;
   ready: boolean;
+  exited: boolean;
   /** The batch in flight on this worker, if any; a worker runs one batch at a time. */
   busy: { id: number; items: Item[] } | undefined;
 }
@@ -70,6 +75,20 @@ function defaultWorkerUrl(): URL {
   const beside = new URL("./local-model-worker.js", import.meta.url);
   if (existsSync(fileURLToPath(beside))) return beside;
   return new URL("../dist/local-model-worker.js", import.meta.url);
+}
+
+/**
+ * Asks a worker to end itself between batches and waits until it has. Not `terminate()`: ONNX
+ * Runtime's inference is one native call, and a thread terminated inside it aborts the whole
+ * process when the call returns into the torn-down thread.
+ */
+function stopWorker(slot: Slot): Promise<void> {
+  if (slot.exited) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => slot.worker.once("exit", () => resolve()));
+  // Referenced until it is gone, or a caller awaiting this could see the process end first.
+  slot.worker.ref();
+  slot.worker.postMessage({ kind: "stop" } satisfies PoolRequest);
+  return exited;
 }
 
 function workerStopped(reason: string): EmbeddingsError {
@@ -89,6 +108,7 @@ export class LocalModelPool implements Embedder {
   readonly model = LOCAL_MODEL_ID;
   readonly dimensions = LOCAL_MODEL_DIMENSIONS;
   readonly size: number;
+  readonly backend: LocalBackend;
   private readonly maxInputChars: number;
   private readonly workerUrl: URL;
   private readonly slots: Slot[] = [];
@@ -105,6 +125,7 @@ export class LocalModelPool implements Embedder {
     this.size = options.workers;
     this.maxInputChars = checkMaxInputChars("LocalModelPool", options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS);
     this.workerUrl = options.workerUrl ?? defaultWorkerUrl();
+    this.backend = options.backend ?? DEFAULT_LOCAL_BACKEND;
   }
 
   /** Starts every worker and waits until each has loaded the model. */
@@ -162,17 +183,21 @@ export class LocalModelPool implements Embedder {
         if (!item.request.settled) item.request.reject(workerStopped("was stopped"));
       }
     }
-    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    await Promise.all(slots.map((slot) => stopWorker(slot)));
   }
 
   /**
-   * Ends one worker thread abruptly, as a crash would. For operators and fault tests: the calls it
-   * held fail with a retryable error and a fresh worker takes its place. Resolves once it is gone.
+   * Takes one worker thread out as a crash would. For operators and fault tests: the calls it held
+   * fail at once with a retryable error, a fresh worker takes its place, and the old thread stops
+   * after its current batch (whose answer is dropped). Resolves once it is gone.
    */
   async terminateWorker(index: number): Promise<void> {
     const slot = this.slots[index];
     if (slot === undefined) throw new RangeError(`LocalModelPool: no worker ${index}`);
-    await slot.worker.terminate();
+    // Out of the pool first, so its answer to the batch in flight is dropped.
+    this.remove(slot);
+    await stopWorker(slot);
+    this.lost(slot);
   }
 
   /** Workers currently running a batch (for metrics and tests). */
@@ -195,8 +220,8 @@ export class LocalModelPool implements Embedder {
   }
 
   private spawn(): Promise<void> {
-    const worker = new Worker(fileURLToPath(this.workerUrl));
-    const slot: Slot = { worker, ready: false, busy: undefined };
+    const worker = new Worker(fileURLToPath(this.workerUrl), { workerData: { backend: this.backend } satisfies PoolWorkerData });
+    const slot: Slot = { worker, ready: false, exited: false, busy: undefined };
     this.slots.push(slot);
     worker.unref();
     return new Promise<void>((resolve, reject) => {
@@ -233,21 +258,25 @@ export class LocalModelPool implements Embedder {
       // 'error' (an exception the worker did not catch) is always followed by 'exit'.
       worker.on("error", () => undefined);
       worker.on("exit", () => {
+        slot.exited = true;
+        // Settles the start of a worker that never became ready, whatever took it out.
+        if (!slot.ready) reject(new EmbeddingsError("local embedding worker stopped while loading the model", { provider: "local" }));
         if (!this.remove(slot)) return;
-        for (const item of slot.busy?.items ?? []) {
-          if (!item.request.settled) item.request.reject(workerStopped("stopped"));
-        }
-        if (!slot.ready) {
-          reject(new EmbeddingsError("local embedding worker stopped while loading the model", { provider: "local" }));
-          return;
-        }
-        if (!this.closed)
-          this.start().then(
-            () => this.dispatch(),
-            (err: unknown) => this.failQueued(err),
-          );
+        if (slot.ready) this.lost(slot);
       });
     });
+  }
+
+  /** A worker gone and out of the pool: its calls fail, retryably, and a fresh worker is started. */
+  private lost(slot: Slot): void {
+    for (const item of slot.busy?.items ?? []) {
+      if (!item.request.settled) item.request.reject(workerStopped("stopped"));
+    }
+    if (!this.closed)
+      this.start().then(
+        () => this.dispatch(),
+        (err: unknown) => this.failQueued(err),
+      );
   }
 
   /** Takes a slot out of the pool; false if it was already out (closed, or removed on load failure). */
@@ -259,6 +288,8 @@ export class LocalModelPool implements Embedder {
   }
 
   private finish(slot: Slot, batch: number, each: (item: Item, position: number) => void): void {
+    // A worker already taken out of the pool answers no one: its calls have failed or will.
+    if (!this.slots.includes(slot)) return;
     const busy = slot.busy;
     if (busy === undefined || busy.id !== batch) return;
     slot.busy = undefined;
@@ -281,7 +312,7 @@ export class LocalModelPool implements Embedder {
       slot.busy = { id, items };
       // A busy worker keeps the process alive until its answer arrives; an idle one does not.
       slot.worker.ref();
-      slot.worker.postMessage({ batch: id, texts: items.map((item) => item.text) } satisfies PoolRequest);
+      slot.worker.postMessage({ kind: "embed", batch: id, texts: items.map((item) => item.text) } satisfies PoolRequest);
     }
   }
 

@@ -74,6 +74,21 @@ describe("LocalModelPool", () => {
     expect(await pool.embed(["still serving"])).toHaveLength(1);
   });
 
+  it("closes while a batch is in flight without ending the process, failing that batch's calls", { timeout: 60_000 }, async () => {
+    const closing = new LocalModelPool({ workers: 1 });
+    await closing.warmup();
+    const outcome = closing.embed(texts).then(
+      () => "resolved",
+      (err: unknown) => err,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closing.busyWorkers).toBe(1);
+    await closing.close();
+    expect(await outcome).toBeInstanceOf(EmbeddingsError);
+    // Still here: a worker stopped inside the runtime's native call would have aborted the process.
+    expect(await inThread.embed(["after close"])).toHaveLength(1);
+  });
+
   it("refuses calls once closed", async () => {
     const closing = new LocalModelPool({ workers: 1 });
     await closing.close();

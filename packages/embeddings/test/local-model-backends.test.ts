@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from "vitest";
+
+import { cosineSimilarity } from "../src/cosine.js";
+import { LocalModelEmbedder } from "../src/local-model.js";
+import { LocalModelPool } from "../src/local-model-pool.js";
+
+// Varied on purpose: one word, sentences, punctuation and digits, identifiers, other scripts and
+// languages, emoji, whitespace runs, and long texts that reach the model's length limit.
+const texts = [
+  "hello",
+  "The team decided to use PostgreSQL for storage",
+  "What did we decide about storage?",
+  "getUserById(tenantId, 42) -> Promise<User | undefined>",
+  "snake_case_identifier and kebab-case-name, CamelCaseThing; v1.2.3-rc.4",
+  "Die Katze schläft in der Sonne, während es draußen regnet.",
+  "Le déploiement échoue après la migration 0031 — pourquoi ?",
+  "東京で会議があります。データベースの移行について話しましょう。",
+  "Привет, как дела? Всё работает.",
+  "مرحبا بالعالم",
+  "deploy 🚀 then celebrate 🎉🎉",
+  "   spaced    out\ttext\nwith newlines   ",
+  "a",
+  "x".repeat(2000),
+  Array.from({ length: 400 }, (_, i) => `token${i}`).join(" "),
+  "The quick brown fox jumps over the lazy dog. ".repeat(40),
+];
+
+function maxAbsDifference(a: readonly number[], b: readonly number[]): number {
+  return a.reduce((worst, value, i) => Math.max(worst, Math.abs(value - b[i]!)), 0);
+}
+
+describe("the bundled model's backends", () => {
+  const onnx = new LocalModelEmbedder({ backend: "onnx" });
+  const tfjs = new LocalModelEmbedder({ backend: "tfjs" });
+
+  it("ONNX Runtime computes the vectors TensorFlow.js computes, text by text", { timeout: 120_000 }, async () => {
+    const expected = await tfjs.embed(texts);
+    const actual = await onnx.embed(texts);
+    expect(actual).toHaveLength(texts.length);
+    actual.forEach((vector, i) => {
+      expect(vector).toHaveLength(512);
+      expect(cosineSimilarity(vector, expected[i]!)).toBeGreaterThanOrEqual(0.9999);
+      expect(maxAbsDifference(vector, expected[i]!)).toBeLessThan(1e-5);
+    });
+  });
+
+  it("gives a text the same vector alone as inside a batch of different lengths", { timeout: 60_000 }, async () => {
+    const batch = await onnx.embed(texts.slice(0, 8));
+    for (const [i, text] of texts.slice(0, 8).entries()) {
+      const [alone] = await onnx.embed([text]);
+      expect(maxAbsDifference(alone!, batch[i]!)).toBeLessThan(1e-5);
+    }
+  });
+
+  describe("in a worker pool", () => {
+    const pool = new LocalModelPool({ workers: 1, backend: "tfjs" });
+    afterAll(() => pool.close());
+
+    it("runs the backend it was given", { timeout: 120_000 }, async () => {
+      expect(pool.backend).toBe("tfjs");
+      const expected = await tfjs.embed(texts.slice(0, 4));
+      const actual = await pool.embed(texts.slice(0, 4));
+      // Same runtime, same kernels: the worker's vectors are the in-thread TensorFlow.js ones.
+      actual.forEach((vector, i) => expect(maxAbsDifference(vector, expected[i]!)).toBeLessThan(1e-6));
+    });
+  });
+});
