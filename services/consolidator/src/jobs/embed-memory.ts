@@ -45,7 +45,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   }
   const record = found.memories.find((m) => m.id === memoryId);
   if (!record) throw new Error("memory service answered without the requested memory");
-  if (record.embeddingState === "done") {
+  if (record.embedded === "done") {
     log.debug({ memoryId }, "memory already embedded");
     return "already_embedded";
   }

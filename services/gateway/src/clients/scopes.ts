@@ -22,8 +22,8 @@ import {
 import { AppError } from "@3ngram/errors";
 import type { GetFacetsResponse, ListMemoriesResponse, Memory, MemoryService, RetrievalPolicy as ProtoPolicy, Scope } from "@3ngram/proto/memory/v1";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { toCommitmentRecord, type MemoryClient } from "./memory.js";
-import { isoTime, timestampFromIso } from "./timestamps.js";
+import type { MemoryClient } from "./memory.js";
+import { isoTime, isoTimeOrNull, timestampFromIso } from "./timestamps.js";
 
 type ListMemoriesRequestInit = MessageInitShape<(typeof MemoryService)["method"]["listMemories"]["input"]>;
 
@@ -101,7 +101,9 @@ function toMemorySummary(memory: Memory): MemorySummary {
     tags: memory.tags,
     recordedAt: isoTime(memory.recordedAt, "recorded_at"),
     supersededBy: memory.supersededBy ?? null,
-    commitment: memory.commitment ? toCommitmentRecord(memory.commitment) : null,
+    commitment: memory.commitment
+      ? { id: memory.commitment.id, status: memory.commitment.status, dueAt: isoTimeOrNull(memory.commitment.dueAt), owner: memory.commitment.owner ?? null }
+      : null,
   });
 }
 

@@ -138,7 +138,10 @@ describe("export → import → export", () => {
       {
         predecessorId: open.memory!.id,
         edgeIntent: "updates",
-        successor: { memoryType: "commitment", topic: "deploy", content: `Deploy atlas on Monday ${marker}.`, owner: "lee" },
+        memoryType: "commitment",
+        topic: "deploy",
+        content: `Deploy atlas on Monday ${marker}.`,
+        owner: "lee",
       },
       w,
     );
@@ -149,7 +152,11 @@ describe("export → import → export", () => {
       {
         predecessorId: v1.memory!.id,
         edgeIntent: "supersedes",
-        successor: { memoryType: "decision", topic: "database", content: `Use PostgreSQL ${marker}.`, scope: "engineering", project: "atlas" },
+        memoryType: "decision",
+        topic: "database",
+        content: `Use PostgreSQL ${marker}.`,
+        scope: "engineering",
+        project: "atlas",
       },
       w,
     );
@@ -157,7 +164,11 @@ describe("export → import → export", () => {
       {
         predecessorId: v2.memory!.id,
         edgeIntent: "updates",
-        successor: { memoryType: "decision", topic: "database", content: `Use PostgreSQL with pgvector ${marker}.`, scope: "engineering", project: "atlas" },
+        memoryType: "decision",
+        topic: "database",
+        content: `Use PostgreSQL with pgvector ${marker}.`,
+        scope: "engineering",
+        project: "atlas",
       },
       w,
     );
@@ -247,7 +258,7 @@ describe("export → import → export", () => {
     expect(history.edges.map((e) => e.edgeType).sort()).toEqual(["supersedes", "updates"]);
     const got = await memory.getMemories({ ids: [rows[0]!.id] }, as(target));
     expect(got.memories[0]!.recordedAt).toEqual(at(v3.recordedAt));
-    expect(got.memories[0]!.embeddingState).toBe("pending");
+    expect(got.memories[0]!.embedded).toBe("pending");
     // asKnownAt between the second and third fact writes answers the middle generation in the new tenant too.
     const facts = records.filter((r) => r.kind === "fact" && r.subject === "bench");
     const between = new Date((Date.parse(facts[1].recordedAt) + Date.parse(facts[2].recordedAt)) / 2);
@@ -511,7 +522,7 @@ describe("the MCP memory-server importer", () => {
   it("finds the imported observations through search", async () => {
     const search = await stack.searchClient();
     const found = await search.search({ query: "published algorithm", limit: 5 }, as(tenant, [SCOPES.read]));
-    expect(found.hits.map((h) => h.excerpt)).toContain("Wrote the first published algorithm");
+    expect(found.hits.map((h) => h.content)).toContain("Wrote the first published algorithm");
   });
 
   it("skips everything on a second run", async () => {

@@ -1,0 +1,62 @@
+/**
+ * The memory service's rows as the public records of @3ngram/schema, written once here and used by
+ * every RPC that answers with them (the gRPC bridge turns these into messages: docs/grpc.md).
+ */
+import { cutText, type CommitmentRecord, type FactRecord, type MemoryRecord } from "@3ngram/schema";
+import type { FactRow } from "../db/facts.js";
+import type { CommitmentRow, MemoryRow } from "../db/memories.js";
+import type { WrittenMemory } from "./write-memory.js";
+
+const iso = (d: Date) => d.toISOString();
+const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
+
+/** A memory as reads show it, its content cut to `maxContentChars`. */
+export function memoryRecord(row: MemoryRow, maxContentChars: number): MemoryRecord {
+  const content = cutText(row.content, maxContentChars);
+  return {
+    id: row.id,
+    memoryType: row.memoryType,
+    topic: row.topic,
+    content: content.text,
+    contentLength: content.contentLength,
+    truncated: content.truncated,
+    scope: row.scope,
+    project: row.project,
+    recordedAt: iso(row.recordedAt),
+    status: row.status,
+    tags: row.tags,
+    validFrom: iso(row.validFrom),
+    validTo: isoOrNull(row.validTo),
+    embedded: row.embedded ? "done" : "pending",
+    supersededBy: row.supersededBy,
+    commitment: row.commitment ? commitmentRecord(row.commitment) : null,
+    ...(row.erasedAt ? { erasedAt: iso(row.erasedAt) } : {}),
+  };
+}
+
+function commitmentRecord(row: CommitmentRow): CommitmentRecord {
+  return { id: row.id, status: row.status, dueAt: isoOrNull(row.dueAt), owner: row.owner };
+}
+
+export function factRecord(row: FactRow): FactRecord {
+  return {
+    id: row.id,
+    subject: row.subject,
+    predicate: row.predicate,
+    value: row.value,
+    confidence: row.confidence,
+    validFrom: iso(row.validFrom),
+    validTo: isoOrNull(row.validTo),
+    recordedAt: iso(row.recordedAt),
+    memoryId: row.memoryId,
+  };
+}
+
+/** What a write answers: the stored memory's identity (not its content back), its facts and commitment. */
+export function writtenRecord({ memory, facts }: WrittenMemory) {
+  return {
+    memory: { id: memory.id, memoryType: memory.memoryType, topic: memory.topic, scope: memory.scope, project: memory.project },
+    facts: facts.map(factRecord),
+    ...(memory.commitment ? { commitment: commitmentRecord(memory.commitment) } : {}),
+  };
+}
