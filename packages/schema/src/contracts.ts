@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { getFactsInputSchema, getFactsOutputSchema } from "./facts.js";
-import { historyOutputSchema } from "./listing.js";
+import { facetsOutputSchema, historyOutputSchema, listMemoriesInputSchema, listMemoriesOutputSchema } from "./listing.js";
 import {
   archiveOutputSchema,
   memoryTypeSchema,
@@ -22,11 +22,15 @@ import {
   reviseOutputSchema,
 } from "./memory.js";
 import { outputObject } from "./open-object.js";
+import { retrievalPolicySchema, scopeActionFields, scopeRecordSchema, setRetrievalDefaultInputSchema } from "./scopes.js";
 import { searchInputSchema, searchOutputSchema } from "./search.js";
 import { memoryResourceSchema } from "./surface.js";
 
 /** A request naming one memory. */
 export const memoryIdRequestSchema = z.strictObject({ memoryId: memoryIdSchema });
+
+const empty = z.strictObject({});
+const oneScope = outputObject({ scope: scopeRecordSchema });
 
 /** MemoryService, by protobuf-es method name. */
 export const memoryContract = {
@@ -38,6 +42,15 @@ export const memoryContract = {
   getHistory: { request: memoryIdRequestSchema, response: historyOutputSchema },
   getFacts: { request: getFactsInputSchema, response: getFactsOutputSchema },
   readMemory: { request: z.strictObject({ id: memoryIdSchema }), response: memoryResourceSchema },
+  listMemories: { request: listMemoriesInputSchema, response: listMemoriesOutputSchema },
+  getFacets: { request: empty, response: facetsOutputSchema },
+  listScopes: { request: empty, response: outputObject({ scopes: z.array(scopeRecordSchema), count: z.int().min(0), policy: retrievalPolicySchema }) },
+  createScope: { request: z.strictObject(scopeActionFields.create), response: oneScope },
+  renameScope: { request: z.strictObject(scopeActionFields.rename), response: oneScope },
+  setScopeAliases: { request: z.strictObject(scopeActionFields.set_aliases), response: oneScope },
+  setScopeMappings: { request: z.strictObject(scopeActionFields.set_mappings), response: oneScope },
+  deleteScope: { request: z.strictObject(scopeActionFields.delete), response: outputObject({ name: z.string(), policy: retrievalPolicySchema }) },
+  setRetrievalDefault: { request: setRetrievalDefaultInputSchema, response: outputObject({ policy: retrievalPolicySchema }) },
 } as const;
 
 /** The consolidator's similar-pair scan (internal:consolidate). limit's ceiling is the scan policy's, checked by the search service. */

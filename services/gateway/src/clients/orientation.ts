@@ -20,6 +20,8 @@ import type {
   OrientationSelector,
   OrientationSelectorSchema,
 } from "@3ngram/proto/memory/v1";
+import { RetrievalPolicySchema, ScopeSchema } from "@3ngram/proto/memory/v1";
+import { fromWire } from "@3ngram/rpc";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
@@ -30,6 +32,8 @@ import {
   describeEnvironmentOutputSchema,
   effectiveSelectorSchema,
   handoffOutputSchema,
+  retrievalPolicySchema,
+  scopeRecordSchema,
   type BriefingInput,
   type BriefingOutput,
   type DescribeEnvironmentOutput,
@@ -38,7 +42,6 @@ import {
   type HandoffOutput,
   type Selector,
 } from "@3ngram/schema";
-import { toRetrievalPolicy, toScopeRecord } from "./scopes.js";
 import { isoTime, isoTimeOrNull } from "./timestamps.js";
 
 type BriefingRequestInit = MessageInitShape<(typeof MemoryService)["method"]["briefing"]["input"]>;
@@ -244,8 +247,8 @@ export function toDescribeEnvironmentOutput(response: DescribeEnvironmentRespons
       searchLegs: response.searchLegs.map((l) => ({ leg: l.leg, live: l.live })),
       queues: response.queues.map((q) => ({ name: q.name, live: q.live })),
     },
-    scopes: response.scopes.map(toScopeRecord),
-    retrievalScopePolicy: toRetrievalPolicy(response.policy),
+    scopes: response.scopes.map((scope) => fromWire(scopeRecordSchema, ScopeSchema, scope)),
+    retrievalScopePolicy: response.policy && fromWire(retrievalPolicySchema, RetrievalPolicySchema, response.policy),
     stats: {
       memoriesByType: countsFor(MEMORY_TYPES, stats.memoriesByType),
       activeMemories: stats.activeMemories,

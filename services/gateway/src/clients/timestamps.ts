@@ -1,5 +1,5 @@
 import { AppError } from "@3ngram/errors";
-import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 
 /** Wire timestamp → ISO-8601 string. A required timestamp that is missing is a peer bug, not a caller fault. */
 export function isoTime(ts: Timestamp | undefined, what: string): string {
@@ -9,9 +9,4 @@ export function isoTime(ts: Timestamp | undefined, what: string): string {
 
 export function isoTimeOrNull(ts: Timestamp | undefined): string | null {
   return ts === undefined ? null : timestampDate(ts).toISOString();
-}
-
-/** A validated ISO-8601 instant → wire timestamp. */
-export function timestampFromIso(iso: string): Timestamp {
-  return timestampFromDate(new Date(iso));
 }

@@ -62,6 +62,9 @@ export interface Sample {
   more?: unknown[];
 }
 
+const scope = { id: ID, name: "work", aliases: ["job"], projects: ["atlas"], createdAt: T0 };
+const policy = { mode: "default", scope: "work" };
+
 export const memorySamples: Record<string, Sample> = {
   remember: { request: memoryFields, response: { memory: memoryRef, embedded: "pending", facts: [fact], commitment } },
   getMemories: { request: { ids: [ID], maxContentChars: 1000 }, response: { memories: [memoryRecord], count: 1, notFound: [ID2] } },
@@ -86,6 +89,36 @@ export const memorySamples: Record<string, Sample> = {
     response: { facts: [fact], count: 1 },
     more: [{ subject: "user", range: { from: T0, to: T1 } }],
   },
+  listMemories: {
+    request: { type: "decision", scope: "work", project: ["atlas"], status: "active", recordedAfter: T0, recordedBefore: T1, limit: 10, offset: 5 },
+    more: [{ memoryTypes: ["decision", "note"] }],
+    response: {
+      memories: [
+        {
+          id: ID,
+          memoryType: "commitment",
+          topic: "ship it",
+          scope: "work",
+          project: "atlas",
+          status: "active",
+          tags: ["x"],
+          recordedAt: T0,
+          supersededBy: ID2,
+          commitment,
+        },
+      ],
+      count: 1,
+      total: 7,
+    },
+  },
+  getFacets: { request: {}, response: { scopes: ["personal", "work"], projects: ["atlas"] } },
+  listScopes: { request: {}, response: { scopes: [scope], count: 1, policy } },
+  createScope: { request: { name: "work", aliases: ["job"] }, response: { scope } },
+  renameScope: { request: { name: "work", newName: "job" }, response: { scope } },
+  setScopeAliases: { request: { name: "work", aliases: ["job"] }, response: { scope } },
+  setScopeMappings: { request: { name: "work", projects: ["atlas"] }, response: { scope } },
+  deleteScope: { request: { name: "work" }, response: { name: "work", policy } },
+  setRetrievalDefault: { request: { mode: "default", scope: "work" }, response: { policy } },
   readMemory: {
     request: { id: ID },
     response: { id: ID, memoryType: "note", topic: "long", content: "whole text", contentLength: 10, scope: "work", project: "atlas", recordedAt: T0 },

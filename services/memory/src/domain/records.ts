@@ -60,3 +60,9 @@ export function writtenRecord({ memory, facts }: WrittenMemory) {
     ...(memory.commitment ? { commitment: commitmentRecord(memory.commitment) } : {}),
   };
 }
+
+/** A listed memory: identity and state, no content. */
+export function memorySummary(row: MemoryRow) {
+  const { id, memoryType, topic, scope, project, status, tags, recordedAt, supersededBy, commitment } = memoryRecord(row, 0);
+  return { id, memoryType, topic, scope, project, status, tags, recordedAt, supersededBy, commitment };
+}

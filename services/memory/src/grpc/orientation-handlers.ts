@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { RetrievalPolicySchema, ScopeSchema } from "@3ngram/proto/memory/v1";
 import type {
   BriefingCommitmentSectionSchema,
   BriefingMemorySectionSchema,
@@ -9,7 +10,7 @@ import type {
   OrientationSelector,
   OrientationSelectorSchema,
 } from "@3ngram/proto/memory/v1";
-import { SCOPES, type Handlers, type Policies } from "@3ngram/rpc";
+import { SCOPES, toWire, type Handlers, type Policies } from "@3ngram/rpc";
 import { briefingInputSchema, handoffInputSchema, parseInput, type EffectiveSelector } from "@3ngram/schema";
 import type { CommitmentLineRow, MemoryLineRow } from "../db/briefing.js";
 import type { ChangeFields } from "../db/changes.js";
@@ -18,7 +19,6 @@ import type { MemoryDeps } from "../domain/deps.js";
 import { describeEnvironment } from "../domain/environment.js";
 import { handoff, type Excerpted } from "../domain/handoff.js";
 import { actorOf } from "./mappers.js";
-import { toProtoPolicy, toProtoScope } from "./scope-handlers.js";
 
 // Orientation: briefing, handoff and describe_environment. All read-only.
 type OrientationMethods = "briefing" | "handoff" | "describeEnvironment";
@@ -97,8 +97,8 @@ export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memo
         ...(env.embedding ? { embedding: env.embedding } : {}),
         searchLegs: env.searchLegs,
         queues: env.queues.map((q) => ({ name: q.name, live: q.counts !== null, ...(q.counts ?? {}), failedByCause: q.deadLetters ?? {} })),
-        scopes: env.scopes.map(toProtoScope),
-        policy: toProtoPolicy(env.policy),
+        scopes: env.scopes.map((row) => toWire(ScopeSchema, row)),
+        policy: toWire(RetrievalPolicySchema, env.policy),
         stats: {
           memoriesByType: stats.memoriesByType,
           activeMemories: stats.activeMemories,

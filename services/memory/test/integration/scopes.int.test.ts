@@ -441,9 +441,9 @@ describe("listing and facets", () => {
     expect(await listIds(t, { memoryTypes: ["decision"] })).toEqual(ids("d2", "d1"));
     expect(await listIds(t, { memoryTypes: ["decision", "blocker"] })).toEqual(ids("b1", "d2", "d1"));
     expect(await listIds(t, { scope: "work" })).toEqual(ids("b1", "f1", "d1"));
-    expect(await listIds(t, { projects: ["apollo"] })).toEqual(ids("d2", "d1"));
-    expect(await listIds(t, { projects: ["apollo", "mercury"] })).toEqual(ids("b1", "d2", "d1"));
-    expect(await listIds(t, { scope: "work", projects: ["apollo", "gemini"], memoryTypes: ["fact"] })).toEqual(ids("f1"));
+    expect(await listIds(t, { project: ["apollo"] })).toEqual(ids("d2", "d1"));
+    expect(await listIds(t, { project: ["apollo", "mercury"] })).toEqual(ids("b1", "d2", "d1"));
+    expect(await listIds(t, { scope: "work", project: ["apollo", "gemini"], memoryTypes: ["fact"] })).toEqual(ids("f1"));
     expect(await listIds(t, { status: "archived" })).toEqual(ids("archived"));
     expect(await listIds(t, { status: "active", scope: "old-only" })).toEqual([]);
     const filtered = await memory.listMemories({ scope: "work", limit: 1 }, reader(t));

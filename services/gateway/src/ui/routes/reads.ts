@@ -2,7 +2,6 @@
 import type { CallerIdentity } from "@3ngram/rpc";
 import { getMemoriesInputSchema, parseInput, type FacetsOutput, type MemoryRecord } from "@3ngram/schema";
 import { memoryApi, type MemoryClient } from "../../clients/memory.js";
-import { toFacetsOutput } from "../../clients/scopes.js";
 
 export async function readMemories(memory: MemoryClient, ids: string[], identity: CallerIdentity, maxContentChars?: number): Promise<MemoryRecord[]> {
   const input = parseInput(getMemoriesInputSchema, { ids: [...new Set(ids)], ...(maxContentChars !== undefined ? { maxContentChars } : {}) });
@@ -11,5 +10,5 @@ export async function readMemories(memory: MemoryClient, ids: string[], identity
 
 /** The tenant's live scopes and projects, for the filter menus. */
 export async function readFacets(memory: MemoryClient, identity: CallerIdentity): Promise<FacetsOutput> {
-  return toFacetsOutput(await memory.getFacets({}, { identity }));
+  return memoryApi(memory).getFacets({}, { identity });
 }
