@@ -2,9 +2,13 @@
  * The memory service's rows as the public records of @3ngram/schema, written once here and used by
  * every RPC that answers with them (the gRPC bridge turns these into messages: docs/grpc.md).
  */
-import { cutText, type CommitmentRecord, type FactRecord, type MemoryRecord } from "@3ngram/schema";
+import { CHANGE_KINDS, cutText, type CommitmentRecord, type FactRecord, type MemoryRecord } from "@3ngram/schema";
+import type { CommitmentLineRow, MemoryLineRow } from "../db/briefing.js";
+import type { ChangeFields } from "../db/changes.js";
 import type { FactRow } from "../db/facts.js";
 import type { CommitmentRow, MemoryRow } from "../db/memories.js";
+import type { Section } from "./briefing.js";
+import type { Excerpted } from "./handoff.js";
 import type { WrittenMemory } from "./write-memory.js";
 
 const iso = (d: Date) => d.toISOString();
@@ -65,4 +69,32 @@ export function writtenRecord({ memory, facts }: WrittenMemory) {
 export function memorySummary(row: MemoryRow) {
   const { id, memoryType, topic, scope, project, status, tags, recordedAt, supersededBy, commitment } = memoryRecord(row, 0);
   return { id, memoryType, topic, scope, project, status, tags, recordedAt, supersededBy, commitment };
+}
+
+/** Orientation lines (briefing and handoff): the fields the public shapes show; rows carry more. */
+export const NO_CHANGES = Object.fromEntries(CHANGE_KINDS.map((k) => [k, 0])) as Record<(typeof CHANGE_KINDS)[number], number>;
+
+type Line<T> = Omit<T, "contentHead" | "contentLength"> & Partial<ChangeFields>;
+
+export function commitmentLine(row: Line<CommitmentLineRow>) {
+  const { id, memoryId, topic, status, dueAt, owner, overdue, change, supersededBy } = row;
+  return { id, memoryId, topic, status, dueAt, owner, overdue, change, supersededBy: supersededBy ?? undefined };
+}
+
+export function memoryLine(row: Line<MemoryLineRow>) {
+  const { id, memoryType, topic, scope, project, recordedAt, change, supersededBy } = row;
+  return { id, memoryType, topic, scope, project, recordedAt, change, supersededBy: supersededBy ?? undefined };
+}
+
+export function sectionOf<T, I>(s: Section<T>, line: (row: Line<T>) => I) {
+  return { count: s.count, items: s.rows.map(line), hasMore: s.count > s.rows.length, changes: s.changes };
+}
+
+export function handoffMemory(line: Line<MemoryLineRow> & Excerpted) {
+  return { ...memoryLine(line), content: line.content, contentLength: line.contentLength, truncated: line.truncated };
+}
+
+export function handoffCommitment(line: Line<CommitmentLineRow> & Excerpted) {
+  const { content, contentLength, truncated, scope, project } = line;
+  return { ...commitmentLine(line), content, contentLength, truncated, scope, project };
 }

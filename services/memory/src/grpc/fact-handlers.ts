@@ -7,9 +7,8 @@ import { factRecord } from "../domain/records.js";
 import { actorOf } from "./mappers.js";
 
 // Bi-temporal fact reads.
-type FactMethods = "getFacts";
 
-export function factHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, FactMethods> {
+export function factHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof factPolicies> {
   return bridgeHandlers(MemoryService, memoryContract, {
     async getFacts(input, ctx) {
       const facts = (await getFacts(deps, actorOf(ctx), input)).map(factRecord);
@@ -18,6 +17,6 @@ export function factHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryServi
   });
 }
 
-export const factPolicies: Pick<Policies<typeof MemoryService>, FactMethods> = {
+export const factPolicies = {
   getFacts: { anyScope: [SCOPES.read], tenant: true },
-};
+} satisfies Partial<Policies<typeof MemoryService>>;

@@ -10,12 +10,11 @@ import { revise } from "../domain/revise.js";
 import { actorOf } from "./mappers.js";
 
 // Supersession, the commitment state machine, archive and history.
-type LifecycleMethods = "revise" | "resolve" | "archive" | "getHistory";
 
 /** History shows each lineage member whole as a tool wrote it; longer imported text is cut. */
 const HISTORY_CONTENT_CHARS = MAX_CONTENT_LENGTH;
 
-export function lifecycleHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, LifecycleMethods> {
+export function lifecycleHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof lifecyclePolicies> {
   return bridgeHandlers(MemoryService, memoryContract, {
     async revise(input, ctx) {
       const result = await revise(deps, actorOf(ctx), input);
@@ -36,9 +35,9 @@ export function lifecycleHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memory
   });
 }
 
-export const lifecyclePolicies: Pick<Policies<typeof MemoryService>, LifecycleMethods> = {
+export const lifecyclePolicies = {
   revise: { anyScope: [SCOPES.write], tenant: true },
   resolve: { anyScope: [SCOPES.write], tenant: true },
   archive: { anyScope: [SCOPES.write], tenant: true },
   getHistory: { anyScope: [SCOPES.read], tenant: true },
-};
+} satisfies Partial<Policies<typeof MemoryService>>;

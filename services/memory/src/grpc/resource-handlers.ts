@@ -7,9 +7,8 @@ import { getMemories } from "../domain/get-memories.js";
 import { actorOf } from "./mappers.js";
 
 // The MCP memory resource: one memory, whole.
-type ResourceMethods = "readMemory";
 
-export function resourceHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, ResourceMethods> {
+export function resourceHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof resourcePolicies> {
   return bridgeHandlers(MemoryService, memoryContract, {
     async readMemory({ id }, ctx) {
       // The same tenant-scoped read as GetMemories; a foreign id is simply not among the rows.
@@ -23,6 +22,6 @@ export function resourceHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryS
   });
 }
 
-export const resourcePolicies: Pick<Policies<typeof MemoryService>, ResourceMethods> = {
+export const resourcePolicies = {
   readMemory: { anyScope: [SCOPES.read], tenant: true },
-};
+} satisfies Partial<Policies<typeof MemoryService>>;

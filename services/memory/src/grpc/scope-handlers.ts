@@ -10,10 +10,8 @@ import { actorOf } from "./mappers.js";
 
 // The scope registry, the retrieval default, and scope-aware listing and facets. The registry
 // requests are configure_scope's actions, validated by the same fields (packages/schema scopes.ts).
-type ScopeMethods =
-  "listScopes" | "createScope" | "renameScope" | "setScopeAliases" | "setScopeMappings" | "deleteScope" | "setRetrievalDefault" | "listMemories" | "getFacets";
 
-export function scopeHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, ScopeMethods> {
+export function scopeHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof scopePolicies> {
   return bridgeHandlers(MemoryService, memoryContract, {
     async listScopes(_input, ctx) {
       const registry = await listScopes(deps, actorOf(ctx));
@@ -33,7 +31,7 @@ export function scopeHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryServ
   });
 }
 
-export const scopePolicies: Pick<Policies<typeof MemoryService>, ScopeMethods> = {
+export const scopePolicies = {
   listScopes: { anyScope: [SCOPES.read], tenant: true },
   createScope: { anyScope: [SCOPES.write], tenant: true },
   renameScope: { anyScope: [SCOPES.write], tenant: true },
@@ -43,4 +41,4 @@ export const scopePolicies: Pick<Policies<typeof MemoryService>, ScopeMethods> =
   setRetrievalDefault: { anyScope: [SCOPES.write], tenant: true },
   listMemories: { anyScope: [SCOPES.read], tenant: true },
   getFacets: { anyScope: [SCOPES.read], tenant: true },
-};
+} satisfies Partial<Policies<typeof MemoryService>>;

@@ -366,7 +366,7 @@ describe("erasing", () => {
     const lines: string[] = [];
     let cursor = "";
     do {
-      const page = await memory.export({ cursor }, reader(tenantA));
+      const page = await memory.export({ cursor: cursor === "" ? undefined : cursor }, reader(tenantA));
       lines.push(...page.lines);
       cursor = page.nextCursor;
     } while (cursor !== "");

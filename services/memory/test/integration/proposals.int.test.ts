@@ -546,6 +546,6 @@ describe("maintenance for the consolidator", () => {
     const later = await memory.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() + 7 * 86_400_000)) }, consolidator(tenant));
     expect(later.memoryIds).toEqual([recent.id]);
     expect(status[future.id]).toBe("open");
-    expect((await rejection(memory.expireCommitments({}, consolidator(tenant)))).details.field).toBe("due_before");
+    expect((await rejection(memory.expireCommitments({}, consolidator(tenant)))).details.field).toBe("dueBefore");
   });
 });

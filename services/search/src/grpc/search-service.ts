@@ -3,7 +3,7 @@ import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rp
 import { searchContract } from "@3ngram/schema";
 import { search, type SearchDeps } from "../domain/search.js";
 
-export function searchHandlers(deps: SearchDeps): Pick<Handlers<typeof SearchService>, "search"> {
+export function searchHandlers(deps: SearchDeps): Pick<Handlers<typeof SearchService>, keyof typeof searchPolicies> {
   return bridgeHandlers(SearchService, searchContract, {
     async search(input, ctx) {
       const { hits, projection, nextCursor, ...result } = await search(deps, ctx.tenantId, input);
@@ -22,6 +22,6 @@ export function searchHandlers(deps: SearchDeps): Pick<Handlers<typeof SearchSer
   });
 }
 
-export const searchPolicies: Pick<Policies<typeof SearchService>, "search"> = {
+export const searchPolicies = {
   search: { anyScope: [SCOPES.read], tenant: true },
-};
+} satisfies Partial<Policies<typeof SearchService>>;

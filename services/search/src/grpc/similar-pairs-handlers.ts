@@ -6,9 +6,8 @@ import { SIMILAR_PAIR_POLICY } from "../domain/pair-policy.js";
 import { similarPairs, type SimilarPairsDeps } from "../domain/similar-pairs.js";
 
 // The consolidation scan: internal callers only (the consolidator).
-type PairMethods = "similarPairs";
 
-export function similarPairsHandlers(deps: SimilarPairsDeps): Pick<Handlers<typeof SearchService>, PairMethods> {
+export function similarPairsHandlers(deps: SimilarPairsDeps): Pick<Handlers<typeof SearchService>, keyof typeof similarPairsPolicies> {
   return bridgeHandlers(SearchService, searchContract, {
     async similarPairs({ limit = SIMILAR_PAIR_POLICY.maxPairs }, ctx) {
       if (limit > SIMILAR_PAIR_POLICY.maxPairs) throw new AppError("invalid_input", `limit: at most ${SIMILAR_PAIR_POLICY.maxPairs}`, { field: "limit" });
@@ -17,6 +16,6 @@ export function similarPairsHandlers(deps: SimilarPairsDeps): Pick<Handlers<type
   });
 }
 
-export const similarPairsPolicies: Pick<Policies<typeof SearchService>, PairMethods> = {
+export const similarPairsPolicies = {
   similarPairs: { anyScope: [SCOPES.internalConsolidate], tenant: true },
-};
+} satisfies Partial<Policies<typeof SearchService>>;

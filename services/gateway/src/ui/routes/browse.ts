@@ -11,7 +11,6 @@ import { SCOPES } from "@3ngram/rpc";
 import { MAX_FACTS_LIMIT, MAX_GET_CONTENT_CHARS, memoryIdSchema, parseInput, searchInputSchema } from "@3ngram/schema";
 import type { Request, Router } from "express";
 import { memoryApi } from "../../clients/memory.js";
-import { toBriefingOutput, toBriefingRequest } from "../../clients/orientation.js";
 import { reviewProposals } from "../../clients/proposals.js";
 import { searchApi } from "../../clients/search.js";
 import { identityFor } from "../../http/identity.js";
@@ -44,12 +43,12 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       sectionLimit: String(OVERVIEW_SECTION_LIMIT),
     });
     const [briefing, facets, pending] = await Promise.all([
-      memory.briefing(toBriefingRequest(input), { identity }),
+      memoryApi(memory).briefing(input, { identity }),
       readFacets(memory, identity),
       reviewProposals(memory, { action: "list", status: "proposed", limit: 100 }, { identity }),
     ]);
     const pendingProposals = (pending.proposals?.length ?? 0) + (pending.factProposals?.length ?? 0);
-    page(res, 200, renderOverviewPage({ form, facets, briefing: toBriefingOutput(briefing), pendingProposals, now: Date.now() }, signedInView(res)));
+    page(res, 200, renderOverviewPage({ form, facets, briefing, pendingProposals, now: Date.now() }, signedInView(res)));
   });
 
   router.get("/search", routeLabel("GET /ui/search"), ...signedIn, async (req, res) => {
