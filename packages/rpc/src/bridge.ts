@@ -198,7 +198,14 @@ export type BridgedClient<S extends AnyService, C extends Contract<S>> = {
   [K in Bridged<S, C>]: (input: z.input<Entry<C, K>["request"]>, options: CallOptions) => Promise<z.output<Entry<C, K>["response"]>>;
 };
 
+const bridgedClients = new WeakMap<object, Map<object, unknown>>();
+
+/** Built once per client and contract, so callers may ask for it on every call. */
 export function bridgeClient<S extends AnyService, C extends Contract<S>>(service: S, contract: C, client: RpcClient<S>): BridgedClient<S, C> {
+  let byContract = bridgedClients.get(client);
+  if (byContract === undefined) bridgedClients.set(client, (byContract = new Map()));
+  const known = byContract.get(contract);
+  if (known !== undefined) return known as BridgedClient<S, C>;
   const calls: Record<string, unknown> = {};
   for (const name of Object.keys(contract) as Bridged<S, C>[]) {
     const method = service.method[name]!;
@@ -206,5 +213,6 @@ export function bridgeClient<S extends AnyService, C extends Contract<S>>(servic
     const call = client[name] as unknown as (request: unknown, options: CallOptions) => Promise<never>;
     calls[name] = async (input: unknown, options: CallOptions) => fromWire(response, method.output, await call(toWire(method.input, input), options));
   }
+  byContract.set(contract, calls);
   return calls as BridgedClient<S, C>;
 }

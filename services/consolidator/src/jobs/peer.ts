@@ -27,26 +27,14 @@ export type ConsolidatorMemoryClient = Pick<
 /** The search RPC the consolidation scan uses. */
 export type ConsolidatorSearchClient = Pick<RpcClient<typeof SearchService>, "similarPairs">;
 
-type MemoryCalls = BridgedClient<typeof MemoryService, typeof memoryContract>;
-type SearchCalls = BridgedClient<typeof SearchService, typeof searchContract>;
-const memoryBridges = new WeakMap<object, MemoryCalls>();
-const searchBridges = new WeakMap<object, SearchCalls>();
-
 /**
  * A client's RPCs in the public shapes, through the bridge (docs/adr/0029). Jobs take the plain
  * client (any subset of its RPCs, so tests can hand in what a job uses) and call through this.
  */
-export function memoryCalls(client: Partial<RpcClient<typeof MemoryService>>): MemoryCalls {
-  let calls = memoryBridges.get(client);
-  if (calls === undefined) memoryBridges.set(client, (calls = bridgeClient(MemoryService, memoryContract, client as RpcClient<typeof MemoryService>)));
-  return calls;
-}
-
-export function searchCalls(client: Partial<RpcClient<typeof SearchService>>): SearchCalls {
-  let calls = searchBridges.get(client);
-  if (calls === undefined) searchBridges.set(client, (calls = bridgeClient(SearchService, searchContract, client as RpcClient<typeof SearchService>)));
-  return calls;
-}
+export const memoryCalls = (client: Partial<RpcClient<typeof MemoryService>>): BridgedClient<typeof MemoryService, typeof memoryContract> =>
+  bridgeClient(MemoryService, memoryContract, client as RpcClient<typeof MemoryService>);
+export const searchCalls = (client: Partial<RpcClient<typeof SearchService>>): BridgedClient<typeof SearchService, typeof searchContract> =>
+  bridgeClient(SearchService, searchContract, client as RpcClient<typeof SearchService>);
 
 const PERMANENT_REASONS = new Set(["invalid_input", "unauthenticated", "insufficient_scope"]);
 

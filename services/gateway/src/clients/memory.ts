@@ -21,14 +21,5 @@ export function createMemoryClient(address: string, signer: CredentialSigner): M
   });
 }
 
-const apis = new WeakMap<MemoryClient, MemoryApi>();
-
-/** The client's RPCs in public shapes (built once per client). */
-export function memoryApi(client: MemoryClient): MemoryApi {
-  let api = apis.get(client);
-  if (api === undefined) {
-    api = bridgeClient(MemoryService, memoryContract, client);
-    apis.set(client, api);
-  }
-  return api;
-}
+/** The client's RPCs in public shapes. */
+export const memoryApi = (client: MemoryClient): MemoryApi => bridgeClient(MemoryService, memoryContract, client);

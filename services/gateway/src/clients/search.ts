@@ -13,14 +13,5 @@ export function createSearchClient(address: string, signer: CredentialSigner): S
   return createRpcClient(SearchService, { address, audience: "search", signer });
 }
 
-const apis = new WeakMap<SearchClient, SearchApi>();
-
-/** The client's RPCs in public shapes (built once per client). */
-export function searchApi(client: SearchClient): SearchApi {
-  let api = apis.get(client);
-  if (api === undefined) {
-    api = bridgeClient(SearchService, searchContract, client);
-    apis.set(client, api);
-  }
-  return api;
-}
+/** The client's RPCs in public shapes. */
+export const searchApi = (client: SearchClient): SearchApi => bridgeClient(SearchService, searchContract, client);

@@ -6,7 +6,7 @@
  */
 import { MemoryService } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { fromWire, parseWire, toWire, type MethodContract } from "@3ngram/rpc";
+import { bridgeClient, fromWire, parseWire, toWire, type MethodContract, type RpcClient } from "@3ngram/rpc";
 import { factRecordSchema, memoryContract, searchContract } from "@3ngram/schema";
 import { FactSchema } from "@3ngram/proto/memory/v1";
 import { fromBinary, isFieldSet, toBinary, type DescMessage, type DescMethod, type Message } from "@bufbuild/protobuf";
@@ -136,6 +136,12 @@ describe("the bridge's generic rules", () => {
     const method = MemoryService.method.listProposals;
     const out = fromWire(memoryContract.listProposals.response, method.output, toWire(method.output, { proposals: [], count: 0, factProposals: [] }));
     expect(out).toEqual({ proposals: [], count: 0 });
+  });
+
+  it("builds a client's bridged calls once per client and contract", () => {
+    const client = {} as RpcClient<typeof MemoryService>;
+    expect(bridgeClient(MemoryService, memoryContract, client)).toBe(bridgeClient(MemoryService, memoryContract, client));
+    expect(bridgeClient(MemoryService, memoryContract, client)).not.toBe(bridgeClient(MemoryService, memoryContract, {} as RpcClient<typeof MemoryService>));
   });
 
   it("names the field of an invalid request, as a trust boundary must", () => {
