@@ -143,7 +143,8 @@ export async function startServices(embedder: Embedder, policy: SearchPolicy | n
   }
 }
 
-function rememberRequest(m: FixtureMemory): MessageInitShape<typeof RememberRequestSchema> {
+/** The fields remember and revise share (revise carries them beside the predecessor). */
+function rememberRequest(m: FixtureMemory): Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName"> {
   return {
     memoryType: m.type,
     topic: m.topic,
@@ -164,7 +165,7 @@ export async function loadMemories(client: RpcClient<typeof MemoryService>, as: 
   const ids = new Map<string, string>();
   for (const m of fixture.memories) {
     const response = m.revises
-      ? await client.revise({ predecessorId: ids.get(m.revises)!, edgeIntent: m.edge ?? "supersedes", successor: rememberRequest(m) }, as)
+      ? await client.revise({ predecessorId: ids.get(m.revises)!, edgeIntent: m.edge ?? "supersedes", ...rememberRequest(m) }, as)
       : await client.remember(rememberRequest(m), as);
     if (!response.memory) throw new Error(`${m.id}: the memory service answered without a memory`);
     if (response.embedded !== "done") throw new Error(`${m.id}: stored without an embedding (${response.embedded})`);
@@ -177,7 +178,7 @@ export async function loadMemories(client: RpcClient<typeof MemoryService>, as: 
     if (notFound.length > 0) throw new Error(`${notFound.length} predecessors are missing`);
     for (const stored of memories) {
       const fixtureId = batch.find((p) => ids.get(p) === stored.id);
-      if (!stored.supersededBy || stored.status !== "active" || stored.embeddingState !== "done") {
+      if (!stored.supersededBy || stored.status !== "active" || stored.embedded !== "done") {
         throw new Error(`${fixtureId}: a predecessor must stay stored, active and embedded, with its successor recorded`);
       }
     }

@@ -27,3 +27,15 @@ export { checkHealth, checkHealthOn, type ServingStatus } from "./health.js";
 export { grpcServiceDefinition } from "./service-definition.js";
 export type { AnyService, MethodName, RequestInitOf, RequestOf, ResponseInitOf, ResponseOf } from "./types.js";
 export { signingKeyEnv, trustedKeysEnv } from "./credential-env.js";
+export {
+  bridgeClient,
+  bridgeHandlers,
+  fromWire,
+  parseWire,
+  toWire,
+  wireValue,
+  type BridgedClient,
+  type BridgedHandlers,
+  type Contract,
+  type MethodContract,
+} from "./bridge.js";

@@ -37,12 +37,12 @@ export const rejectProposalInputSchema = z.strictObject({ action: z.literal("rej
  * review_proposals: list the queue (both kinds; status defaults to proposed), or accept / reject
  * one proposal by id. Advertised as one flat object (see perActionInput).
  */
+export const listProposalsFields = {
+  status: proposalStatusSchema.default("proposed"),
+  limit: z.int().min(1).max(MAX_PROPOSALS_LIMIT).default(DEFAULT_PROPOSALS_LIMIT),
+};
 export const reviewProposalsInputSchema = perActionInput("action", [
-  z.strictObject({
-    action: z.literal("list"),
-    status: proposalStatusSchema.default("proposed"),
-    limit: z.int().min(1).max(MAX_PROPOSALS_LIMIT).default(DEFAULT_PROPOSALS_LIMIT),
-  }),
+  z.strictObject({ action: z.literal("list"), ...listProposalsFields }),
   acceptProposalInputSchema,
   rejectProposalInputSchema,
 ]);

@@ -17,19 +17,37 @@ const projectsSchema = z.array(projectSchema).max(MAX_SCOPE_PROJECTS);
  * and read; delete removes only the registry entry (memories keep their scope). Advertised as one
  * flat object (see perActionInput); each action is still validated strictly.
  */
+/** Each registry action's fields (the memory service's registry RPCs take these, without the action). */
+export const scopeActionFields = {
+  create: { name: scopeNameSchema, aliases: aliasesSchema.default([]) },
+  rename: { name: scopeNameSchema, newName: scopeNameSchema },
+  set_aliases: { name: scopeNameSchema, aliases: aliasesSchema },
+  set_mappings: { name: scopeNameSchema, projects: projectsSchema },
+  delete: { name: scopeNameSchema },
+  set_retrieval_default: { mode: retrievalModeSchema, scope: scopeNameSchema.nullable().default(null) },
+};
+
+/** The retrieval default names a scope exactly in mode default. */
+function scopeOnlyInDefaultMode(v: { mode: RetrievalMode; scope: string | null }, ctx: z.RefinementCtx): void {
+  if ((v.mode === "default") !== (v.scope !== null))
+    ctx.addIssue({ code: "custom", message: "mode default needs a scope; off and require take none", path: ["scope"] });
+}
+
+export const setRetrievalDefaultInputSchema = z.strictObject(scopeActionFields.set_retrieval_default).superRefine(scopeOnlyInDefaultMode);
+
+/**
+ * configure_scope: the scope registry. Aliases and project mappings are honoured on every write
+ * and read; delete removes only the registry entry (memories keep their scope). Advertised as one
+ * flat object (see perActionInput); each action is still validated strictly.
+ */
 export const configureScopeInputSchema = perActionInput("action", [
   z.strictObject({ action: z.literal("list") }),
-  z.strictObject({ action: z.literal("create"), name: scopeNameSchema, aliases: aliasesSchema.default([]) }),
-  z.strictObject({ action: z.literal("rename"), name: scopeNameSchema, newName: scopeNameSchema }),
-  z.strictObject({ action: z.literal("set_aliases"), name: scopeNameSchema, aliases: aliasesSchema }),
-  z.strictObject({ action: z.literal("set_mappings"), name: scopeNameSchema, projects: projectsSchema }),
-  z.strictObject({ action: z.literal("delete"), name: scopeNameSchema }),
-  z
-    .strictObject({ action: z.literal("set_retrieval_default"), mode: retrievalModeSchema, scope: scopeNameSchema.nullable().default(null) })
-    .refine((v) => (v.mode === "default") === (v.scope !== null), {
-      message: "mode default needs a scope; off and require take none",
-      path: ["scope"],
-    }),
+  z.strictObject({ action: z.literal("create"), ...scopeActionFields.create }),
+  z.strictObject({ action: z.literal("rename"), ...scopeActionFields.rename }),
+  z.strictObject({ action: z.literal("set_aliases"), ...scopeActionFields.set_aliases }),
+  z.strictObject({ action: z.literal("set_mappings"), ...scopeActionFields.set_mappings }),
+  z.strictObject({ action: z.literal("delete"), ...scopeActionFields.delete }),
+  z.strictObject({ action: z.literal("set_retrieval_default"), ...scopeActionFields.set_retrieval_default }).superRefine(scopeOnlyInDefaultMode),
 ]);
 export type ConfigureScopeInput = z.infer<typeof configureScopeInputSchema>;
 export type ConfigureScopeAction = ConfigureScopeInput["action"];

@@ -65,6 +65,6 @@ describe("startConsolidator with injected dependencies (standalone mode)", () =>
     await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId });
     expect((await backend.counts(EMBEDDINGS_QUEUE)).waiting).toBe(1);
     const read = await memory.getMemories({ ids: [memoryId] }, { identity: { tenantId: tenant.tenantId, scopes: [SCOPES.read] } });
-    expect(read.memories.map((m) => m.embeddingState)).toEqual(["done"]);
+    expect(read.memories.map((m) => m.embedded)).toEqual(["done"]);
   });
 });

@@ -126,7 +126,7 @@ export async function storePending(stack: CoreServices, tenant: Tenant, fields: 
 export async function embeddingState(stack: CoreServices, tenant: Tenant, memoryId: string): Promise<string> {
   const memory = await userClient(stack);
   const read = await memory.getMemories({ ids: [memoryId] }, writer(tenant));
-  return read.memories[0]?.embeddingState ?? "not_found";
+  return read.memories[0]?.embedded ?? "not_found";
 }
 
 /** The stored vector's model and size, and its cosine similarity to `expected`. */

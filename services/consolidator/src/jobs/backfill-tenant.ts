@@ -10,7 +10,7 @@ import { memoryEmbeddingText, type Embedder } from "@3ngram/embeddings";
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { MAX_GET_MEMORIES_IDS } from "@3ngram/schema";
-import { callPeer, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient } from "./peer.js";
+import { callPeer, memoryCalls, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient } from "./peer.js";
 
 export const BACKFILL_TENANT_JOB = "backfill-tenant";
 
@@ -31,22 +31,26 @@ export async function backfillTenant(payload: unknown, deps: BackfillTenantDeps)
   const { tenantId } = parsePayload(BACKFILL_TENANT_JOB, tenantJobSchema, payload);
   const { memory, embedder, log } = deps;
   const identity = { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] };
-  let after = "";
+  let after: string | undefined;
   let seen = 0;
   let stored = 0;
   while (seen < BACKFILL_MAX_PER_RUN) {
-    const page = await callPeer("memory", () => memory.listPendingEmbeddings({ model: embedder.model, after, limit: MAX_GET_MEMORIES_IDS }, { identity }));
+    const page = await callPeer("memory", () =>
+      memoryCalls(memory).listPendingEmbeddings({ model: embedder.model, after, limit: MAX_GET_MEMORIES_IDS }, { identity }),
+    );
     if (page.memoryIds.length === 0) break;
     seen += page.memoryIds.length;
     after = page.memoryIds.at(-1)!;
-    const read = await callPeer("memory", () => memory.getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }));
+    const read = await callPeer("memory", () => memoryCalls(memory).getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }));
     if (read.memories.length > 0) {
       const vectors = await embedder.embed(read.memories.map((m) => memoryEmbeddingText(m)));
       for (const [index, record] of read.memories.entries()) {
         const vector = vectors[index];
         if (!vector || vector.length !== embedder.dimensions) throw new Error(`embedder returned no ${embedder.dimensions}-dimension vector`);
         try {
-          const result = await callPeer("memory", () => memory.storeEmbedding({ memoryId: record.id, model: embedder.model, vector }, { identity }));
+          const result = await callPeer("memory", () =>
+            memoryCalls(memory).storeEmbedding({ memoryId: record.id, model: embedder.model, vector }, { identity }),
+          );
           if (result.stored) stored += 1;
         } catch (err) {
           // Gone meanwhile (an operator's erasure): nothing left to embed.

@@ -11,7 +11,7 @@
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import type { ProposedEdgeType } from "@3ngram/schema";
-import { callPeer, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient, type ConsolidatorSearchClient } from "./peer.js";
+import { callPeer, memoryCalls, parsePayload, searchCalls, tenantJobSchema, type ConsolidatorMemoryClient, type ConsolidatorSearchClient } from "./peer.js";
 
 export const CONSOLIDATE_TENANT_JOB = "consolidate-tenant";
 
@@ -55,7 +55,7 @@ function rationaleFor(pair: PairFinding, edge: ProposedEdgeType): string {
 export async function consolidateTenant(payload: unknown, deps: ConsolidateTenantDeps): Promise<ConsolidateOutcome> {
   const { tenantId } = parsePayload(CONSOLIDATE_TENANT_JOB, tenantJobSchema, payload);
   const identity = { tenantId, scopes: [SCOPES.internalConsolidate] };
-  const scan = await callPeer("search", () => deps.search.similarPairs({}, { identity }));
+  const scan = await callPeer("search", () => searchCalls(deps.search).similarPairs({}, { identity }));
   const proposals = scan.pairs.flatMap((pair) => {
     const edge = proposedEdge(pair);
     return edge ? [{ fromId: pair.newerId, toId: pair.olderId, edgeType: edge, similarity: pair.similarity, rationale: rationaleFor(pair, edge) }] : [];
@@ -64,7 +64,7 @@ export async function consolidateTenant(payload: unknown, deps: ConsolidateTenan
     deps.log.info({ scanned: scan.scanned, pairs: 0 }, "no similar pairs");
     return "nothing_new";
   }
-  const stored = await callPeer("memory", () => deps.memory.createConsolidationProposals({ proposals }, { identity }));
+  const stored = await callPeer("memory", () => memoryCalls(deps.memory).createConsolidationProposals({ proposals }, { identity }));
   deps.log.info(
     { scanned: scan.scanned, pairs: proposals.length, proposed: stored.createdIds.length, skipped: stored.skipped },
     "consolidation proposals stored",

@@ -11,7 +11,7 @@ import type { MemoryService } from "@3ngram/proto/memory/v1";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { EMBED_MEMORY_JOB, embedMemoryJobSchema } from "@3ngram/schema";
-import { callPeer, parsePayload } from "./peer.js";
+import { callPeer, memoryCalls, parsePayload } from "./peer.js";
 
 /** The two memory RPCs this job uses (a full memory-service client satisfies it). */
 type MemoryClient = Pick<RpcClient<typeof MemoryService>, "getMemories" | "storeEmbedding">;
@@ -35,7 +35,10 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   const { memory, embedder, log } = deps;
 
   const found = await callPeer("memory", () =>
-    memory.getMemories({ ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS }, { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } }),
+    memoryCalls(memory).getMemories(
+      { ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS },
+      { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } },
+    ),
   );
   if (found.notFound.includes(memoryId)) {
     // Unknown, or another tenant's: the memory service answers both the same way, and neither
@@ -45,7 +48,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   }
   const record = found.memories.find((m) => m.id === memoryId);
   if (!record) throw new Error("memory service answered without the requested memory");
-  if (record.embeddingState === "done") {
+  if (record.embedded === "done") {
     log.debug({ memoryId }, "memory already embedded");
     return "already_embedded";
   }
@@ -58,7 +61,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
 
   try {
     const result = await callPeer("memory", () =>
-      memory.storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
+      memoryCalls(memory).storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
     );
     log.info({ memoryId, model: embedder.model, dimensions: vector.length, stored: result.stored }, "embedding stored");
     return result.stored ? "embedded" : "already_embedded";

@@ -8,7 +8,7 @@ import type { JobSchedule, RetryPolicy } from "@3ngram/queue";
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { z } from "zod";
-import { callPeer, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
+import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
 
 export const OAUTH_GC_JOB = "oauth-gc";
 export const OAUTH_GC_EVERY_MS = 24 * 60 * 60_000;
@@ -28,14 +28,14 @@ export interface OAuthGcDeps {
 export async function collectOAuthGarbage(payload: unknown, deps: OAuthGcDeps): Promise<"collected"> {
   parsePayload(OAUTH_GC_JOB, payloadSchema, payload ?? {});
   const removed = await callPeer("memory", () =>
-    deps.memory.collectOAuthGarbage({ clientIdleDays: deps.oauthClientIdleDays }, { identity: { scopes: [SCOPES.internalConsolidate] } }),
+    memoryCalls(deps.memory).collectOAuthGarbage({ clientIdleDays: deps.oauthClientIdleDays }, { identity: { scopes: [SCOPES.internalConsolidate] } }),
   );
   deps.log.info(
     {
-      clients: Number(removed.clientsRemoved),
-      codes: Number(removed.codesRemoved),
-      tokens: Number(removed.tokensRemoved),
-      keys: Number(removed.keysRemoved),
+      clients: removed.clientsRemoved,
+      codes: removed.codesRemoved,
+      tokens: removed.tokensRemoved,
+      keys: removed.keysRemoved,
       idle_days: deps.oauthClientIdleDays,
     },
     "oauth garbage collected",

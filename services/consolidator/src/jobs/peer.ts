@@ -4,10 +4,11 @@
  * a deadline, an internal error — propagates so the queue retries with backoff.
  */
 import { isAppError } from "@3ngram/errors";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { SearchService } from "@3ngram/proto/search/v1";
+import { MemoryService } from "@3ngram/proto/memory/v1";
+import { SearchService } from "@3ngram/proto/search/v1";
 import { PermanentJobError } from "@3ngram/queue";
-import type { RpcClient } from "@3ngram/rpc";
+import { bridgeClient, type BridgedClient, type RpcClient } from "@3ngram/rpc";
+import { memoryContract, searchContract } from "@3ngram/schema";
 import { z } from "zod";
 
 /** The memory RPCs the consolidator's jobs use (a full memory-service client satisfies it). */
@@ -25,6 +26,15 @@ export type ConsolidatorMemoryClient = Pick<
 
 /** The search RPC the consolidation scan uses. */
 export type ConsolidatorSearchClient = Pick<RpcClient<typeof SearchService>, "similarPairs">;
+
+/**
+ * A client's RPCs in the public shapes, through the bridge (docs/adr/0029). Jobs take the plain
+ * client (any subset of its RPCs, so tests can hand in what a job uses) and call through this.
+ */
+export const memoryCalls = (client: Partial<RpcClient<typeof MemoryService>>): BridgedClient<typeof MemoryService, typeof memoryContract> =>
+  bridgeClient(MemoryService, memoryContract, client as RpcClient<typeof MemoryService>);
+export const searchCalls = (client: Partial<RpcClient<typeof SearchService>>): BridgedClient<typeof SearchService, typeof searchContract> =>
+  bridgeClient(SearchService, searchContract, client as RpcClient<typeof SearchService>);
 
 const PERMANENT_REASONS = new Set(["invalid_input", "unauthenticated", "insufficient_scope"]);
 

@@ -7,7 +7,7 @@
  */
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
-import { callPeer, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient } from "./peer.js";
+import { callPeer, memoryCalls, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient } from "./peer.js";
 
 export const SWEEP_TENANT_JOB = "sweep-tenant";
 
@@ -28,10 +28,10 @@ export async function sweepTenant(payload: unknown, deps: SweepTenantDeps, now: 
   const { tenantId } = parsePayload(SWEEP_TENANT_JOB, tenantJobSchema, payload);
   const identity = { tenantId, scopes: [SCOPES.internalConsolidate] };
   const dueBeforeMs = now.getTime() - deps.commitmentGraceMs;
-  const dueBefore = { seconds: BigInt(Math.floor(dueBeforeMs / 1000)), nanos: (((dueBeforeMs % 1000) + 1000) % 1000) * 1_000_000 };
+  const dueBefore = new Date(dueBeforeMs).toISOString();
   let expired = 0;
   for (let batch = 0; batch < MAX_BATCHES; batch++) {
-    const result = await callPeer("memory", () => deps.memory.expireCommitments({ dueBefore, limit: BATCH }, { identity }));
+    const result = await callPeer("memory", () => memoryCalls(deps.memory).expireCommitments({ dueBefore, limit: BATCH }, { identity }));
     expired += result.memoryIds.length;
     if (result.memoryIds.length + result.skipped < BATCH) break;
   }

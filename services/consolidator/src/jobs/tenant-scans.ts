@@ -12,7 +12,7 @@ import { MAINTENANCE_QUEUE } from "@3ngram/schema";
 import { z } from "zod";
 import { BACKFILL_TENANT_JOB } from "./backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB } from "./consolidate-tenant.js";
-import { callPeer, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
+import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
 import { SWEEP_TENANT_JOB } from "./sweep-tenant.js";
 
 export const CONSOLIDATION_SCAN_JOB = "consolidation-scan";
@@ -57,10 +57,10 @@ export async function fanOutToTenants(scan: TenantScanJob, payload: unknown, dep
   parsePayload(scan, scanPayloadSchema, payload ?? {});
   const perTenant = TENANT_SCANS[scan].perTenant;
   const identity = { scopes: [SCOPES.internalConsolidate] };
-  let after = "";
+  let after: string | undefined;
   let tenants = 0;
   for (;;) {
-    const page = await callPeer("memory", () => deps.memory.listTenants({ after, limit: TENANT_PAGE }, { identity }));
+    const page = await callPeer("memory", () => memoryCalls(deps.memory).listTenants({ after, limit: TENANT_PAGE }, { identity }));
     for (const tenantId of page.tenantIds) {
       await deps.queue.enqueue(MAINTENANCE_QUEUE, perTenant, { tenantId }, { jobId: `${perTenant}:${tenantId}`, retry: TENANT_JOB_RETRY_POLICY });
     }

@@ -70,7 +70,7 @@ describe("embed-memory job against the real memory service", () => {
 
     await eventually(async () => {
       const read = await memory.getMemories({ ids: [memoryId] }, writer(tenantA));
-      expect(read.memories[0]?.embeddingState).toBe("done");
+      expect(read.memories[0]?.embedded).toBe("done");
     });
     await eventually(async () => expect(await producer.counts(EMBEDDINGS_QUEUE)).toEqual(idle));
 

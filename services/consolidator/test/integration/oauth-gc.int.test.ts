@@ -99,7 +99,7 @@ describe("the OAuth GC job", () => {
 
     // Nothing stale is left, so a second run removes nothing.
     const again = await consolidatorSide.collectOAuthGarbage({ clientIdleDays: 30 }, { identity: { scopes: [SCOPES.internalConsolidate] } });
-    expect(again).toMatchObject({ clientsRemoved: 0n, codesRemoved: 0n, tokensRemoved: 0n });
+    expect(again).toMatchObject({ clientsRemoved: 0, codesRemoved: 0, tokensRemoved: 0 });
   });
 
   it("is refused without the consolidate scope, and the runtime role cannot DELETE OAuth rows itself", async () => {

@@ -16,7 +16,7 @@ import type { Logger } from "@3ngram/runtime";
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { LRUCache } from "lru-cache";
-import type { MemoryClient } from "../clients/memory.js";
+import { memoryApi, type MemoryClient } from "../clients/memory.js";
 import { requestIdOf, type Credential, type Principal } from "../http/locals.js";
 import { looksLikeJwt, type AccessTokenVerifier } from "../oauth/access-token.js";
 import { publicScopes } from "./public-scopes.js";
@@ -66,7 +66,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
 
     let response;
     try {
-      response = await memory.resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
+      response = await memoryApi(memory).resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
     } catch (err) {
       const reason = isAppError(err) ? err.reason : "internal_error";
       if (reason === "unavailable") {

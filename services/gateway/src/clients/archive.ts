@@ -1,11 +1,9 @@
 /**
- * Import and export as the gateway sees them: the one mapping between the memory service's
- * Import/Export messages and the public shapes in @3ngram/schema (archive.ts).
+ * Import and export as the gateway calls them (through the bridge), with their deadlines.
  */
-import type { ExportResponse, ImportResponse } from "@3ngram/proto/memory/v1";
 import type { CallerIdentity } from "@3ngram/rpc";
-import { importOutputSchema, type ImportFormat, type ImportOutput } from "@3ngram/schema";
-import type { MemoryClient } from "./memory.js";
+import type { ImportFormat, ImportOutput } from "@3ngram/schema";
+import { memoryApi, type MemoryClient } from "./memory.js";
 
 /** An import stores each record in its own transaction; a full 32 MB file takes minutes, not seconds. */
 const IMPORT_DEADLINE_MS = 15 * 60_000;
@@ -19,34 +17,11 @@ export async function importArchive(
   identity: CallerIdentity,
   signal?: AbortSignal,
 ): Promise<ImportOutput> {
-  const response = await memory.import(
-    { format: input.format, ndjson: input.ndjson },
-    { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) },
-  );
-  return toImportOutput(input.format, response);
-}
-
-function toImportOutput(format: ImportFormat, response: ImportResponse): ImportOutput {
-  return importOutputSchema.parse({
-    format,
-    results: response.results.map((r) => ({
-      line: r.line,
-      outcome: r.outcome,
-      ...(r.id !== undefined ? { id: r.id } : {}),
-      ...(r.reason !== undefined ? { reason: r.reason } : {}),
-      ...(r.message !== undefined ? { message: r.message } : {}),
-    })),
-    created: response.created,
-    skipped: response.skipped,
-    failed: response.failed,
-  });
+  return memoryApi(memory).import(input, { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
 }
 
 /** One page of the archive: its NDJSON lines and the cursor of the next page (null after the last). */
 export async function exportPage(memory: MemoryClient, cursor: string | null, identity: CallerIdentity): Promise<{ lines: string[]; next: string | null }> {
-  return toExportPage(await memory.export({ cursor: cursor ?? "" }, { identity, deadlineMs: EXPORT_PAGE_DEADLINE_MS }));
-}
-
-function toExportPage(response: ExportResponse): { lines: string[]; next: string | null } {
-  return { lines: response.lines, next: response.nextCursor === "" ? null : response.nextCursor };
+  const page = await memoryApi(memory).export({ cursor: cursor ?? undefined }, { identity, deadlineMs: EXPORT_PAGE_DEADLINE_MS });
+  return { lines: page.lines, next: page.nextCursor === "" ? null : page.nextCursor };
 }

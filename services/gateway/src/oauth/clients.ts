@@ -7,7 +7,7 @@
 import { isAppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { oauthClientMetadataSchema, type OAuthClientMetadata } from "@3ngram/schema";
-import type { MemoryClient } from "../clients/memory.js";
+import { memoryApi, type MemoryClient } from "../clients/memory.js";
 import { isClientMetadataUrl, type ClientMetadataFetcher } from "./cimd/fetcher.js";
 import { OAuthError } from "./errors.js";
 
@@ -40,15 +40,14 @@ export function createClientDirectory(memory: MemoryClient, fetcher: ClientMetad
         }
         if (document.client_id !== clientId) throw new OAuthError("invalid_client", "the client's metadata document names another client_id");
         const { client_id: _url, ...metadata } = document;
-        await memory.saveMetadataDocumentClient({ clientId, metadataJson: JSON.stringify(document) }, { identity });
+        await memoryApi(memory).saveMetadataDocumentClient({ clientId, metadataJson: JSON.stringify(document) }, { identity });
         return { clientId, registration: "metadata_document", metadata };
       }
       try {
-        const { client } = await memory.getOAuthClient({ clientId }, { identity });
-        if (client === undefined) throw new OAuthError("invalid_client", "unknown client");
+        const { client } = await memoryApi(memory).getOAuthClient({ clientId }, { identity });
         return {
           clientId: client.clientId,
-          registration: client.registration === "metadata_document" ? "metadata_document" : "dynamic",
+          registration: client.registration,
           metadata: oauthClientMetadataSchema.parse(JSON.parse(client.metadataJson)),
         };
       } catch (err) {

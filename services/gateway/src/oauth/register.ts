@@ -9,8 +9,7 @@ import { issuePath } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { oauthClientMetadataSchema } from "@3ngram/schema";
 import express, { Router, type ErrorRequestHandler } from "express";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type { MemoryClient } from "../clients/memory.js";
+import { memoryApi, type MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { OAuthError, sendOAuthError } from "./errors.js";
 
@@ -30,17 +29,16 @@ export function registrationRouter(memory: MemoryClient, log: Logger): Router {
         const code = field.startsWith("redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata";
         throw new OAuthError(code, `${field}: ${issue.message}`);
       }
-      const { client, clientSecret } = await memory.registerOAuthClient(
+      const { client, clientSecret } = await memoryApi(memory).registerOAuthClient(
         { metadataJson: JSON.stringify(parsed.data) },
         { identity: { scopes: [SCOPES.internalAuth] } },
       );
-      if (client === undefined) throw new OAuthError("server_error", "internal error", 500);
       log.info({ client_id: client.clientId, auth_method: client.tokenEndpointAuthMethod }, "oauth client registered");
       res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
       res.status(201).json({
         ...parsed.data,
         client_id: client.clientId,
-        client_id_issued_at: client.createdAt ? Math.floor(timestampDate(client.createdAt).getTime() / 1000) : Math.floor(Date.now() / 1000),
+        client_id_issued_at: Math.floor(Date.parse(client.createdAt) / 1000),
         ...(clientSecret !== undefined ? { client_secret: clientSecret, client_secret_expires_at: 0 } : {}),
       });
     } catch (err) {

@@ -6,7 +6,7 @@
  */
 import { SCOPES } from "@3ngram/rpc";
 import { importJWK, type CryptoKey, type JWK } from "jose";
-import type { MemoryClient } from "../clients/memory.js";
+import { memoryApi, type MemoryClient } from "../clients/memory.js";
 
 export const ACCESS_TOKEN_ALG = "EdDSA";
 /** How long the cached set is trusted before the active key is asked for again. */
@@ -41,7 +41,7 @@ export function createSigningKeyRing(memory: MemoryClient, options: { now?: () =
   const fetchKeys = (): Promise<KeySet> => {
     inFlight ??= (async () => {
       try {
-        const response = await memory.getSigningKeys({}, { identity: { scopes: [SCOPES.internalAuth] } });
+        const response = await memoryApi(memory).getSigningKeys({}, { identity: { scopes: [SCOPES.internalAuth] } });
         const keys = new Map<string, CachedKey>();
         let active: KeySet["active"] | undefined;
         for (const key of response.keys) {

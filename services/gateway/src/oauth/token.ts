@@ -8,7 +8,7 @@ import type { Logger } from "@3ngram/runtime";
 import { SCOPES } from "@3ngram/rpc";
 import { isStorableText } from "@3ngram/schema";
 import express, { Router, type ErrorRequestHandler, type Request } from "express";
-import type { MemoryClient } from "../clients/memory.js";
+import { memoryApi, type MemoryApi, type MemoryClient } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
 import { ACCESS_TOKEN_TTL_SECONDS, mintAccessToken } from "./access-token.js";
 import { OAuthError, sendOAuthError, singleParam } from "./errors.js";
@@ -78,11 +78,11 @@ export function tokenRouter(deps: TokenDeps): Router {
       const client = clientCredentials(req, body);
       basic = client.basic;
       const secret = client.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {};
-      let grant: Awaited<ReturnType<MemoryClient["redeemAuthorizationCode"]>>["grant"];
+      let grant: Awaited<ReturnType<MemoryApi["redeemAuthorizationCode"]>>["grant"];
       if (grantType === "authorization_code") {
         const resource = singleParam(body, "resource");
         if (resource !== undefined && resource !== location.mcpResource()) throw new OAuthError("invalid_target", `resource must be ${location.mcpResource()}`);
-        ({ grant } = await memory.redeemAuthorizationCode(
+        ({ grant } = await memoryApi(memory).redeemAuthorizationCode(
           {
             code: required(body, "code"),
             clientId: client.clientId,
@@ -94,7 +94,7 @@ export function tokenRouter(deps: TokenDeps): Router {
         ));
       } else if (grantType === "refresh_token") {
         const scope = singleParam(body, "scope");
-        ({ grant } = await memory.refreshOAuthGrant(
+        ({ grant } = await memoryApi(memory).refreshOAuthGrant(
           {
             refreshToken: required(body, "refresh_token"),
             clientId: client.clientId,
@@ -106,7 +106,6 @@ export function tokenRouter(deps: TokenDeps): Router {
       } else {
         throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token");
       }
-      if (grant === undefined) throw new OAuthError("server_error", "internal error", 500);
       // A grant minted for another resource must never become a token for this one.
       if (grant.resource !== location.mcpResource()) throw new OAuthError("invalid_grant", "the grant was issued for another resource");
       const accessToken = await mintAccessToken(keys, location, {
@@ -143,10 +142,7 @@ export function tokenRouter(deps: TokenDeps): Router {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const client = clientCredentials(req, body);
       const token = required(body, "token");
-      await memory.revokeOAuthToken(
-        { token, clientId: client.clientId, ...(client.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {}) },
-        { identity },
-      );
+      await memoryApi(memory).revokeOAuthToken({ token, clientId: client.clientId, clientSecret: client.clientSecret }, { identity });
       // RFC 7009 §2.2: unknown tokens (and access tokens, which expire on their own) answer 200 too.
       res.set({ "Cache-Control": "no-store" }).status(200).end();
     } catch (err) {

@@ -8,7 +8,7 @@ import { AppError, invalidInput, type ValidationIssue } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { getFactsInputSchema, type GetFactsInput } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import { toGetFactsOutput, toGetFactsRequest } from "../clients/facts.js";
+import { memoryApi } from "../clients/memory.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
@@ -30,7 +30,7 @@ export function factsRouter(memory: MemoryClient, auth: RequestHandler): Router 
   router.get("/facts", routeLabel("GET /api/v1/facts"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = factsQueryToInput(req.query as Record<string, unknown>);
-    res.json(toGetFactsOutput(await memory.getFacts(toGetFactsRequest(input), { identity })));
+    res.json(await memoryApi(memory).getFacts(input, { identity }));
   });
   return router;
 }

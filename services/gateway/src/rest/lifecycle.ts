@@ -7,7 +7,7 @@ import { AppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { memoryIdSchema, parseInput, resolveInputSchema, reviseInputSchema } from "@3ngram/schema";
 import { Router, type Request, type RequestHandler } from "express";
-import { toArchiveOutput, toHistoryOutput, toResolveOutput, toResolveRequest, toReviseOutput, toReviseRequest } from "../clients/lifecycle.js";
+import { memoryApi } from "../clients/memory.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
@@ -22,25 +22,25 @@ export function lifecycleRouter(memory: MemoryClient, auth: RequestHandler): Rou
     const identity = identityFor(res, SCOPES.write);
     const predecessorId = pathId(req);
     const input = parseInput(reviseInputSchema, { ...withIdempotencyKey(req, bodyWithout(req, "predecessorId")), predecessorId });
-    res.status(201).json(toReviseOutput(await memory.revise(toReviseRequest(input), { identity })));
+    res.status(201).json(await memoryApi(memory).revise(input, { identity }));
   });
 
   router.post("/memories/:id/resolve", routeLabel("POST /api/v1/memories/:id/resolve"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const memoryId = pathId(req, "no commitment for memory");
     const input = parseInput(resolveInputSchema, { ...bodyWithout(req, "memoryId"), memoryId });
-    res.json(toResolveOutput(await memory.resolve(toResolveRequest(input), { identity })));
+    res.json(await memoryApi(memory).resolve(input, { identity }));
   });
 
   // No body: the path says everything.
   router.post("/memories/:id/archive", routeLabel("POST /api/v1/memories/:id/archive"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
-    res.json(toArchiveOutput(await memory.archive({ memoryId: pathId(req) }, { identity })));
+    res.json(await memoryApi(memory).archive({ memoryId: pathId(req) }, { identity }));
   });
 
   router.get("/memories/:id/history", routeLabel("GET /api/v1/memories/:id/history"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    res.json(toHistoryOutput(await memory.getHistory({ memoryId: pathId(req) }, { identity })));
+    res.json(await memoryApi(memory).getHistory({ memoryId: pathId(req) }, { identity }));
   });
 
   return router;

@@ -6,8 +6,7 @@
 import { SCOPES } from "@3ngram/rpc";
 import { listMemoriesInputSchema, parseInput } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import type { MemoryClient } from "../clients/memory.js";
-import { toFacetsOutput, toListMemoriesOutput, toListMemoriesRequest } from "../clients/scopes.js";
+import { memoryApi, type MemoryClient } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
 
@@ -18,12 +17,12 @@ export function memoryListingRouter(memory: MemoryClient, auth: RequestHandler):
   router.get("/memories", routeLabel("GET /api/v1/memories"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(listMemoriesInputSchema, { ...req.query });
-    res.json(toListMemoriesOutput(await memory.listMemories(toListMemoriesRequest(input), { identity })));
+    res.json(await memoryApi(memory).listMemories(input, { identity }));
   });
 
   router.get("/memories/facets", routeLabel("GET /api/v1/memories/facets"), auth, async (_req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    res.json(toFacetsOutput(await memory.getFacets({}, { identity })));
+    res.json(await memoryApi(memory).getFacets({}, { identity }));
   });
 
   return router;

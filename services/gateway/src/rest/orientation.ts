@@ -14,7 +14,8 @@ import { SCOPES } from "@3ngram/rpc";
 import { briefingInputSchema, describeEnvironmentInputSchema, handoffInputSchema, parseInput, type BriefingInput } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
 import type { MemoryClient } from "../clients/memory.js";
-import { toBriefingOutput, toBriefingRequest, toDescribeEnvironmentOutput, toHandoffOutput, toHandoffRequest } from "../clients/orientation.js";
+import { memoryApi } from "../clients/memory.js";
+import { describeEnvironment } from "../clients/orientation.js";
 import { routeLabel } from "../http/locals.js";
 import { surfaceInfo } from "../mcp/catalog.js";
 import { jsonBody } from "./body.js";
@@ -31,22 +32,24 @@ export function orientationRouter(memory: MemoryClient, auth: RequestHandler): R
   router.get("/briefing", routeLabel("GET /api/v1/briefing"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = briefingQueryToInput(req.query as Record<string, unknown>);
-    const answer = await memory.briefing(toBriefingRequest(input), { identity }).catch((err: unknown) => {
-      throw flattenSelectorField(err);
-    });
-    res.json(toBriefingOutput(answer));
+    const answer = await memoryApi(memory)
+      .briefing(input, { identity })
+      .catch((err: unknown) => {
+        throw flattenSelectorField(err);
+      });
+    res.json(answer);
   });
 
   router.post("/handoff", routeLabel("POST /api/v1/handoff"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(handoffInputSchema, req.body);
-    res.json(toHandoffOutput(await memory.handoff(toHandoffRequest(input), { identity })));
+    res.json(await memoryApi(memory).handoff(input, { identity }));
   });
 
   router.get("/environment", routeLabel("GET /api/v1/environment"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     parseInput(describeEnvironmentInputSchema, { ...req.query });
-    res.json(toDescribeEnvironmentOutput(await memory.describeEnvironment({}, { identity }), surfaceInfo()));
+    res.json(await describeEnvironment(memory, identity, surfaceInfo()));
   });
 
   return router;

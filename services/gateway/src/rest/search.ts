@@ -2,7 +2,7 @@
 import { SCOPES } from "@3ngram/rpc";
 import { parseInput, searchInputSchema } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import { toSearchOutput, toSearchRequest, type SearchClient } from "../clients/search.js";
+import { searchApi, type SearchClient } from "../clients/search.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
 import { identityFor } from "../http/identity.js";
@@ -13,7 +13,7 @@ export function searchRouter(search: SearchClient, auth: RequestHandler): Router
   router.post("/search", routeLabel("POST /api/v1/search"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(searchInputSchema, req.body);
-    res.json(toSearchOutput(await search.search(toSearchRequest(input), { identity })));
+    res.json(await searchApi(search).search(input, { identity }));
   });
   return router;
 }

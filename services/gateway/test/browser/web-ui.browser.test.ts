@@ -42,13 +42,11 @@ async function seed(): Promise<void> {
     await memory.revise(
       {
         predecessorId: ids.v1,
-        successor: {
-          memoryType: "decision",
-          topic: "Release date for atlas",
-          content: "We ship atlas on 10 March after the audit.",
-          scope: "work",
-          project: "atlas",
-        },
+        memoryType: "decision",
+        topic: "Release date for atlas",
+        content: "We ship atlas on 10 March after the audit.",
+        scope: "work",
+        project: "atlas",
       },
       w,
     )
@@ -57,13 +55,11 @@ async function seed(): Promise<void> {
     await memory.revise(
       {
         predecessorId: ids.v2,
-        successor: {
-          memoryType: "decision",
-          topic: "Release date for atlas",
-          content: "We ship atlas on 17 March; the audit slipped a week.",
-          scope: "work",
-          project: "atlas",
-        },
+        memoryType: "decision",
+        topic: "Release date for atlas",
+        content: "We ship atlas on 17 March; the audit slipped a week.",
+        scope: "work",
+        project: "atlas",
       },
       w,
     )

@@ -10,22 +10,19 @@ import { selectOverdueCommitmentMemoryIds, selectPendingEmbeddingIds, selectTena
 import type { Actor, MemoryDeps } from "./deps.js";
 import { resolve } from "./resolve.js";
 
-export const DEFAULT_TENANT_PAGE = 1000;
-export const MAX_TENANT_PAGE = 5000;
-export const DEFAULT_PENDING_EMBEDDINGS_PAGE = 100;
-export const MAX_PENDING_EMBEDDINGS_PAGE = 1000;
-export const DEFAULT_EXPIRY_BATCH = 500;
-export const MAX_EXPIRY_BATCH = 1000;
-
 /** A page of tenant ids in id order (pre-tenant: no tenant is bound, only ids are read). */
-export async function listTenants(deps: MemoryDeps, input: { after: string | null; limit: number }): Promise<string[]> {
-  return withRole(deps.pool, deps.runtimeRole, (db) => selectTenantIds(db, input.after, input.limit));
+export async function listTenants(deps: MemoryDeps, input: { after?: string | undefined; limit: number }): Promise<string[]> {
+  return withRole(deps.pool, deps.runtimeRole, (db) => selectTenantIds(db, input.after ?? null, input.limit));
 }
 
 /** A page of the tenant's memories that need an embedding from `model`. */
-export async function listPendingEmbeddings(deps: MemoryDeps, actor: Actor, input: { model: string; after: string | null; limit: number }): Promise<string[]> {
+export async function listPendingEmbeddings(
+  deps: MemoryDeps,
+  actor: Actor,
+  input: { model: string; after?: string | undefined; limit: number },
+): Promise<string[]> {
   return withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, (db) =>
-    selectPendingEmbeddingIds(db, actor.tenantId, input.model, input.after, input.limit),
+    selectPendingEmbeddingIds(db, actor.tenantId, input.model, input.after ?? null, input.limit),
   );
 }
 

@@ -1,129 +1,55 @@
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { SCOPES, type Handlers, type Policies } from "@3ngram/rpc";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { MemoryService } from "@3ngram/proto/memory/v1";
+import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rpc";
+import { memoryContract } from "@3ngram/schema";
 import type { OAuthClientRow } from "../db/oauth.js";
 import type { MemoryDeps } from "../domain/deps.js";
-import {
-  DEFAULT_CLIENT_IDLE_DAYS,
-  collectGarbage,
-  createAuthorizationCode,
-  getClient,
-  getSigningKeys,
-  redeemAuthorizationCode,
-  refreshGrant,
-  registerClient,
-  revokeToken,
-  saveMetadataDocumentClient,
-  type Grant,
-} from "../domain/oauth.js";
+import * as oauth from "../domain/oauth.js";
 import { actorOf } from "./mappers.js";
 
-type OAuthMethods =
-  | "registerOAuthClient"
-  | "saveMetadataDocumentClient"
-  | "getOAuthClient"
-  | "createAuthorizationCode"
-  | "redeemAuthorizationCode"
-  | "refreshOAuthGrant"
-  | "revokeOAuthToken"
-  | "getSigningKeys"
-  | "collectOAuthGarbage";
-
-function toProtoClient(row: OAuthClientRow) {
-  return {
-    clientId: row.clientId,
-    registration: row.registration,
-    tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
-    metadataJson: JSON.stringify(row.metadata),
-    createdAt: timestampFromDate(row.createdAt),
-  };
+/** The stored client as its record: metadata as JSON text, never the secret's hash. */
+function clientRecord(row: OAuthClientRow) {
+  const { clientSecretHash: _hash, metadata, ...client } = row;
+  return { ...client, metadataJson: JSON.stringify(metadata) };
 }
 
-function toProtoGrant(grant: Grant) {
-  return {
-    tenantId: grant.tenantId,
-    userId: grant.userId,
-    clientId: grant.clientId,
-    scopes: grant.scopes,
-    resource: grant.resource,
-    ...(grant.refreshToken !== undefined ? { refreshToken: grant.refreshToken } : {}),
-  };
-}
-
-export function oauthHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, OAuthMethods> {
-  return {
-    async registerOAuthClient(request) {
-      const { client, clientSecret } = await registerClient(deps, request.metadataJson);
-      return { client: toProtoClient(client), ...(clientSecret !== undefined ? { clientSecret } : {}) };
+export function oauthHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof oauthPolicies> {
+  return bridgeHandlers(MemoryService, memoryContract, {
+    async registerOAuthClient({ metadataJson }) {
+      const { client, clientSecret } = await oauth.registerClient(deps, metadataJson);
+      return { client: clientRecord(client), clientSecret };
     },
-    async saveMetadataDocumentClient(request) {
-      return { client: toProtoClient(await saveMetadataDocumentClient(deps, request.clientId, request.metadataJson)) };
-    },
-    async getOAuthClient(request) {
-      return { client: toProtoClient(await getClient(deps, request.clientId)) };
-    },
-    async createAuthorizationCode(request, ctx) {
-      const { code, expiresAt } = await createAuthorizationCode(deps, actorOf(ctx), {
-        clientId: request.clientId,
-        redirectUri: request.redirectUri,
-        codeChallenge: request.codeChallenge,
-        scopes: request.scopes,
-        resource: request.resource,
-      });
-      return { code, expiresAt: timestampFromDate(expiresAt) };
-    },
-    async redeemAuthorizationCode(request) {
-      const grant = await redeemAuthorizationCode(deps, {
-        code: request.code,
-        clientId: request.clientId,
-        ...(request.clientSecret !== undefined ? { clientSecret: request.clientSecret } : {}),
-        redirectUri: request.redirectUri,
-        codeVerifier: request.codeVerifier,
-      });
-      return { grant: toProtoGrant(grant) };
-    },
-    async refreshOAuthGrant(request) {
-      const grant = await refreshGrant(deps, {
-        refreshToken: request.refreshToken,
-        clientId: request.clientId,
-        ...(request.clientSecret !== undefined ? { clientSecret: request.clientSecret } : {}),
-        scopes: request.scopes,
-      });
-      return { grant: toProtoGrant(grant) };
-    },
-    async revokeOAuthToken(request) {
-      await revokeToken(deps, {
-        token: request.token,
-        clientId: request.clientId,
-        ...(request.clientSecret !== undefined ? { clientSecret: request.clientSecret } : {}),
-      });
+    saveMetadataDocumentClient: async ({ clientId, metadataJson }) => ({
+      client: clientRecord(await oauth.saveMetadataDocumentClient(deps, clientId, metadataJson)),
+    }),
+    getOAuthClient: async ({ clientId }) => ({ client: clientRecord(await oauth.getClient(deps, clientId)) }),
+    createAuthorizationCode: async (input, ctx) => oauth.createAuthorizationCode(deps, actorOf(ctx), input),
+    redeemAuthorizationCode: async (input) => ({ grant: await oauth.redeemAuthorizationCode(deps, input) }),
+    refreshOAuthGrant: async (input) => ({ grant: await oauth.refreshGrant(deps, input) }),
+    async revokeOAuthToken(input) {
+      await oauth.revokeToken(deps, input);
       return {};
     },
     async getSigningKeys() {
-      const keys = await getSigningKeys(deps);
+      const keys = await oauth.getSigningKeys(deps);
       return {
-        keys: keys.map((k) => ({
-          kid: k.kid,
-          alg: k.alg,
-          publicJwkJson: JSON.stringify(k.publicJwk),
-          ...(k.active ? { privateJwkJson: JSON.stringify(k.privateJwk) } : {}),
-          active: k.active,
+        keys: keys.map(({ kid, alg, publicJwk, privateJwk, active }) => ({
+          kid,
+          alg,
+          publicJwkJson: JSON.stringify(publicJwk),
+          // Only the active key's private half leaves the service.
+          privateJwkJson: active ? JSON.stringify(privateJwk) : undefined,
+          active,
         })),
       };
     },
-    async collectOAuthGarbage(request) {
-      const counts = await collectGarbage(deps, request.clientIdleDays === 0 ? DEFAULT_CLIENT_IDLE_DAYS : request.clientIdleDays);
-      return {
-        clientsRemoved: BigInt(counts.clients),
-        codesRemoved: BigInt(counts.codes),
-        tokensRemoved: BigInt(counts.tokens),
-        keysRemoved: BigInt(counts.keys),
-      };
+    async collectOAuthGarbage({ clientIdleDays = oauth.DEFAULT_CLIENT_IDLE_DAYS }) {
+      const counts = await oauth.collectGarbage(deps, clientIdleDays);
+      return { clientsRemoved: counts.clients, codesRemoved: counts.codes, tokensRemoved: counts.tokens, keysRemoved: counts.keys };
     },
-  };
+  });
 }
 
-export const oauthPolicies: Pick<Policies<typeof MemoryService>, OAuthMethods> = {
+export const oauthPolicies = {
   registerOAuthClient: { anyScope: [SCOPES.internalAuth], tenant: false },
   saveMetadataDocumentClient: { anyScope: [SCOPES.internalAuth], tenant: false },
   getOAuthClient: { anyScope: [SCOPES.internalAuth], tenant: false },
@@ -133,4 +59,4 @@ export const oauthPolicies: Pick<Policies<typeof MemoryService>, OAuthMethods> =
   revokeOAuthToken: { anyScope: [SCOPES.internalAuth], tenant: false },
   getSigningKeys: { anyScope: [SCOPES.internalAuth], tenant: false },
   collectOAuthGarbage: { anyScope: [SCOPES.internalConsolidate], tenant: false },
-};
+} satisfies Partial<Policies<typeof MemoryService>>;

@@ -117,7 +117,7 @@ describe("changes since a cursor", () => {
     await memory.resolve({ memoryId: ids.commitmentReopened, status: "open" }, writer(tenantA));
     await memory.resolve({ memoryId: ids.blocker, status: "resolved" }, writer(tenantA));
     const revised = await memory.revise(
-      { predecessorId: ids.preferenceOld, successor: { memoryType: "preference", topic: "preference topic", content: unique("preference"), project: "delta" } },
+      { predecessorId: ids.preferenceOld, memoryType: "preference", topic: "preference topic", content: unique("preference"), project: "delta" },
       writer(tenantA),
     );
     ids.preferenceNew = revised.memory!.id;

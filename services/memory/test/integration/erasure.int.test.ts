@@ -123,7 +123,10 @@ beforeAll(async () => {
   const revised = await memory.revise(
     {
       predecessorId: ids.predecessor,
-      successor: { memoryType: "decision", topic: "erasure test", content: "The vault passphrase was rotated; ask the owner.", scope: "work" },
+      memoryType: "decision",
+      topic: "erasure test",
+      content: "The vault passphrase was rotated; ask the owner.",
+      scope: "work",
     },
     writer(tenantA),
   );
@@ -299,7 +302,7 @@ describe("erasing", () => {
   it("shows the memories as erased, keeps the supersession chain, and records who erased what and when", async () => {
     const read = await memory.getMemories({ ids: [ids.predecessor!, ids.rich!] }, reader(tenantA));
     for (const m of read.memories) {
-      expect(m).toMatchObject({ topic: ERASED_MARKER, content: ERASED_MARKER, tags: [], embeddingState: "pending" });
+      expect(m).toMatchObject({ topic: ERASED_MARKER, content: ERASED_MARKER, tags: [], embedded: "pending" });
       expect(m.erasedAt).toBeDefined();
     }
     // The rich memory was live: erasure archived it. The predecessor stays superseded, pointing at its successor.
@@ -314,7 +317,7 @@ describe("erasing", () => {
     expect(history.edges).toEqual([expect.objectContaining({ fromId: ids.successor, toId: ids.predecessor, edgeType: "supersedes" })]);
     const erase = history.events.find((e) => e.kind === "erase")!;
     expect(erase).toMatchObject({ memoryId: ids.predecessor, actor: "user_api" });
-    expect(JSON.parse(erase.payloadJson)).toMatchObject({ reason: "secret", by: tenantA.userId, archived: false });
+    expect(erase.payload).toMatchObject({ reason: "secret", by: tenantA.userId, archived: false });
 
     const audit = await ownerRows<{ actor_kind: string; actor_id: string; reason: string; reference: string | null; memories: number; facts: number }>(
       "SELECT actor_kind, actor_id, reason, reference, memories, facts FROM erasures WHERE tenant_id = $1 ORDER BY created_at, id",
@@ -336,11 +339,11 @@ describe("erasing", () => {
     for (const query of [T.content, T.topic]) {
       const found = await search.search({ query, status: "archived" }, reader(tenantA));
       expect(found.coverage!.evidence!.anyLexical, query).toBe(false);
-      for (const hit of found.hits) expect(`${hit.topic} ${hit.excerpt}`).toBe(`${ERASED_MARKER} ${ERASED_MARKER}`);
+      for (const hit of found.hits) expect(`${hit.topic} ${hit.content}`).toBe(`${ERASED_MARKER} ${ERASED_MARKER}`);
     }
     const listed = await search.search({ order: "chronological", status: "archived" }, reader(tenantA));
     expect(listed.hits.map((h) => h.id)).toContain(ids.rich);
-    for (const hit of listed.hits) for (const needle of NEEDLES) expect(`${hit.topic} ${hit.excerpt}`).not.toContain(needle);
+    for (const hit of listed.hits) for (const needle of NEEDLES) expect(`${hit.topic} ${hit.content}`).not.toContain(needle);
 
     // A late embedding job stores nothing, and erased memories are never listed as pending.
     expect((await memory.storeEmbedding({ memoryId: ids.rich!, model: "late-model", vector: [1, 0, 0] }, embedJob(tenantA))).stored).toBe(false);
@@ -363,7 +366,7 @@ describe("erasing", () => {
     const lines: string[] = [];
     let cursor = "";
     do {
-      const page = await memory.export({ cursor }, reader(tenantA));
+      const page = await memory.export({ cursor: cursor === "" ? undefined : cursor }, reader(tenantA));
       lines.push(...page.lines);
       cursor = page.nextCursor;
     } while (cursor !== "");

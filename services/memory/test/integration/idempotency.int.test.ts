@@ -111,21 +111,19 @@ describe("revise with an idempotency key", () => {
     const base = await memory.remember({ memoryType: "decision", topic: "db", content: `Use MySQL ${randomUUID()}.` }, writer(tenantA));
     const key = randomUUID();
     const successor = { memoryType: "decision", topic: "db", content: `Use PostgreSQL ${key}.`, idempotencyKey: key };
-    const first = await memory.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", successor }, writer(tenantA));
-    const again = await memory.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", successor }, writer(tenantA));
+    const first = await memory.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", ...successor }, writer(tenantA));
+    const again = await memory.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", ...successor }, writer(tenantA));
     expect(again.memory?.id).toBe(first.memory?.id);
     expect(again.predecessorId).toBe(base.memory!.id);
     expect(again.edgeIntent).toBe("updates");
     expect(await memoriesWith(tenantA.tenantId, successor.content)).toEqual([first.memory!.id]);
 
     const other = await rejection(
-      memory.revise({ predecessorId: base.memory!.id, successor: { memoryType: "decision", topic: "db", content: `Use SQLite ${key}.` } }, writer(tenantA)),
+      memory.revise({ predecessorId: base.memory!.id, memoryType: "decision", topic: "db", content: `Use SQLite ${key}.` }, writer(tenantA)),
     );
     expect(other.reason).toBe("conflict");
     // The key names that revise: reusing it for a revise of something else is refused.
-    const reused = await rejection(
-      memory.revise({ predecessorId: first.memory!.id, successor: { ...successor, content: `Use CockroachDB ${key}.` } }, writer(tenantA)),
-    );
+    const reused = await rejection(memory.revise({ predecessorId: first.memory!.id, ...successor, content: `Use CockroachDB ${key}.` }, writer(tenantA)));
     expect(reused.reason).toBe("idempotency_key_reused");
   });
 
@@ -136,7 +134,10 @@ describe("revise with an idempotency key", () => {
       memory.revise(
         {
           predecessorId: stored.memory!.id,
-          successor: { memoryType: "decision", topic: "idempotency", content: `Remembered with ${key}.`, idempotencyKey: key },
+          memoryType: "decision",
+          topic: "idempotency",
+          content: `Remembered with ${key}.`,
+          idempotencyKey: key,
         },
         writer(tenantA),
       ),

@@ -39,7 +39,7 @@ describe("memory service over gRPC", () => {
       project: "core",
       tags: ["db"],
       status: "active",
-      embeddingState: "done",
+      embedded: "done",
       truncated: false,
     });
     const { rows } = await stack.ownerPool.query("SELECT event_kind, actor_kind, payload FROM memory_events WHERE memory_id = $1", [stored.memory!.id]);

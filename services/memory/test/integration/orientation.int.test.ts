@@ -138,7 +138,13 @@ describe("briefing selectors", () => {
     const revised = await memory.revise(
       {
         predecessorId: old,
-        successor: { memoryType: "decision", topic: "revised", content: unique("revised"), scope: "work", project: "atlas", tags: [], facts: [] },
+        memoryType: "decision",
+        topic: "revised",
+        content: unique("revised"),
+        scope: "work",
+        project: "atlas",
+        tags: [],
+        facts: [],
       },
       writer(t),
     );
@@ -304,7 +310,7 @@ describe("commitments and overdue", () => {
 
   it("a revised commitment shows once, through its successor", async () => {
     const revised = await memory.revise(
-      { predecessorId: c.future!, successor: { memoryType: "commitment", topic: "next month (moved)", content: unique("moved"), tags: [], facts: [] } },
+      { predecessorId: c.future!, memoryType: "commitment", topic: "next month (moved)", content: unique("moved"), tags: [], facts: [] },
       writer(t),
     );
     const res = await briefing(t, { selector: { kind: "all" }, sections: ["commitments"], mode: "full" });
@@ -365,7 +371,7 @@ describe("stale candidates", () => {
 
   it("a stale memory revised today leaves the list (its successor is new)", async () => {
     await memory.revise(
-      { predecessorId: stale[0]!, successor: { memoryType: "decision", topic: "reconfirmed", content: unique("reconfirmed"), tags: [], facts: [] } },
+      { predecessorId: stale[0]!, memoryType: "decision", topic: "reconfirmed", content: unique("reconfirmed"), tags: [], facts: [] },
       writer(t),
     );
     const res = await briefing(t, { selector: { kind: "all" }, sections: ["staleCandidates"] });
@@ -522,10 +528,7 @@ describe("describe_environment", () => {
     t = await stack.createTenant("environment");
     const kept = await remember(t, { memoryType: "decision" });
     const old = await remember(t, { memoryType: "decision" });
-    await memory.revise(
-      { predecessorId: old, successor: { memoryType: "decision", topic: "t", content: unique("successor"), tags: [], facts: [] } },
-      writer(t),
-    );
+    await memory.revise({ predecessorId: old, memoryType: "decision", topic: "t", content: unique("successor"), tags: [], facts: [] }, writer(t));
     const archived = await remember(t, { memoryType: "note" });
     await memory.archive({ memoryId: archived }, writer(t));
     await remember(t, { memoryType: "preference" });

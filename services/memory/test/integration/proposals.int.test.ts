@@ -41,7 +41,8 @@ const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
 async function remember(t: Tenant, fields: Partial<RememberInit> & { memoryType: string }) {
   const stored = await memory.remember({ topic: "topic", content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
-  return stored.memory!;
+  // A write answers with the memory's identity only; read it back whole.
+  return (await memory.getMemories({ ids: [stored.memory!.id] }, reader(t))).memories[0]!;
 }
 
 async function ownerRows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
@@ -73,7 +74,7 @@ describe("extraction is queued for every new memory", () => {
   it("remember and revise each queue one extract-facts job", async () => {
     // First in this file: nothing else has written yet, so the queue holds exactly these.
     const noted = await remember(tenantA, { memoryType: "note" });
-    await memory.revise({ predecessorId: noted.id, successor: { memoryType: "note", topic: "t", content: unique("revised") } }, writer(tenantA));
+    await memory.revise({ predecessorId: noted.id, memoryType: "note", topic: "t", content: unique("revised") }, writer(tenantA));
     await eventually(async () => expect((await queue.counts(EXTRACTION_QUEUE)).waiting).toBe(2));
   });
 });
@@ -120,7 +121,7 @@ describe("consolidation proposals", () => {
     const archived = await remember(tenantA, { memoryType: "note" });
     await memory.archive({ memoryId: archived.id }, writer(tenantA));
     const revised = await remember(tenantA, { memoryType: "note" });
-    const head = await memory.revise({ predecessorId: revised.id, successor: { memoryType: "note", topic: "t", content: unique("head") } }, writer(tenantA));
+    const head = await memory.revise({ predecessorId: revised.id, memoryType: "note", topic: "t", content: unique("head") }, writer(tenantA));
     const foreign = await remember(tenantB, { memoryType: "note" });
     const result = await memory.createConsolidationProposals(
       {
@@ -228,10 +229,7 @@ describe("consolidation proposals", () => {
     const older = await remember(tenantA, { memoryType: "decision" });
     const newer = await remember(tenantA, { memoryType: "decision" });
     const id = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
-    const head = await memory.revise(
-      { predecessorId: older.id, successor: { memoryType: "decision", topic: "t", content: unique("by hand") } },
-      writer(tenantA),
-    );
+    const head = await memory.revise({ predecessorId: older.id, memoryType: "decision", topic: "t", content: unique("by hand") }, writer(tenantA));
     const refused = await rejection(memory.acceptProposal({ proposalId: id }, writer(tenantA)));
     expect(refused.reason).toBe("conflict");
     expect(refused.message).toContain(head.memory!.id);
@@ -521,10 +519,7 @@ describe("maintenance for the consolidator", () => {
     await memory.resolve({ memoryId: done.id, status: "resolved" }, writer(tenant));
     const future = await remember(tenant, { memoryType: "commitment", dueAt: timestampFromDate(new Date(Date.now() + 86_400_000)) });
     const revisedAway = await remember(tenant, { memoryType: "commitment", dueAt: past });
-    await memory.revise(
-      { predecessorId: revisedAway.id, successor: { memoryType: "note", topic: "t", content: unique("no longer a promise") } },
-      writer(tenant),
-    );
+    await memory.revise({ predecessorId: revisedAway.id, memoryType: "note", topic: "t", content: unique("no longer a promise") }, writer(tenant));
     const recent = await remember(tenant, { memoryType: "commitment", dueAt: timestampFromDate(new Date(Date.now() - 3_600_000)) });
 
     // Due more than a day ago; a cutoff in the future is clamped to now.
@@ -551,6 +546,6 @@ describe("maintenance for the consolidator", () => {
     const later = await memory.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() + 7 * 86_400_000)) }, consolidator(tenant));
     expect(later.memoryIds).toEqual([recent.id]);
     expect(status[future.id]).toBe("open");
-    expect((await rejection(memory.expireCommitments({}, consolidator(tenant)))).details.field).toBe("due_before");
+    expect((await rejection(memory.expireCommitments({}, consolidator(tenant)))).details.field).toBe("dueBefore");
   });
 });

@@ -25,7 +25,8 @@ async function note(t: Tenant, fields: { scope?: string; project?: string; memor
     { memoryType: fields.memoryType ?? "note", topic: fields.topic ?? `topic ${counter}`, content: `scoped memory number ${counter}`, ...fields },
     writer(t),
   );
-  return out.memory!;
+  // A write answers with the memory's identity only; read it back whole.
+  return (await memory.getMemories({ ids: [out.memory!.id] }, reader(t))).memories[0]!;
 }
 
 async function listIds(t: Tenant, request: Parameters<typeof memory.listMemories>[0]): Promise<string[]> {
@@ -408,11 +409,14 @@ describe("listing and facets", () => {
     const revised = await memory.revise(
       {
         predecessorId: made.superseded!.id,
-        successor: { memoryType: "event", topic: "successor", content: "the successor of a listed memory", scope: "personal" },
+        memoryType: "event",
+        topic: "successor",
+        content: "the successor of a listed memory",
+        scope: "personal",
       },
       writer(t),
     );
-    const successor = revised.memory!;
+    const successor = (await memory.getMemories({ ids: [revised.memory!.id] }, reader(t))).memories[0]!;
     made.successor = { id: successor.id, recordedAt: new Date(Number(successor.recordedAt!.seconds) * 1000 + Math.floor(successor.recordedAt!.nanos / 1e6)) };
   });
 
@@ -437,9 +441,9 @@ describe("listing and facets", () => {
     expect(await listIds(t, { memoryTypes: ["decision"] })).toEqual(ids("d2", "d1"));
     expect(await listIds(t, { memoryTypes: ["decision", "blocker"] })).toEqual(ids("b1", "d2", "d1"));
     expect(await listIds(t, { scope: "work" })).toEqual(ids("b1", "f1", "d1"));
-    expect(await listIds(t, { projects: ["apollo"] })).toEqual(ids("d2", "d1"));
-    expect(await listIds(t, { projects: ["apollo", "mercury"] })).toEqual(ids("b1", "d2", "d1"));
-    expect(await listIds(t, { scope: "work", projects: ["apollo", "gemini"], memoryTypes: ["fact"] })).toEqual(ids("f1"));
+    expect(await listIds(t, { project: ["apollo"] })).toEqual(ids("d2", "d1"));
+    expect(await listIds(t, { project: ["apollo", "mercury"] })).toEqual(ids("b1", "d2", "d1"));
+    expect(await listIds(t, { scope: "work", project: ["apollo", "gemini"], memoryTypes: ["fact"] })).toEqual(ids("f1"));
     expect(await listIds(t, { status: "archived" })).toEqual(ids("archived"));
     expect(await listIds(t, { status: "active", scope: "old-only" })).toEqual([]);
     const filtered = await memory.listMemories({ scope: "work", limit: 1 }, reader(t));

@@ -35,9 +35,9 @@ describe("ReadMemory", () => {
     const id = imported.results[0]!.id!;
     const expected = content.trim();
 
-    const { memory: read } = await memory.readMemory({ id }, reader(owner));
-    expect(read).toMatchObject({ id, content: expected, contentLength: expected.length, truncated: false, memoryType: "note", topic: "long" });
-    expect(read!.content.length).toBeGreaterThan(MAX_GET_CONTENT_CHARS);
+    const read = await memory.readMemory({ id }, reader(owner));
+    expect(read).toMatchObject({ id, content: expected, contentLength: expected.length, memoryType: "note", topic: "long" });
+    expect(read.content.length).toBeGreaterThan(MAX_GET_CONTENT_CHARS);
 
     const bounded = await memory.getMemories({ ids: [id], maxContentChars: MAX_GET_CONTENT_CHARS }, reader(owner));
     expect(bounded.memories[0]).toMatchObject({ truncated: true, contentLength: expected.length });

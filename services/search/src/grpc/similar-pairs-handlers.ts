@@ -1,37 +1,21 @@
 import { AppError } from "@3ngram/errors";
-import type { SearchService } from "@3ngram/proto/search/v1";
-import { SCOPES, type Handlers, type Policies } from "@3ngram/rpc";
+import { SearchService } from "@3ngram/proto/search/v1";
+import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rpc";
+import { searchContract } from "@3ngram/schema";
 import { SIMILAR_PAIR_POLICY } from "../domain/pair-policy.js";
 import { similarPairs, type SimilarPairsDeps } from "../domain/similar-pairs.js";
 
 // The consolidation scan: internal callers only (the consolidator).
-type PairMethods = "similarPairs";
 
-export function similarPairsHandlers(deps: SimilarPairsDeps): Pick<Handlers<typeof SearchService>, PairMethods> {
-  return {
-    async similarPairs(request, ctx) {
-      // 0 is proto3's "not given": the policy's bound.
-      if (request.limit > SIMILAR_PAIR_POLICY.maxPairs) {
-        throw new AppError("invalid_input", `limit: at most ${SIMILAR_PAIR_POLICY.maxPairs}`, { field: "limit" });
-      }
-      const result = await similarPairs(deps, ctx.tenantId, { limit: request.limit === 0 ? SIMILAR_PAIR_POLICY.maxPairs : request.limit });
-      return {
-        pairs: result.pairs.map((p) => ({
-          newerId: p.newerId,
-          olderId: p.olderId,
-          newerType: p.newerType,
-          olderType: p.olderType,
-          similarity: p.similarity,
-          band: p.band,
-          threshold: p.threshold,
-        })),
-        scanned: result.scanned,
-        model: result.model,
-      };
+export function similarPairsHandlers(deps: SimilarPairsDeps): Pick<Handlers<typeof SearchService>, keyof typeof similarPairsPolicies> {
+  return bridgeHandlers(SearchService, searchContract, {
+    async similarPairs({ limit = SIMILAR_PAIR_POLICY.maxPairs }, ctx) {
+      if (limit > SIMILAR_PAIR_POLICY.maxPairs) throw new AppError("invalid_input", `limit: at most ${SIMILAR_PAIR_POLICY.maxPairs}`, { field: "limit" });
+      return similarPairs(deps, ctx.tenantId, { limit });
     },
-  };
+  });
 }
 
-export const similarPairsPolicies: Pick<Policies<typeof SearchService>, PairMethods> = {
+export const similarPairsPolicies = {
   similarPairs: { anyScope: [SCOPES.internalConsolidate], tenant: true },
-};
+} satisfies Partial<Policies<typeof SearchService>>;

@@ -131,7 +131,9 @@ describe("statistics kept by the database", () => {
       {
         predecessorId: first.memory!.id,
         edgeIntent: "supersedes",
-        successor: { memoryType: "fact", topic: "gym", content: "I train at home in the garage now." },
+        memoryType: "fact",
+        topic: "gym",
+        content: "I train at home in the garage now.",
       },
       writer(tenantA),
     );

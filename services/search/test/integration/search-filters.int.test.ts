@@ -36,7 +36,13 @@ const ts = (isoText: string) => timestampFromDate(new Date(isoText));
 
 async function remember(t: Tenant, fields: { memoryType?: string; topic: string; content: string; scope?: string; project?: string }) {
   const out = await memory.remember({ memoryType: "note", ...fields }, writer(t));
-  return { id: out.memory!.id, recordedAt: iso(out.memory!.recordedAt) };
+  return storedAt(t, out.memory!.id);
+}
+
+/** A write answers with the memory's identity only; its recorded time is read back. */
+async function storedAt(t: Tenant, id: string) {
+  const [read] = (await memory.getMemories({ ids: [id] }, writer(t))).memories;
+  return { id, recordedAt: iso(read!.recordedAt) };
 }
 
 describe("filters", () => {
@@ -166,7 +172,9 @@ describe("supersession-aware ranking", () => {
         {
           predecessorId: predecessor.id,
           edgeIntent,
-          successor: { memoryType: "note", topic: `${edgeIntent} release train`, content: `The ${edgeIntent} release train moved to Thursdays.` },
+          memoryType: "note",
+          topic: `${edgeIntent} release train`,
+          content: `The ${edgeIntent} release train moved to Thursdays.`,
         },
         writer(t),
       );
@@ -199,11 +207,13 @@ describe("asOf", () => {
       {
         predecessorId: predecessor.id,
         edgeIntent: "supersedes",
-        successor: { memoryType: "note", topic: "office coffee machine", content: "The office coffee machine moved to floor three." },
+        memoryType: "note",
+        topic: "office coffee machine",
+        content: "The office coffee machine moved to floor three.",
       },
       writer(t),
     );
-    successor = { id: revised.memory!.id, recordedAt: iso(revised.memory!.recordedAt) };
+    successor = await storedAt(t, revised.memory!.id);
     beforeRevise = instantBetween(predecessor.recordedAt, successor.recordedAt);
     // The second clock: the closing write is recorded at the successor's recorded time.
     const closed = await core.ownerPool.query<{ validTo: Date; closedAt: Date }>(

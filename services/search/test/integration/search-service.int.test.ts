@@ -49,7 +49,7 @@ describe("fused search", () => {
     const search = await withVectors.searchClient();
     const result = await search.search({ query: "primary database for memories", limit: 3 }, as(tenantA));
     expect(result.hits[0]?.topic).toBe("database choice");
-    expect(result.hits[0]?.excerpt).toContain("PostgreSQL");
+    expect(result.hits[0]?.content).toContain("PostgreSQL");
     expect(result.hits.length).toBe(3);
     expect(result.hasMore).toBe(true);
     const legs = Object.fromEntries(result.coverage!.legs.map((l) => [l.leg, l]));
@@ -64,9 +64,9 @@ describe("fused search", () => {
   it("never returns another tenant's memories", async () => {
     const search = await withVectors.searchClient();
     const asA = await search.search({ query: "MySQL database", limit: 25 }, as(tenantA));
-    expect(asA.hits.every((h) => !h.excerpt.includes("MySQL"))).toBe(true);
+    expect(asA.hits.every((h) => !h.content!.includes("MySQL"))).toBe(true);
     const asB = await search.search({ query: "PostgreSQL pgvector", limit: 25 }, as(tenantB));
-    expect(asB.hits.map((h) => h.excerpt)).toEqual(["Tenant B picked MySQL for its own database."]);
+    expect(asB.hits.map((h) => h.content)).toEqual(["Tenant B picked MySQL for its own database."]);
   });
 
   it("narrows by type and project before ranking", async () => {

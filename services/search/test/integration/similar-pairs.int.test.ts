@@ -109,7 +109,7 @@ describe("SimilarPairs", () => {
 
     // A revise closes the older Stripe decision: its pair goes, and the new head pairs with the rest on its own merits.
     const head = await memory.revise(
-      { predecessorId: ids.stripe, successor: { memoryType: "decision", topic: "payments provider", content: `Switched to Adyen ${randomUUID()}` } },
+      { predecessorId: ids.stripe, memoryType: "decision", topic: "payments provider", content: `Switched to Adyen ${randomUUID()}` },
       writer(tenant),
     );
     await memory.archive({ memoryId: ids.squat }, writer(tenant));

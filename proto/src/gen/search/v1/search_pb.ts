@@ -16,9 +16,13 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file search/v1/search.proto.
  */
 export const file_search_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEirgMKDVNlYXJjaFJlcXVlc3QSEgoFcXVlcnkYASABKAlIAIgBARINCgVsaW1pdBgCIAEoDRIUCgxtZW1vcnlfdHlwZXMYAyADKAkSEgoFc2NvcGUYBCABKAlIAYgBARIQCghwcm9qZWN0cxgFIAMoCRITCgZzdGF0dXMYBiABKAlIAogBARI3Cg5yZWNvcmRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARI4Cg9yZWNvcmRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQESIwoFYXNfb2YYCSABKAsyDy5jb21tb24udjEuQXNPZkgFiAEBEg0KBW9yZGVyGAogASgJEhMKBmN1cnNvchgLIAEoCUgGiAEBEhIKCnByb2plY3Rpb24YDCABKAlCCAoGX3F1ZXJ5QggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlQggKBl9hc19vZkIJCgdfY3Vyc29yIugBCglTZWFyY2hIaXQSCgoCaWQYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDQoFdG9waWMYAyABKAkSDwoHZXhjZXJwdBgEIAEoCRIWCg5jb250ZW50X2xlbmd0aBgFIAEoDRIRCgl0cnVuY2F0ZWQYBiABKAgSDQoFc2NvcmUYByABKAESDQoFc2NvcGUYCCABKAkSFAoHcHJvamVjdBgJIAEoCUgAiAEBEi8KC3JlY29yZGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfcHJvamVjdCJBCgtMZWdDb3ZlcmFnZRILCgNsZWcYASABKAkSEQoJYXZhaWxhYmxlGAIgASgIEhIKCmNhbmRpZGF0ZXMYAyABKA0ixAIKCENvdmVyYWdlEiQKBGxlZ3MYASADKAsyFi5zZWFyY2gudjEuTGVnQ292ZXJhZ2USFgoJcG9vbF9zaXplGAIgASgNSACIAQESEQoJYWJzdGFpbmVkGAMgASgIEg0KBW9yZGVyGAQgASgJEioKB2ZpbHRlcnMYBSABKAsyGS5zZWFyY2gudjEuQXBwbGllZEZpbHRlcnMSGgoNYXBwbGllZF9zY29wZRgGIAEoCUgBiAEBEiMKBWFzX29mGAcgASgLMg8uY29tbW9uLnYxLkFzT2ZIAogBARIQCghoYXNfbW9yZRgIIAEoCBIvCghldmlkZW5jZRgJIAEoCzIdLnNlYXJjaC52MS5BYnN0ZW50aW9uRXZpZGVuY2VCDAoKX3Bvb2xfc2l6ZUIQCg5fYXBwbGllZF9zY29wZUIICgZfYXNfb2YiqwEKDlNlYXJjaFJlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5zZWFyY2gudjEuU2VhcmNoSGl0EhAKCGhhc19tb3JlGAIgASgIEiUKCGNvdmVyYWdlGAMgASgLMhMuc2VhcmNoLnYxLkNvdmVyYWdlEhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESEgoKcHJvamVjdGlvbhgFIAEoCUIOCgxfbmV4dF9jdXJzb3IikAIKDkFwcGxpZWRGaWx0ZXJzEhQKDG1lbW9yeV90eXBlcxgBIAMoCRISCgVzY29wZRgCIAEoCUgAiAEBEhAKCHByb2plY3RzGAMgAygJEhMKBnN0YXR1cxgEIAEoCUgBiAEBEjcKDnJlY29yZGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgCiAEBEjgKD3JlY29yZGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBAUIICgZfc2NvcGVCCQoHX3N0YXR1c0IRCg9fcmVjb3JkZWRfYWZ0ZXJCEgoQX3JlY29yZGVkX2JlZm9yZSKnAQoSQWJzdGVudGlvbkV2aWRlbmNlEhgKC2Jlc3RfY29zaW5lGAEgASgBSACIAQESEwoLYW55X2xleGljYWwYAiABKAgSFgoJc2NvcmVfZ2FwGAMgASgBSAGIAQESGgoNdGVybV9jb3ZlcmFnZRgEIAEoAUgCiAEBQg4KDF9iZXN0X2Nvc2luZUIMCgpfc2NvcmVfZ2FwQhAKDl90ZXJtX2NvdmVyYWdlIiQKE1NpbWlsYXJQYWlyc1JlcXVlc3QSDQoFbGltaXQYASABKA0ijgEKC1NpbWlsYXJQYWlyEhAKCG5ld2VyX2lkGAEgASgJEhAKCG9sZGVyX2lkGAIgASgJEhIKCm5ld2VyX3R5cGUYAyABKAkSEgoKb2xkZXJfdHlwZRgEIAEoCRISCgpzaW1pbGFyaXR5GAUgASgBEgwKBGJhbmQYBiABKAkSEQoJdGhyZXNob2xkGAcgASgBIl0KFFNpbWlsYXJQYWlyc1Jlc3BvbnNlEiUKBXBhaXJzGAEgAygLMhYuc2VhcmNoLnYxLlNpbWlsYXJQYWlyEg8KB3NjYW5uZWQYAiABKA0SDQoFbW9kZWwYAyABKAkyqQEKDVNlYXJjaFNlcnZpY2USQgoGU2VhcmNoEhguc2VhcmNoLnYxLlNlYXJjaFJlcXVlc3QaGS5zZWFyY2gudjEuU2VhcmNoUmVzcG9uc2UiA5ACARJUCgxTaW1pbGFyUGFpcnMSHi5zZWFyY2gudjEuU2ltaWxhclBhaXJzUmVxdWVzdBofLnNlYXJjaC52MS5TaW1pbGFyUGFpcnNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_common_v1_time, file_google_protobuf_timestamp]);
+  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEirAQKDVNlYXJjaFJlcXVlc3QSEgoFcXVlcnkYASABKAlIAIgBARISCgVsaW1pdBgCIAEoDUgBiAEBEhgKC21lbW9yeV90eXBlGA0gASgJSAKIAQESFAoMbWVtb3J5X3R5cGVzGAMgAygJEhIKBXNjb3BlGAQgASgJSAOIAQESFAoHcHJvamVjdBgOIAEoCUgEiAEBEhAKCHByb2plY3RzGAUgAygJEhMKBnN0YXR1cxgGIAEoCUgFiAEBEjcKDnJlY29yZGVkX2FmdGVyGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgGiAEBEjgKD3JlY29yZGVkX2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIB4gBARIjCgVhc19vZhgJIAEoCzIPLmNvbW1vbi52MS5Bc09mSAiIAQESEgoFb3JkZXIYCiABKAlICYgBARITCgZjdXJzb3IYCyABKAlICogBARIXCgpwcm9qZWN0aW9uGAwgASgJSAuIAQFCCAoGX3F1ZXJ5QggKBl9saW1pdEIOCgxfbWVtb3J5X3R5cGVCCAoGX3Njb3BlQgoKCF9wcm9qZWN0QgkKB19zdGF0dXNCEQoPX3JlY29yZGVkX2FmdGVyQhIKEF9yZWNvcmRlZF9iZWZvcmVCCAoGX2FzX29mQggKBl9vcmRlckIJCgdfY3Vyc29yQg0KC19wcm9qZWN0aW9uIsgCCglTZWFyY2hIaXQSCgoCaWQYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDQoFdG9waWMYAyABKAkSFAoHY29udGVudBgEIAEoCUgAiAEBEhsKDmNvbnRlbnRfbGVuZ3RoGAUgASgNSAGIAQESFgoJdHJ1bmNhdGVkGAYgASgISAKIAQESDQoFc2NvcmUYByABKAESEgoFc2NvcGUYCCABKAlIA4gBARIUCgdwcm9qZWN0GAkgASgJSASIAQESNAoLcmVjb3JkZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAWIAQFCCgoIX2NvbnRlbnRCEQoPX2NvbnRlbnRfbGVuZ3RoQgwKCl90cnVuY2F0ZWRCCAoGX3Njb3BlQgoKCF9wcm9qZWN0Qg4KDF9yZWNvcmRlZF9hdCJBCgtMZWdDb3ZlcmFnZRILCgNsZWcYASABKAkSEQoJYXZhaWxhYmxlGAIgASgIEhIKCmNhbmRpZGF0ZXMYAyABKA0ixAIKCENvdmVyYWdlEiQKBGxlZ3MYASADKAsyFi5zZWFyY2gudjEuTGVnQ292ZXJhZ2USFgoJcG9vbF9zaXplGAIgASgNSACIAQESEQoJYWJzdGFpbmVkGAMgASgIEg0KBW9yZGVyGAQgASgJEioKB2ZpbHRlcnMYBSABKAsyGS5zZWFyY2gudjEuQXBwbGllZEZpbHRlcnMSGgoNYXBwbGllZF9zY29wZRgGIAEoCUgBiAEBEiMKBWFzX29mGAcgASgLMg8uY29tbW9uLnYxLkFzT2ZIAogBARIQCghoYXNfbW9yZRgIIAEoCBIvCghldmlkZW5jZRgJIAEoCzIdLnNlYXJjaC52MS5BYnN0ZW50aW9uRXZpZGVuY2VCDAoKX3Bvb2xfc2l6ZUIQCg5fYXBwbGllZF9zY29wZUIICgZfYXNfb2Yi5gEKDlNlYXJjaFJlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5zZWFyY2gudjEuU2VhcmNoSGl0Eg0KBWNvdW50GAYgASgNEhAKCGhhc19tb3JlGAIgASgIEiUKCGNvdmVyYWdlGAMgASgLMhMuc2VhcmNoLnYxLkNvdmVyYWdlEhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESGgoNYXBwbGllZF9zY29wZRgHIAEoCUgBiAEBQg4KDF9uZXh0X2N1cnNvckIQCg5fYXBwbGllZF9zY29wZUoECAUQBlIKcHJvamVjdGlvbiKQAgoOQXBwbGllZEZpbHRlcnMSFAoMbWVtb3J5X3R5cGVzGAEgAygJEhIKBXNjb3BlGAIgASgJSACIAQESEAoIcHJvamVjdHMYAyADKAkSEwoGc3RhdHVzGAQgASgJSAGIAQESNwoOcmVjb3JkZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPcmVjb3JkZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBQggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlIqcBChJBYnN0ZW50aW9uRXZpZGVuY2USGAoLYmVzdF9jb3NpbmUYASABKAFIAIgBARITCgthbnlfbGV4aWNhbBgCIAEoCBIWCglzY29yZV9nYXAYAyABKAFIAYgBARIaCg10ZXJtX2NvdmVyYWdlGAQgASgBSAKIAQFCDgoMX2Jlc3RfY29zaW5lQgwKCl9zY29yZV9nYXBCEAoOX3Rlcm1fY292ZXJhZ2UiMwoTU2ltaWxhclBhaXJzUmVxdWVzdBISCgVsaW1pdBgBIAEoDUgAiAEBQggKBl9saW1pdCKOAQoLU2ltaWxhclBhaXISEAoIbmV3ZXJfaWQYASABKAkSEAoIb2xkZXJfaWQYAiABKAkSEgoKbmV3ZXJfdHlwZRgDIAEoCRISCgpvbGRlcl90eXBlGAQgASgJEhIKCnNpbWlsYXJpdHkYBSABKAESDAoEYmFuZBgGIAEoCRIRCgl0aHJlc2hvbGQYByABKAEiXQoUU2ltaWxhclBhaXJzUmVzcG9uc2USJQoFcGFpcnMYASADKAsyFi5zZWFyY2gudjEuU2ltaWxhclBhaXISDwoHc2Nhbm5lZBgCIAEoDRINCgVtb2RlbBgDIAEoCTKpAQoNU2VhcmNoU2VydmljZRJCCgZTZWFyY2gSGC5zZWFyY2gudjEuU2VhcmNoUmVxdWVzdBoZLnNlYXJjaC52MS5TZWFyY2hSZXNwb25zZSIDkAIBElQKDFNpbWlsYXJQYWlycxIeLnNlYXJjaC52MS5TaW1pbGFyUGFpcnNSZXF1ZXN0Gh8uc2VhcmNoLnYxLlNpbWlsYXJQYWlyc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_common_v1_time, file_google_protobuf_timestamp]);
 
 /**
+ * The JSON mapping of each message below is the public shape in @3ngram/schema (search.ts;
+ * docs/adr/0029-one-bridge-between-proto-and-public-shapes.md): what a caller may leave out has
+ * explicit presence, and an empty list means "not given".
+ *
  * @generated from message search.v1.SearchRequest
  */
 export type SearchRequest = Message<"search.v1.SearchRequest"> & {
@@ -30,11 +34,18 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   query?: string | undefined;
 
   /**
-   * 0 means the default limit.
+   * Absent means the default limit.
    *
-   * @generated from field: uint32 limit = 2;
+   * @generated from field: optional uint32 limit = 2;
    */
-  limit: number;
+  limit?: number | undefined;
+
+  /**
+   * One type (memory_type) or several (memory_types), not both; the service folds them.
+   *
+   * @generated from field: optional string memory_type = 13;
+   */
+  memoryType?: string | undefined;
 
   /**
    * @generated from field: repeated string memory_types = 3;
@@ -45,6 +56,13 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
    * @generated from field: optional string scope = 4;
    */
   scope?: string | undefined;
+
+  /**
+   * One project or several, not both.
+   *
+   * @generated from field: optional string project = 14;
+   */
+  project?: string | undefined;
 
   /**
    * @generated from field: repeated string projects = 5;
@@ -78,11 +96,11 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   asOf?: AsOf | undefined;
 
   /**
-   * "relevance" (empty means relevance) or "chronological".
+   * "relevance" (absent means relevance) or "chronological".
    *
-   * @generated from field: string order = 10;
+   * @generated from field: optional string order = 10;
    */
-  order: string;
+  order?: string | undefined;
 
   /**
    * Opaque continuation token from a previous response's next_cursor.
@@ -92,11 +110,11 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   cursor?: string | undefined;
 
   /**
-   * "full" (empty means full) or "compact".
+   * "full" (absent means full) or "compact".
    *
-   * @generated from field: string projection = 12;
+   * @generated from field: optional string projection = 12;
    */
-  projection: string;
+  projection?: string | undefined;
 };
 
 /**
@@ -107,6 +125,8 @@ export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
   messageDesc(file_search_v1_search, 0);
 
 /**
+ * A compact hit carries only id, memory_type, topic and score; a full one every field.
+ *
  * @generated from message search.v1.SearchHit
  */
 export type SearchHit = Message<"search.v1.SearchHit"> & {
@@ -128,19 +148,19 @@ export type SearchHit = Message<"search.v1.SearchHit"> & {
   /**
    * Bounded excerpt of the content; see truncated and content_length.
    *
-   * @generated from field: string excerpt = 4;
+   * @generated from field: optional string content = 4;
    */
-  excerpt: string;
+  content?: string | undefined;
 
   /**
-   * @generated from field: uint32 content_length = 5;
+   * @generated from field: optional uint32 content_length = 5;
    */
-  contentLength: number;
+  contentLength?: number | undefined;
 
   /**
-   * @generated from field: bool truncated = 6;
+   * @generated from field: optional bool truncated = 6;
    */
-  truncated: boolean;
+  truncated?: boolean | undefined;
 
   /**
    * @generated from field: double score = 7;
@@ -148,9 +168,9 @@ export type SearchHit = Message<"search.v1.SearchHit"> & {
   score: number;
 
   /**
-   * @generated from field: string scope = 8;
+   * @generated from field: optional string scope = 8;
    */
-  scope: string;
+  scope?: string | undefined;
 
   /**
    * @generated from field: optional string project = 9;
@@ -158,7 +178,7 @@ export type SearchHit = Message<"search.v1.SearchHit"> & {
   project?: string | undefined;
 
   /**
-   * @generated from field: google.protobuf.Timestamp recorded_at = 10;
+   * @generated from field: optional google.protobuf.Timestamp recorded_at = 10;
    */
   recordedAt?: Timestamp | undefined;
 };
@@ -275,9 +295,16 @@ export const CoverageSchema: GenMessage<Coverage> = /*@__PURE__*/
  */
 export type SearchResponse = Message<"search.v1.SearchResponse"> & {
   /**
+   * Every hit full, or every hit compact (the request's projection).
+   *
    * @generated from field: repeated search.v1.SearchHit hits = 1;
    */
   hits: SearchHit[];
+
+  /**
+   * @generated from field: uint32 count = 6;
+   */
+  count: number;
 
   /**
    * @generated from field: bool has_more = 2;
@@ -297,11 +324,11 @@ export type SearchResponse = Message<"search.v1.SearchResponse"> & {
   nextCursor?: string | undefined;
 
   /**
-   * "full" or "compact": compact hits carry only id, memory_type, topic and score.
+   * The scope the tenant's retrieval default narrowed an unscoped search to.
    *
-   * @generated from field: string projection = 5;
+   * @generated from field: optional string applied_scope = 7;
    */
-  projection: string;
+  appliedScope?: string | undefined;
 };
 
 /**
@@ -400,11 +427,11 @@ export const AbstentionEvidenceSchema: GenMessage<AbstentionEvidence> = /*@__PUR
  */
 export type SimilarPairsRequest = Message<"search.v1.SimilarPairsRequest"> & {
   /**
-   * 0 means the default (and ceiling) of the scan policy.
+   * Absent means the default (and ceiling) of the scan policy.
    *
-   * @generated from field: uint32 limit = 1;
+   * @generated from field: optional uint32 limit = 1;
    */
-  limit: number;
+  limit?: number | undefined;
 };
 
 /**

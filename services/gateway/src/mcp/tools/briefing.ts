@@ -7,7 +7,7 @@ import {
   briefingInputSchema,
   briefingOutputSchema,
 } from "@3ngram/schema";
-import { toBriefingOutput, toBriefingRequest } from "../../clients/orientation.js";
+import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -29,6 +29,6 @@ export const briefingTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.briefing,
   async run(input, { memory, identity }) {
-    return toBriefingOutput(await memory.briefing(toBriefingRequest(input), { identity }));
+    return memoryApi(memory).briefing(input, { identity });
   },
 });

@@ -1,6 +1,6 @@
 import { SCOPES } from "@3ngram/rpc";
 import { describeEnvironmentInputSchema, describeEnvironmentOutputSchema } from "@3ngram/schema";
-import { toDescribeEnvironmentOutput } from "../../clients/orientation.js";
+import { describeEnvironment } from "../../clients/orientation.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { surfaceInfo } from "../catalog.js";
 import { defineTool } from "../tool.js";
@@ -18,6 +18,6 @@ export const describeEnvironmentTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.describe_environment,
   async run(_input, { memory, identity }) {
-    return toDescribeEnvironmentOutput(await memory.describeEnvironment({}, { identity }), surfaceInfo());
+    return describeEnvironment(memory, identity, surfaceInfo());
   },
 });

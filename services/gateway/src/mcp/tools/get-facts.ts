@@ -1,6 +1,6 @@
 import { SCOPES } from "@3ngram/rpc";
 import { DEFAULT_FACTS_LIMIT, MAX_FACTS_LIMIT, getFactsInputSchema, getFactsOutputSchema } from "@3ngram/schema";
-import { toGetFactsOutput, toGetFactsRequest } from "../../clients/facts.js";
+import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -19,6 +19,6 @@ export const getFactsTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.get_facts,
   async run(input, { memory, identity }) {
-    return toGetFactsOutput(await memory.getFacts(toGetFactsRequest(input), { identity }));
+    return memoryApi(memory).getFacts(input, { identity });
   },
 });

@@ -1,6 +1,6 @@
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_EXCERPT_LENGTH, MAX_HANDOFF_SECTION, MAX_HANDOFF_SECTION_CEILING, handoffInputSchema, handoffOutputSchema } from "@3ngram/schema";
-import { toHandoffOutput, toHandoffRequest } from "../../clients/orientation.js";
+import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -19,6 +19,6 @@ export const handoffTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.handoff,
   async run(input, { memory, identity }) {
-    return toHandoffOutput(await memory.handoff(toHandoffRequest(input), { identity }));
+    return memoryApi(memory).handoff(input, { identity });
   },
 });

@@ -1,6 +1,6 @@
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_CONTENT_LENGTH, rememberInputSchema, rememberOutputSchema } from "@3ngram/schema";
-import { toRememberOutput, toRememberRequest } from "../../clients/memory.js";
+import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -19,6 +19,6 @@ export const rememberTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.remember,
   async run(input, { memory, identity }) {
-    return toRememberOutput(await memory.remember(toRememberRequest(input), { identity }));
+    return memoryApi(memory).remember(input, { identity });
   },
 });

@@ -1,6 +1,6 @@
 import { SCOPES } from "@3ngram/rpc";
 import { resolveInputSchema, resolveOutputSchema } from "@3ngram/schema";
-import { toResolveOutput, toResolveRequest } from "../../clients/lifecycle.js";
+import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -18,6 +18,6 @@ export const resolveTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.resolve,
   async run(input, { memory, identity }) {
-    return toResolveOutput(await memory.resolve(toResolveRequest(input), { identity }));
+    return memoryApi(memory).resolve(input, { identity });
   },
 });

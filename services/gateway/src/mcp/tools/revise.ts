@@ -1,6 +1,6 @@
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_CONTENT_LENGTH, reviseInputSchema, reviseOutputSchema } from "@3ngram/schema";
-import { toReviseOutput, toReviseRequest } from "../../clients/lifecycle.js";
+import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -18,6 +18,6 @@ export const reviseTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.revise,
   async run(input, { memory, identity }) {
-    return toReviseOutput(await memory.revise(toReviseRequest(input), { identity }));
+    return memoryApi(memory).revise(input, { identity });
   },
 });

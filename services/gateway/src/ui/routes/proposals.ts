@@ -9,7 +9,7 @@ import { SCOPES, type CallerIdentity } from "@3ngram/rpc";
 import { MAX_PROPOSALS_LIMIT, listProposalsQuerySchema, parseInput, rejectProposalBodySchema } from "@3ngram/schema";
 import type { RequestHandler, Router } from "express";
 import type { MemoryClient } from "../../clients/memory.js";
-import { proposalIdFromPath, reviewProposals, toProposalRecord } from "../../clients/proposals.js";
+import { getProposal, proposalIdFromPath, reviewProposals } from "../../clients/proposals.js";
 import { identityFor } from "../../http/identity.js";
 import { requestIdOf, routeLabel } from "../../http/locals.js";
 import { logError } from "../../rest/errors.js";
@@ -93,7 +93,7 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
 
 /** One proposal (GetProposal, any status) and the memories it touches. */
 async function proposalView(memory: MemoryClient, id: string, identity: CallerIdentity): Promise<ProposalDetailView> {
-  const found = toProposalRecord(await memory.getProposal({ proposalId: id }, { identity }));
+  const found = await getProposal(memory, id, { identity });
   const now = Date.now();
   if (found.kind === "edge") {
     const edge = found.proposal;

@@ -1,15 +1,14 @@
 /** Reads several UI pages share, through the same mappings as the tools and REST routes. */
 import type { CallerIdentity } from "@3ngram/rpc";
 import { getMemoriesInputSchema, parseInput, type FacetsOutput, type MemoryRecord } from "@3ngram/schema";
-import { toGetMemoriesOutput, toGetMemoriesRequest, type MemoryClient } from "../../clients/memory.js";
-import { toFacetsOutput } from "../../clients/scopes.js";
+import { memoryApi, type MemoryClient } from "../../clients/memory.js";
 
 export async function readMemories(memory: MemoryClient, ids: string[], identity: CallerIdentity, maxContentChars?: number): Promise<MemoryRecord[]> {
   const input = parseInput(getMemoriesInputSchema, { ids: [...new Set(ids)], ...(maxContentChars !== undefined ? { maxContentChars } : {}) });
-  return toGetMemoriesOutput(await memory.getMemories(toGetMemoriesRequest(input), { identity })).memories;
+  return (await memoryApi(memory).getMemories(input, { identity })).memories;
 }
 
 /** The tenant's live scopes and projects, for the filter menus. */
 export async function readFacets(memory: MemoryClient, identity: CallerIdentity): Promise<FacetsOutput> {
-  return toFacetsOutput(await memory.getFacets({}, { identity }));
+  return memoryApi(memory).getFacets({}, { identity });
 }
