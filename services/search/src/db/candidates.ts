@@ -4,7 +4,8 @@ import type { TermCountCache } from "../domain/term-counts.js";
 import { HIT_COLUMNS, SqlParams, eligibleWhere, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
 
 export interface QueryVector {
-  literal: string;
+  /** The vector in pgvector's binary wire form (toVectorBinary), bound as a binary parameter. */
+  binary: Buffer;
   model: string;
   dimensions: number;
 }
@@ -195,9 +196,9 @@ export async function selectCandidates(
     // The dimension is a validated integer baked into the cast so the partial HNSW index applies.
     const dim = Number(vector.dimensions);
     if (!Number.isInteger(dim) || dim < 1 || dim > 2000) throw new Error("invalid vector dimension");
-    const literal = p.add(vector.literal);
+    const queryVector = p.add(vector.binary);
     const model = p.add(vector.model);
-    const distance = `(m.embedding::vector(${dim}) <=> ${literal}::vector(${dim}))`;
+    const distance = `(m.embedding::vector(${dim}) <=> ${queryVector}::vector(${dim}))`;
     vectorLeg = `SELECT m.id FROM memories m
       WHERE ${eligible} AND m.embedding_dim = ${dim} AND m.embedding_model = ${model}
       ORDER BY ${distance} LIMIT ${limit}`;
