@@ -96,6 +96,12 @@ async function termFrequencies(
   return counts.map((known) => known ?? counted[next++]!);
 }
 
+/** A count or limit written into a statement's text: only ever a validated non-negative integer. */
+function sqlInteger(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid SQL integer: ${n}`);
+  return String(n);
+}
+
 /** One lexeme as tsquery input: quoted, with quotes and backslashes doubled. */
 function tsqueryLiteral(lexeme: string): string {
   return `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
@@ -187,7 +193,9 @@ export async function selectCandidates(
         ? "ARRAY[]::text[]"
         : `array_remove(ARRAY[${lexemes.map((lexeme) => `CASE WHEN m.${tsv} @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(`${lexeme} 1`)}::text END`).join(", ")}], NULL)`;
   const scoredSet = new Set(scored);
-  const limit = p.add(pool);
+  // The limits are written into the text (validated integers), not bound: planned with a LIMIT it
+  // cannot see, the statement cost ~1 ms more to plan inside PGlite (docs/adr/0031).
+  const limit = sqlInteger(pool);
   const likePattern = p.add(escapeLike(query.trim().toLowerCase()));
   const superseded = supersededExpr(eligibility, p);
   let vectorLeg = "SELECT NULL::uuid AS id WHERE false";
@@ -209,7 +217,7 @@ export async function selectCandidates(
     vec AS (${vectorLeg}),
     fts AS (
       SELECT w.id FROM (
-        SELECT m.id, m.${tsv} AS tsv FROM memories m, q WHERE ${eligible} AND m.${tsv} @@ q.tsq LIMIT ${p.add(params.rankWindow)}
+        SELECT m.id, m.${tsv} AS tsv FROM memories m, q WHERE ${eligible} AND m.${tsv} @@ q.tsq LIMIT ${sqlInteger(params.rankWindow)}
       ) w, q
       ORDER BY ${lexicalOrder} DESC, w.id LIMIT ${limit}),
     rec AS (
