@@ -39,7 +39,8 @@ export interface Breakdown {
 export async function measureBreakdown(dataDir: string, queries: readonly string[], env: Record<string, string>): Promise<Breakdown> {
   const identity = readIdentity(dataDir);
   if (!identity) throw new Error(`no standalone identity in ${dataDir}`);
-  const postgres = await startEmbeddedPostgres(join(dataDir, "pg"));
+  // The server's settings (the bench passes its STANDALONE_* variables to both).
+  const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), { sharedBuffers: env.STANDALONE_SHARED_BUFFERS });
   // Count what the socket server hands to the backend, and how long the backend takes with it.
   let insideMs = 0;
   let messages = 0;

@@ -7,6 +7,7 @@
  *   npm run bench:standalone -- --sizes 2000 --searches 50
  *   npm run bench:standalone -- --quick               # 500 memories, 50 searches
  *   npm run bench:standalone -- --no-breakdown        # skip the per-stage breakdown (bench/breakdown.ts)
+ *   npm run bench:standalone -- --keep-data           # leave each size's data directory (printed) for EXPLAIN work
  *
  * Environment variables given to the bench are passed on to the server (EMBEDDINGS_PROVIDER=hashing
  * measures without the model).
@@ -36,7 +37,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         breakdowns.push(await measureBreakdown(target.dataDir, breakdownQueries(n, searches), env));
       }
     } finally {
-      rmSync(target.dataDir, { recursive: true, force: true });
+      if (argv.includes("--keep-data")) process.stderr.write(`kept the data directory of N = ${n}: ${target.dataDir}\n`);
+      else rmSync(target.dataDir, { recursive: true, force: true });
     }
   }
   printResults(results, searches);

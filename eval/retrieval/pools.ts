@@ -1,5 +1,5 @@
 import type { Embedder } from "@3ngram/embeddings";
-import { toVectorLiteral, withTenant, type Pool } from "@3ngram/db";
+import { toVectorBinary, withTenant, type Pool } from "@3ngram/db";
 import {
   HNSW_FILTERED_SCAN,
   SEARCH_POLICY,
@@ -54,7 +54,7 @@ export async function gatherPools(
           ftsQuery: lexicalQueryText(query, policy),
           anyTerm: matchesAnyTerm(query, policy) ? { maxMatches: policy.lexicalTermMaxMatches } : undefined,
           rankWindow: policy.lexicalRankWindow,
-          vector: vector ? { literal: toVectorLiteral(vector), model: embedder.model, dimensions: vector.length } : null,
+          vector: vector ? { binary: toVectorBinary(vector), model: embedder.model, dimensions: vector.length } : null,
           pool: candidatePoolSize(K, policy),
           policy,
         }),

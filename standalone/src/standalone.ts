@@ -47,7 +47,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     for (const fn of closers.reverse()) await fn().catch((err: unknown) => log.error({ error: (err as Error).name }, "close failed"));
   };
   try {
-    const postgres = await startEmbeddedPostgres(join(dataDir, "pg"));
+    const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), { sharedBuffers: options.env.STANDALONE_SHARED_BUFFERS });
     closers.push(() => postgres.close());
     const keys = await generateServiceKeyPair();
     const embedder = await createEmbedder(parseEmbeddingsConfig(options.env));

@@ -11,14 +11,42 @@ export interface EmbeddedPostgres {
   close(): Promise<void>;
 }
 
+export interface EmbeddedPostgresOptions {
+  /** PostgreSQL's shared_buffers, e.g. "64MB" (default DEFAULT_SHARED_BUFFERS). */
+  sharedBuffers?: string | undefined;
+}
+
+/**
+ * The buffer cache of the embedded database. Every page it has ever held stays resident in the
+ * WebAssembly heap (which never shrinks), so it is sized to the working set of the store size
+ * standalone is measured at, not to PGlite's 128MB default: at 10,000 memories the HNSW index,
+ * the table and its GIN and btree indexes are ~50 MB, and a search or listing misses the cache
+ * as rarely at 64MB as at 128MB (docs/adr/0031). A miss is a read from the operating system's
+ * page cache, not from disk, so a larger store pays little for outgrowing it.
+ */
+export const DEFAULT_SHARED_BUFFERS = "64MB";
+
+/** What PostgreSQL accepts for a memory setting, narrowed to whole kB/MB/GB. */
+const MEMORY_SIZE = /^[1-9][0-9]{0,6}(kB|MB|GB)$/;
+
 /**
  * PostgreSQL compiled to WebAssembly (PGlite) with pgvector, persisted in a directory and served
  * on a loopback socket so the memory and search services use exactly the code paths they use
  * against a real server.
+ *
+ * Durability is PGlite's: it runs with fsync off, and a commit returns once its WAL has been
+ * written to the operating system (synchronous_commit stays on). An acknowledged write therefore
+ * survives the process crashing or being killed; it is not protected against the machine losing
+ * power before the operating system flushes its cache.
  */
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
+  const sharedBuffers = options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS;
+  if (!MEMORY_SIZE.test(sharedBuffers))
+    throw new Error(`shared buffers must be a size such as 64MB (a whole number of kB, MB or GB), got ${JSON.stringify(sharedBuffers)}`);
   mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create({ dataDir, extensions: { vector } });
+  // PGlite's own start parameters (single-user mode, no parallel workers, …) plus ours.
+  const startParams = [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`];
+  const db = await PGlite.create({ dataDir, extensions: { vector }, startParams });
   // PGlite has no autovacuum: before anyone connects (so nothing can interleave with it), clear
   // dead rows and refresh statistics; while running, standalone/src/db/upkeep.ts keeps them current.
   await db.exec("VACUUM (ANALYZE)");

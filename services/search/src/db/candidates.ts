@@ -4,7 +4,8 @@ import type { TermCountCache } from "../domain/term-counts.js";
 import { HIT_COLUMNS, SqlParams, eligibleWhere, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
 
 export interface QueryVector {
-  literal: string;
+  /** The vector in pgvector's binary wire form (toVectorBinary), bound as a binary parameter. */
+  binary: Buffer;
   model: string;
   dimensions: number;
 }
@@ -93,6 +94,12 @@ async function termFrequencies(
   );
   let next = 0;
   return counts.map((known) => known ?? counted[next++]!);
+}
+
+/** A count or limit written into a statement's text: only ever a validated non-negative integer. */
+function sqlInteger(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid SQL integer: ${n}`);
+  return String(n);
 }
 
 /** One lexeme as tsquery input: quoted, with quotes and backslashes doubled. */
@@ -186,7 +193,9 @@ export async function selectCandidates(
         ? "ARRAY[]::text[]"
         : `array_remove(ARRAY[${lexemes.map((lexeme) => `CASE WHEN m.${tsv} @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(`${lexeme} 1`)}::text END`).join(", ")}], NULL)`;
   const scoredSet = new Set(scored);
-  const limit = p.add(pool);
+  // The limits are written into the text (validated integers), not bound: planned with a LIMIT it
+  // cannot see, the statement cost ~1 ms more to plan inside PGlite (docs/adr/0031).
+  const limit = sqlInteger(pool);
   const likePattern = p.add(escapeLike(query.trim().toLowerCase()));
   const superseded = supersededExpr(eligibility, p);
   let vectorLeg = "SELECT NULL::uuid AS id WHERE false";
@@ -195,9 +204,9 @@ export async function selectCandidates(
     // The dimension is a validated integer baked into the cast so the partial HNSW index applies.
     const dim = Number(vector.dimensions);
     if (!Number.isInteger(dim) || dim < 1 || dim > 2000) throw new Error("invalid vector dimension");
-    const literal = p.add(vector.literal);
+    const queryVector = p.add(vector.binary);
     const model = p.add(vector.model);
-    const distance = `(m.embedding::vector(${dim}) <=> ${literal}::vector(${dim}))`;
+    const distance = `(m.embedding::vector(${dim}) <=> ${queryVector}::vector(${dim}))`;
     vectorLeg = `SELECT m.id FROM memories m
       WHERE ${eligible} AND m.embedding_dim = ${dim} AND m.embedding_model = ${model}
       ORDER BY ${distance} LIMIT ${limit}`;
@@ -208,7 +217,7 @@ export async function selectCandidates(
     vec AS (${vectorLeg}),
     fts AS (
       SELECT w.id FROM (
-        SELECT m.id, m.${tsv} AS tsv FROM memories m, q WHERE ${eligible} AND m.${tsv} @@ q.tsq LIMIT ${p.add(params.rankWindow)}
+        SELECT m.id, m.${tsv} AS tsv FROM memories m, q WHERE ${eligible} AND m.${tsv} @@ q.tsq LIMIT ${sqlInteger(params.rankWindow)}
       ) w, q
       ORDER BY ${lexicalOrder} DESC, w.id LIMIT ${limit}),
     rec AS (
