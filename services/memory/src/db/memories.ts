@@ -84,7 +84,7 @@ export interface MemoryRowContent {
 
 export interface NewMemoryRow extends MemoryRowContent {
   createdBy: string | null;
-  embedding: { literal: string; model: string; dimensions: number } | null;
+  embedding: { binary: Buffer; model: string; dimensions: number } | null;
 }
 
 /**
@@ -116,7 +116,7 @@ export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<Om
       row.project,
       row.tags,
       row.createdBy,
-      row.embedding?.literal ?? null,
+      row.embedding?.binary ?? null,
       row.embedding?.model ?? null,
       row.embedding?.dimensions ?? null,
     ],
@@ -142,7 +142,7 @@ export async function updateEmbedding(
   db: Queryable,
   tenantId: string,
   memoryId: string,
-  embedding: { literal: string; model: string; dimensions: number },
+  embedding: { binary: Buffer; model: string; dimensions: number },
 ): Promise<"stored" | "unchanged" | "missing"> {
   const { rows } = await db.query<{ stored: boolean }>(
     `WITH target AS (SELECT id, embedding_model FROM memories WHERE tenant_id = $1 AND id = $2),
@@ -152,7 +152,7 @@ export async function updateEmbedding(
             WHERE m.tenant_id = $1 AND m.id = t.id AND t.embedding_model IS DISTINCT FROM $4 AND m.erased_at IS NULL
             RETURNING m.id)
      SELECT EXISTS (SELECT 1 FROM changed) AS stored FROM target`,
-    [tenantId, memoryId, embedding.literal, embedding.model, embedding.dimensions],
+    [tenantId, memoryId, embedding.binary, embedding.model, embedding.dimensions],
   );
   const row = rows[0];
   if (!row) return "missing";

@@ -1,8 +1,9 @@
 import { embedWithinBudget as embedVectorWithinBudget, type Embedder } from "@3ngram/embeddings";
-import { toVectorLiteral } from "@3ngram/db";
+import { toVectorBinary } from "@3ngram/db";
 
 export interface StoredEmbedding {
-  literal: string;
+  /** pgvector's binary wire form (toVectorBinary): the server need not parse hundreds of decimals per write. */
+  binary: Buffer;
   model: string;
   dimensions: number;
 }
@@ -18,5 +19,5 @@ export async function embedWithinBudget(
 ): Promise<{ embedding: StoredEmbedding | null; failure?: "timeout" | "error" | "disabled" }> {
   const outcome = await embedVectorWithinBudget(embedder, text, budgetMs);
   if (outcome.vector === null) return { embedding: null, failure: outcome.failure };
-  return { embedding: { literal: toVectorLiteral(outcome.vector), model: embedder!.model, dimensions: outcome.vector.length } };
+  return { embedding: { binary: toVectorBinary(outcome.vector), model: embedder!.model, dimensions: outcome.vector.length } };
 }
