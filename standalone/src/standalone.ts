@@ -50,10 +50,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), { sharedBuffers: options.env.STANDALONE_SHARED_BUFFERS });
     closers.push(() => postgres.close());
     const keys = await generateServiceKeyPair();
-    // On the event loop unless EMBEDDINGS_WORKERS says otherwise: on ONNX Runtime a query embeds in
-    // ~2 ms, and a worker's own copy of the model and runtime costs ~140 MB of a laptop's memory
-    // (bench:standalone at 1k: 799 MB with one worker, 659 MB without, same search latency).
-    const embedder = await createEmbedder(parseEmbeddingsConfig(options.env), { defaultWorkers: 0 });
+    const embedder = await createEmbedder(parseEmbeddingsConfig(options.env));
     closers.push(async () => embedder.close?.());
     const queues = createMemoryQueueBackend();
     closers.push(() => queues.close());
