@@ -1,5 +1,5 @@
 import type { Embedder } from "@3ngram/embeddings";
-import { toVectorBinary, withTenant, type Pool } from "@3ngram/db";
+import { vectorParam, withTenant, type Pool } from "@3ngram/db";
 import {
   HNSW_FILTERED_SCAN,
   SEARCH_POLICY,
@@ -54,7 +54,7 @@ export async function gatherPools(
           ftsQuery: lexicalQueryText(query, policy),
           anyTerm: matchesAnyTerm(query, policy) ? { maxMatches: policy.lexicalTermMaxMatches } : undefined,
           rankWindow: policy.lexicalRankWindow,
-          vector: vector ? { binary: toVectorBinary(vector), model: embedder.model, dimensions: vector.length } : null,
+          vector: vector ? vectorParam(vector, embedder.model) : null,
           pool: candidatePoolSize(K, policy),
           policy,
         }),

@@ -14,6 +14,6 @@ export {
 } from "./pool.js";
 export { assertRoleRespectsRls } from "./role-guard.js";
 export { withPreparedStatements } from "./prepared.js";
-export { toVectorBinary, toVectorLiteral } from "./vector.js";
+export { toVectorBinary, toVectorLiteral, vectorParam, type VectorParam } from "./vector.js";
 export { assertLocalDatabaseUrl } from "./local-guard.js";
 export { asUnavailable, databaseUnavailable, isTransientDatabaseError } from "./transient.js";

@@ -29,3 +29,15 @@ export function toVectorBinary(vector: readonly number[]): Buffer {
   });
   return out;
 }
+
+/** A vector as a statement binds it: pgvector's binary form, with the model and length stored beside it. */
+export interface VectorParam {
+  binary: Buffer;
+  model: string;
+  dimensions: number;
+}
+
+/** The one way a model's vector becomes a statement parameter (writes and searches alike). */
+export function vectorParam(vector: readonly number[], model: string): VectorParam {
+  return { binary: toVectorBinary(vector), model, dimensions: vector.length };
+}

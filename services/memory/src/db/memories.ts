@@ -1,4 +1,4 @@
-import type { Queryable } from "@3ngram/db";
+import type { Queryable, VectorParam } from "@3ngram/db";
 import type { CommitmentStatus, MemoryStatus, MemoryType } from "@3ngram/schema";
 
 export interface CommitmentRow {
@@ -84,7 +84,7 @@ export interface MemoryRowContent {
 
 export interface NewMemoryRow extends MemoryRowContent {
   createdBy: string | null;
-  embedding: { binary: Buffer; model: string; dimensions: number } | null;
+  embedding: VectorParam | null;
 }
 
 /**
@@ -138,12 +138,7 @@ export async function findLiveByContentHash(db: Queryable, tenantId: string, con
  * "stored", "unchanged" (same model already stored, or the memory was erased: it never takes a
  * vector again), or "missing" (no such memory for this tenant).
  */
-export async function updateEmbedding(
-  db: Queryable,
-  tenantId: string,
-  memoryId: string,
-  embedding: { binary: Buffer; model: string; dimensions: number },
-): Promise<"stored" | "unchanged" | "missing"> {
+export async function updateEmbedding(db: Queryable, tenantId: string, memoryId: string, embedding: VectorParam): Promise<"stored" | "unchanged" | "missing"> {
   const { rows } = await db.query<{ stored: boolean }>(
     `WITH target AS (SELECT id, embedding_model FROM memories WHERE tenant_id = $1 AND id = $2),
           changed AS (

@@ -1,12 +1,8 @@
 import { embedWithinBudget as embedVectorWithinBudget, type Embedder } from "@3ngram/embeddings";
-import { toVectorBinary } from "@3ngram/db";
+import { vectorParam, type VectorParam } from "@3ngram/db";
 
-export interface StoredEmbedding {
-  /** pgvector's binary wire form (toVectorBinary): the server need not parse hundreds of decimals per write. */
-  binary: Buffer;
-  model: string;
-  dimensions: number;
-}
+/** An embedding ready to store: pgvector's binary form, with its model and length. */
+export type StoredEmbedding = VectorParam;
 
 /**
  * Embeds a memory within the inline budget. Any failure or timeout answers null: the write goes
@@ -19,5 +15,5 @@ export async function embedWithinBudget(
 ): Promise<{ embedding: StoredEmbedding | null; failure?: "timeout" | "error" | "disabled" }> {
   const outcome = await embedVectorWithinBudget(embedder, text, budgetMs);
   if (outcome.vector === null) return { embedding: null, failure: outcome.failure };
-  return { embedding: { binary: toVectorBinary(outcome.vector), model: embedder!.model, dimensions: outcome.vector.length } };
+  return { embedding: vectorParam(outcome.vector, embedder!.model) };
 }

@@ -1,6 +1,6 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
-import { toVectorBinary, withTenant } from "@3ngram/db";
+import { vectorParam, withTenant } from "@3ngram/db";
 import { insertEvent, updateEmbedding } from "../db/memories.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 
@@ -21,7 +21,7 @@ export async function storeEmbedding(
     throw new AppError("invalid_input", `vector: must have 1–${MAX_INDEXED_DIMENSIONS} dimensions`, { field: "vector" });
   }
   if (!input.vector.every(Number.isFinite)) throw new AppError("invalid_input", "vector: must be finite numbers", { field: "vector" });
-  const embedding = { binary: toVectorBinary(input.vector), model: input.model, dimensions: input.vector.length };
+  const embedding = vectorParam(input.vector, input.model);
   return withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId }, async (db) => {
     const outcome = await updateEmbedding(db, actor.tenantId, input.memoryId, embedding);
     if (outcome === "missing") throw new AppError("not_found", `memory ${input.memoryId} not found`);

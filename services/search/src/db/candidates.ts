@@ -1,14 +1,10 @@
-import type { Queryable } from "@3ngram/db";
+import type { Queryable, VectorParam } from "@3ngram/db";
 import { bm25Idf, bm25Score, type SearchPolicy } from "../domain/policy.js";
 import type { TermCountCache } from "../domain/term-counts.js";
 import { HIT_COLUMNS, SqlParams, eligibleWhere, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
 
-export interface QueryVector {
-  /** The vector in pgvector's binary wire form (toVectorBinary), bound as a binary parameter. */
-  binary: Buffer;
-  model: string;
-  dimensions: number;
-}
+/** The query's vector, bound in pgvector's binary form (vectorParam). */
+export type QueryVector = VectorParam;
 
 /** One candidate with the features the ranking policy scores. */
 export interface CandidateRow extends HitRow {

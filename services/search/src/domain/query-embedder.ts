@@ -1,4 +1,4 @@
-import { toVectorBinary } from "@3ngram/db";
+import { vectorParam } from "@3ngram/db";
 import { embedWithinBudget, type Embedder } from "@3ngram/embeddings";
 import type { Logger } from "@3ngram/runtime";
 import { LRUCache } from "lru-cache";
@@ -63,7 +63,7 @@ export class QueryEmbedder {
 
   private async vectorFor(embedder: Embedder, text: string): Promise<QueryVector | null> {
     const outcome = await embedWithinBudget(embedder, text, this.options.budgetMs);
-    if (outcome.vector !== null) return { binary: toVectorBinary(outcome.vector), model: embedder.model, dimensions: outcome.vector.length };
+    if (outcome.vector !== null) return vectorParam(outcome.vector, embedder.model);
     if (outcome.failure !== "disabled") {
       const error = outcome.failure === "timeout" ? "timeout" : outcome.error instanceof Error ? outcome.error.name : "wrong dimensions";
       this.options.log.warn({ error }, "query embedding failed; vector leg unavailable");
