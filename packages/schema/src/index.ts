@@ -346,4 +346,4 @@ export {
   type CreateApiKeyInput,
 } from "./api-keys.js";
 export { healthOutputSchema, readinessOutputSchema, restErrorOutputSchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";
-export { memoryContract, memoryIdRequestSchema, searchContract, similarPairsRequestSchema, similarPairsResponseSchema } from "./contracts.js";
+export { memoryContracts, memoryIdRequestSchema, searchContract, similarPairsRequestSchema, similarPairsResponseSchema } from "./contracts.js";

@@ -1,4 +1,3 @@
-import { MemoryService } from "@3ngram/proto/memory/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
@@ -8,7 +7,7 @@ import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { OutboxRelay } from "./domain/outbox-relay.js";
-import { memoryHandlers, memoryPolicies } from "./grpc/memory-service.js";
+import { addMemoryServices } from "./grpc/memory-service.js";
 
 export interface MemoryServiceDeps {
   pool?: Pool;
@@ -75,20 +74,16 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       // Import carries a whole NDJSON file (up to MAX_IMPORT_BODY_BYTES) in one request.
       maxReceiveMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
     });
-    server.addService(
-      MemoryService,
-      memoryHandlers({
-        pool,
-        runtimeRole: config.RUNTIME_DB_ROLE,
-        embedder,
-        jobsRecorded: () => relay.kick(),
-        ...(queueCounts ? { queueCounts } : {}),
-        ...(deadLetters ? { deadLetters } : {}),
-        inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
-        log,
-      }),
-      memoryPolicies,
-    );
+    addMemoryServices(server, {
+      pool,
+      runtimeRole: config.RUNTIME_DB_ROLE,
+      embedder,
+      jobsRecorded: () => relay.kick(),
+      ...(queueCounts ? { queueCounts } : {}),
+      ...(deadLetters ? { deadLetters } : {}),
+      inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
+      log,
+    });
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
     server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.

@@ -17,11 +17,11 @@ export async function importArchive(
   identity: CallerIdentity,
   signal?: AbortSignal,
 ): Promise<ImportOutput> {
-  return memoryApi(memory).import(input, { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
+  return memoryApi(memory).archive.import(input, { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
 }
 
 /** One page of the archive: its NDJSON lines and the cursor of the next page (null after the last). */
 export async function exportPage(memory: MemoryClient, cursor: string | null, identity: CallerIdentity): Promise<{ lines: string[]; next: string | null }> {
-  const page = await memoryApi(memory).export({ cursor: cursor ?? undefined }, { identity, deadlineMs: EXPORT_PAGE_DEADLINE_MS });
+  const page = await memoryApi(memory).archive.export({ cursor: cursor ?? undefined }, { identity, deadlineMs: EXPORT_PAGE_DEADLINE_MS });
   return { lines: page.lines, next: page.nextCursor === "" ? null : page.nextCursor };
 }

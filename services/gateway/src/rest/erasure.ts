@@ -25,7 +25,7 @@ export function erasureRouter(memory: MemoryClient, auth: RequestHandler): Route
     const identity = identityFor(res, SCOPES.erase);
     const id = pathId(req);
     const body = parseInput(eraseOneBodySchema, req.body);
-    const out = await memoryApi(memory).erase({ ...body, ids: [id], dryRun: false }, { identity });
+    const out = await memoryApi(memory).archive.erase({ ...body, ids: [id], dryRun: false }, { identity });
     // One memory: an unknown (or another tenant's) id is a 404, like every other route under /memories/:id.
     if (out.notFound.length > 0) throw new AppError("not_found", "memory not found");
     res.json(out);
@@ -34,7 +34,7 @@ export function erasureRouter(memory: MemoryClient, auth: RequestHandler): Route
   router.post("/erasures", routeLabel("POST /api/v1/erasures"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.erase);
     const input = parseInput(eraseInputSchema, req.body);
-    res.json(await memoryApi(memory).erase(input, { identity }));
+    res.json(await memoryApi(memory).archive.erase(input, { identity }));
   });
 
   return router;

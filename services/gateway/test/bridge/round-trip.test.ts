@@ -4,19 +4,33 @@
  * the gateway reads it), and both must come back equal and valid by the public zod schemas. The
  * test iterates the service descriptors, so a new RPC without a contract and a sample fails here.
  */
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import * as memoryV1 from "@3ngram/proto/memory/v1";
+import { FactSchema, MemoriesService, ProposalsService, memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { bridgeClient, fromWire, parseWire, toWire, type MethodContract, type RpcClient } from "@3ngram/rpc";
-import { factRecordSchema, memoryContract, searchContract } from "@3ngram/schema";
-import { FactSchema } from "@3ngram/proto/memory/v1";
+import { bridgeClient, bridgeClients, fromWire, parseWire, toWire, type AnyService, type MethodContract, type RpcMethods } from "@3ngram/rpc";
+import { factRecordSchema, memoryContracts, searchContract } from "@3ngram/schema";
 import { fromBinary, isFieldSet, toBinary, type DescMessage, type DescMethod, type Message } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { compactSearchResponse, memorySamples, searchSamples } from "./samples.js";
 
-const services = [
-  { service: MemoryService, contract: memoryContract as Record<string, MethodContract | undefined>, samples: memorySamples },
-  { service: SearchService, contract: searchContract as Record<string, MethodContract | undefined>, samples: searchSamples },
+type Entries = Record<string, MethodContract | undefined>;
+const services: Array<{ service: AnyService; contract: Entries; samples: typeof memorySamples }> = [
+  ...Object.entries(memoryServices).map(([key, service]) => ({
+    service,
+    contract: memoryContracts[key as keyof typeof memoryContracts] as Entries,
+    samples: memorySamples,
+  })),
+  { service: SearchService, contract: searchContract as Entries, samples: searchSamples },
 ];
+
+it("memoryServices names every service memory.v1 declares, so each is round-tripped below", () => {
+  const declared = (Object.values(memoryV1) as unknown[])
+    .filter((value): value is AnyService => typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "service")
+    .map((service) => service.typeName)
+    .sort();
+  expect(declared.length).toBeGreaterThanOrEqual(8);
+  expect(Object.values(memoryServices).map((service) => service.typeName).sort()).toEqual(declared);
+});
 
 /** Through bytes, as on the network. */
 function overTheWire<D extends DescMessage>(desc: D, message: Message): Message {
@@ -133,21 +147,27 @@ describe("the bridge's generic rules", () => {
   });
 
   it("leaves an empty list out where the public shape has none to show (factProposals)", () => {
-    const method = MemoryService.method.listProposals;
-    const out = fromWire(memoryContract.listProposals.response, method.output, toWire(method.output, { proposals: [], count: 0, factProposals: [] }));
+    const method = ProposalsService.method.listProposals;
+    const out = fromWire(memoryContracts.proposals.listProposals.response, method.output, toWire(method.output, { proposals: [], count: 0, factProposals: [] }));
     expect(out).toEqual({ proposals: [], count: 0 });
   });
 
   it("builds a client's bridged calls once per client and contract", () => {
-    const client = {} as RpcClient<typeof MemoryService>;
-    expect(bridgeClient(MemoryService, memoryContract, client)).toBe(bridgeClient(MemoryService, memoryContract, client));
-    expect(bridgeClient(MemoryService, memoryContract, client)).not.toBe(bridgeClient(MemoryService, memoryContract, {} as RpcClient<typeof MemoryService>));
+    const client = {} as RpcMethods<typeof MemoriesService>;
+    const contract = memoryContracts.memories;
+    expect(bridgeClient(MemoriesService, contract, client)).toBe(bridgeClient(MemoriesService, contract, client));
+    expect(bridgeClient(MemoriesService, contract, client)).not.toBe(bridgeClient(MemoriesService, contract, {} as RpcMethods<typeof MemoriesService>));
+    // A peer's clients are bridged service by service, with those same cached calls.
+    const peer = { memories: client, proposals: {} as RpcMethods<typeof ProposalsService> };
+    const bridged = bridgeClients(memoryServices, memoryContracts, peer);
+    expect(Object.keys(bridged).sort()).toEqual(["memories", "proposals"]);
+    expect(bridged.memories).toBe(bridgeClient(MemoriesService, contract, client));
   });
 
   it("names the field of an invalid request, as a trust boundary must", () => {
-    const method = MemoryService.method.resolve;
+    const method = MemoriesService.method.resolve;
     const wire = toWire(method.input, { memoryId: "not-a-uuid", status: "resolved" });
-    expect(() => parseWire(memoryContract.resolve.request, method.input, wire)).toThrow(
+    expect(() => parseWire(memoryContracts.memories.resolve.request, method.input, wire)).toThrow(
       expect.objectContaining({ reason: "invalid_input", details: { field: "memoryId" } }),
     );
   });

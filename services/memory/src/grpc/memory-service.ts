@@ -1,45 +1,34 @@
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { Handlers, Policies } from "@3ngram/rpc";
+import {
+  ApiKeysService,
+  MaintenanceService,
+  MemoriesService,
+  MemoryService,
+  OAuthStorageService,
+  OrientationService,
+  ProposalsService,
+  ScopesService,
+} from "@3ngram/proto/memory/v1";
+import type { RpcServer } from "@3ngram/rpc";
 import type { MemoryDeps } from "../domain/deps.js";
 import { apiKeyHandlers, apiKeyPolicies } from "./api-key-handlers.js";
 import { archiveHandlers, archivePolicies } from "./archive-handlers.js";
-import { coreHandlers, corePolicies } from "./core-handlers.js";
 import { erasureHandlers, erasurePolicies } from "./erasure-handlers.js";
-import { factHandlers, factPolicies } from "./fact-handlers.js";
-import { lifecycleHandlers, lifecyclePolicies } from "./lifecycle-handlers.js";
+import { maintenanceHandlers, maintenancePolicies } from "./maintenance-handlers.js";
+import { memoriesHandlers, memoriesPolicies } from "./memories-handlers.js";
 import { oauthHandlers, oauthPolicies } from "./oauth-handlers.js";
 import { orientationHandlers, orientationPolicies } from "./orientation-handlers.js";
 import { proposalHandlers, proposalPolicies } from "./proposal-handlers.js";
-import { resourceHandlers, resourcePolicies } from "./resource-handlers.js";
 import { scopeHandlers, scopePolicies } from "./scope-handlers.js";
 
-/** Every MemoryService RPC, grouped by area; each area module owns its handlers and scope policy. */
-export function memoryHandlers(deps: MemoryDeps): Handlers<typeof MemoryService> {
-  return {
-    ...coreHandlers(deps),
-    ...lifecycleHandlers(deps),
-    ...factHandlers(deps),
-    ...scopeHandlers(deps),
-    ...archiveHandlers(deps),
-    ...orientationHandlers(deps),
-    ...resourceHandlers(deps),
-    ...proposalHandlers(deps),
-    ...oauthHandlers(deps),
-    ...erasureHandlers(deps),
-    ...apiKeyHandlers(deps),
-  };
+/** Every memory.v1 service on the one server: each bounded context's handlers and scope policy (docs/adr/0033). */
+export function addMemoryServices(server: RpcServer, deps: MemoryDeps): void {
+  server.addService(MemoriesService, memoriesHandlers(deps), memoriesPolicies);
+  server.addService(ScopesService, scopeHandlers(deps), scopePolicies);
+  server.addService(OrientationService, orientationHandlers(deps), orientationPolicies);
+  server.addService(ProposalsService, proposalHandlers(deps), proposalPolicies);
+  server.addService(MaintenanceService, maintenanceHandlers(deps), maintenancePolicies);
+  server.addService(ApiKeysService, apiKeyHandlers(deps), apiKeyPolicies);
+  server.addService(OAuthStorageService, oauthHandlers(deps), oauthPolicies);
+  // The residual service: import, export and erasure.
+  server.addService(MemoryService, { ...archiveHandlers(deps), ...erasureHandlers(deps) }, { ...archivePolicies, ...erasurePolicies });
 }
-
-export const memoryPolicies: Policies<typeof MemoryService> = {
-  ...corePolicies,
-  ...lifecyclePolicies,
-  ...factPolicies,
-  ...scopePolicies,
-  ...archivePolicies,
-  ...orientationPolicies,
-  ...resourcePolicies,
-  ...proposalPolicies,
-  ...oauthPolicies,
-  ...erasurePolicies,
-  ...apiKeyPolicies,
-};

@@ -11,8 +11,8 @@ import { execFile } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import type { MemoriesService, MemoryService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClients } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,8 +20,8 @@ import { rejection, reader, writer, type TestTenant } from "../../../../test/sup
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { REPO_ROOT } from "../../../../test/support/processes.js";
 
-type Client = RpcClient<typeof MemoryService>;
-type RememberInit = MessageInitShape<(typeof MemoryService)["method"]["remember"]["input"]>;
+type Client = RpcClients<typeof memoryServices>;
+type RememberInit = MessageInitShape<(typeof MemoriesService)["method"]["remember"]["input"]>;
 type EraseInit = MessageInitShape<(typeof MemoryService)["method"]["erase"]["input"]>;
 
 let stack: CoreServices;
@@ -66,7 +66,7 @@ interface MemoryFields {
 
 async function remember(t: TestTenant, fields: MemoryFields): Promise<string> {
   const request: RememberInit = { topic: "erasure test", ...fields };
-  const out = await memory.remember(request, writer(t));
+  const out = await memory.memories.remember(request, writer(t));
   return out.memory!.id;
 }
 
@@ -120,7 +120,7 @@ beforeAll(async () => {
 
   // A predecessor holding the secret, corrected by a successor that does not.
   ids.predecessor = await remember(tenantA, { memoryType: "decision", content: `The vault passphrase is ${T.content}.`, scope: "work" });
-  const revised = await memory.revise(
+  const revised = await memory.memories.revise(
     {
       predecessorId: ids.predecessor,
       memoryType: "decision",
@@ -142,7 +142,7 @@ beforeAll(async () => {
     // A client's retry key is its own text (and its request hash hashes the content): it goes too.
     idempotencyKey: T.retry,
   });
-  const proposed = await memory.createFactProposals(
+  const proposed = await memory.proposals.createFactProposals(
     {
       memoryId: ids.rich,
       extractor: "llm/test",
@@ -153,22 +153,22 @@ beforeAll(async () => {
     },
     consolidator(tenantA),
   );
-  await memory.acceptProposal({ proposalId: proposed.createdIds[0]! }, writer(tenantA));
-  await memory.rejectProposal({ proposalId: proposed.createdIds[1]!, rationale: `not ${T.rationale}` }, writer(tenantA));
+  await memory.proposals.acceptProposal({ proposalId: proposed.createdIds[0]! }, writer(tenantA));
+  await memory.proposals.rejectProposal({ proposalId: proposed.createdIds[1]!, rationale: `not ${T.rationale}` }, writer(tenantA));
 
   // A consolidation proposal between it and a memory that stays, decided with a rationale quoting the secret.
   ids.bystander = await remember(tenantA, { memoryType: "fact", content: "The production vault is in another region." });
-  const edge = await memory.createConsolidationProposals(
+  const edge = await memory.proposals.createConsolidationProposals(
     { proposals: [{ fromId: ids.rich, toId: ids.bystander, edgeType: "extends", similarity: 0.8, rationale: `both mention ${T.rationale}` }] },
     consolidator(tenantA),
   );
-  await memory.rejectProposal({ proposalId: edge.createdIds[0]!, rationale: `unrelated to ${T.content}` }, writer(tenantA));
+  await memory.proposals.rejectProposal({ proposalId: edge.createdIds[0]!, rationale: `unrelated to ${T.content}` }, writer(tenantA));
 
   // A commitment whose owner names the secret keeper.
   ids.commitment = await remember(tenantA, { memoryType: "commitment", content: `Rotate ${T.content} by Friday.`, owner: T.owner });
 
   // Imported: the import key spells a name out, and a fact about the subject that no memory asserted.
-  const imported = await memory.import(
+  const imported = await memory.archive.import(
     {
       format: "3ngram",
       ndjson: [
@@ -226,9 +226,9 @@ describe("before erasure", () => {
 
 describe("erasing", () => {
   it("refuses a caller without memory:erase, and a dry run changes nothing", async () => {
-    const refused = await rejection(memory.erase({ ids: [ids.rich!], reason: "secret" }, writer(tenantA)));
+    const refused = await rejection(memory.archive.erase({ ids: [ids.rich!], reason: "secret" }, writer(tenantA)));
     expect(refused.reason).toBe("insufficient_scope");
-    const dry = await memory.erase({ selector: { subject: T.subject }, reason: "secret", dryRun: true }, eraser(tenantA));
+    const dry = await memory.archive.erase({ selector: { subject: T.subject }, reason: "secret", dryRun: true }, eraser(tenantA));
     expect(dry).toMatchObject({ dryRun: true, erased: [ids.rich], factsErased: 3, remaining: 0 });
     expect(dry.erasureId).toBeUndefined();
     expect((await sweep([T.value])).hits.length).toBeGreaterThan(0);
@@ -243,7 +243,7 @@ describe("erasing", () => {
       [{ selector: {}, reason: "secret" }, "selector"],
     ];
     for (const [request, field] of cases) {
-      const err = await rejection(memory.erase(request, eraser(tenantA)));
+      const err = await rejection(memory.archive.erase(request, eraser(tenantA)));
       expect(err.reason, field).toBe("invalid_input");
       expect(err.details.field, JSON.stringify(request)).toBe(field);
     }
@@ -251,28 +251,28 @@ describe("erasing", () => {
 
   it("a tenant erasing another tenant's memory gets the answer an unknown id gets, and nothing changes", async () => {
     const unknown = randomUUID();
-    const foreign = await memory.erase({ ids: [ids.bystander!], reason: "mistake" }, eraser(tenantB));
-    const missing = await memory.erase({ ids: [unknown], reason: "mistake" }, eraser(tenantB));
+    const foreign = await memory.archive.erase({ ids: [ids.bystander!], reason: "mistake" }, eraser(tenantB));
+    const missing = await memory.archive.erase({ ids: [unknown], reason: "mistake" }, eraser(tenantB));
     expect(foreign).toMatchObject({ erased: [], alreadyErased: [], notFound: [ids.bystander], factsErased: 0 });
     expect(missing).toMatchObject({ erased: [], alreadyErased: [], notFound: [unknown], factsErased: 0 });
     expect(foreign.erasureId).toBeUndefined();
-    const read = await memory.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
     expect(read.memories[0]!.content).toBe("The production vault is in another region.");
     expect(read.memories[0]!.erasedAt).toBeUndefined();
   });
 
   it("erases by subject, by ids and by topic, then the sweep of every text, jsonb and tsvector column finds nothing", async () => {
-    const bySubject = await memory.erase({ selector: { subject: T.subject }, reason: "data_subject_request", reference: "DSR-2041" }, eraser(tenantA));
+    const bySubject = await memory.archive.erase({ selector: { subject: T.subject }, reason: "data_subject_request", reference: "DSR-2041" }, eraser(tenantA));
     // The rich memory, with its own fact, the fact accepted from its proposal, and the fact no memory asserted.
     expect(bySubject).toMatchObject({ dryRun: false, erased: [ids.rich], notFound: [], factsErased: 3, remaining: 0 });
     expect(bySubject.erasureId).toBeDefined();
 
     const unknown = randomUUID();
-    const byIds = await memory.erase({ ids: [ids.predecessor!, ids.commitment!, unknown, ids.rich!], reason: "secret" }, eraser(tenantA));
+    const byIds = await memory.archive.erase({ ids: [ids.predecessor!, ids.commitment!, unknown, ids.rich!], reason: "secret" }, eraser(tenantA));
     expect(byIds.erased.sort()).toEqual([ids.predecessor, ids.commitment].sort());
     expect(byIds).toMatchObject({ alreadyErased: [ids.rich], notFound: [unknown] });
 
-    const byTopic = await memory.erase({ selector: { topic: `Imported ${T.topic}` }, reason: "secret" }, eraser(tenantA));
+    const byTopic = await memory.archive.erase({ selector: { topic: `Imported ${T.topic}` }, reason: "secret" }, eraser(tenantA));
     expect(byTopic.erased).toEqual([ids.imported]);
 
     const after = await sweep(NEEDLES);
@@ -300,7 +300,7 @@ describe("erasing", () => {
   });
 
   it("shows the memories as erased, keeps the supersession chain, and records who erased what and when", async () => {
-    const read = await memory.getMemories({ ids: [ids.predecessor!, ids.rich!] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [ids.predecessor!, ids.rich!] }, reader(tenantA));
     for (const m of read.memories) {
       expect(m).toMatchObject({ topic: ERASED_MARKER, content: ERASED_MARKER, tags: [], embedded: "pending" });
       expect(m.erasedAt).toBeDefined();
@@ -309,7 +309,7 @@ describe("erasing", () => {
     expect(read.memories.find((m) => m.id === ids.rich)!.status).toBe("archived");
     expect(read.memories.find((m) => m.id === ids.predecessor)!.supersededBy).toBe(ids.successor);
 
-    const history = await memory.getHistory({ memoryId: ids.successor! }, reader(tenantA));
+    const history = await memory.memories.getHistory({ memoryId: ids.successor! }, reader(tenantA));
     expect(history.lifecycleState).toBe("current");
     expect(history.lineage.map((m) => m.id)).toEqual([ids.predecessor, ids.successor]);
     expect(history.lineage[0]).toMatchObject({ content: ERASED_MARKER });
@@ -331,7 +331,7 @@ describe("erasing", () => {
   });
 
   it("is idempotent, and nothing brings the text back: search, embeddings, facts, proposals", async () => {
-    const again = await memory.erase({ ids: [ids.rich!], reason: "secret" }, eraser(tenantA));
+    const again = await memory.archive.erase({ ids: [ids.rich!], reason: "secret" }, eraser(tenantA));
     expect(again).toMatchObject({ erased: [], alreadyErased: [ids.rich], factsErased: 0 });
 
     // Search may still rank an erased memory by recency, but only ever as the marker: no leg matches its old text.
@@ -346,19 +346,19 @@ describe("erasing", () => {
     for (const hit of listed.hits) for (const needle of NEEDLES) expect(`${hit.topic} ${hit.content}`).not.toContain(needle);
 
     // A late embedding job stores nothing, and erased memories are never listed as pending.
-    expect((await memory.storeEmbedding({ memoryId: ids.rich!, model: "late-model", vector: [1, 0, 0] }, embedJob(tenantA))).stored).toBe(false);
-    const pending = await memory.listPendingEmbeddings({ model: "late-model", limit: 100 }, embedJob(tenantA));
+    expect((await memory.maintenance.storeEmbedding({ memoryId: ids.rich!, model: "late-model", vector: [1, 0, 0] }, embedJob(tenantA))).stored).toBe(false);
+    const pending = await memory.maintenance.listPendingEmbeddings({ model: "late-model", limit: 100 }, embedJob(tenantA));
     expect(pending.memoryIds).not.toContain(ids.rich);
     expect(pending.memoryIds).toContain(ids.successor);
     // An extraction that read the text before the erasure proposes nothing after it.
-    const late = await memory.createFactProposals(
+    const late = await memory.proposals.createFactProposals(
       { memoryId: ids.rich!, extractor: "llm/test", facts: [{ subject: "late", predicate: "p", value: "v" }] },
       consolidator(tenantA),
     );
     expect(late.createdIds).toEqual([]);
-    const facts = await memory.getFacts({ limit: 200 }, reader(tenantA));
+    const facts = await memory.memories.getFacts({ limit: 200 }, reader(tenantA));
     expect(facts.facts.filter((f) => f.value === ERASED_MARKER)).toEqual([]);
-    const proposals = await memory.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
+    const proposals = await memory.proposals.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
     expect(proposals.factProposals.every((p) => p.value === ERASED_MARKER)).toBe(true);
   });
 
@@ -366,7 +366,7 @@ describe("erasing", () => {
     const lines: string[] = [];
     let cursor = "";
     do {
-      const page = await memory.export({ cursor: cursor === "" ? undefined : cursor }, reader(tenantA));
+      const page = await memory.archive.export({ cursor: cursor === "" ? undefined : cursor }, reader(tenantA));
       lines.push(...page.lines);
       cursor = page.nextCursor;
     } while (cursor !== "");
@@ -376,20 +376,20 @@ describe("erasing", () => {
     expect(erasedLines.map((r) => r.key).sort()).toEqual([ids.predecessor, ids.rich, ids.commitment, ids.imported].sort());
     expect(erasedLines.every((r) => r.content === ERASED_MARKER && r.topic === ERASED_MARKER)).toBe(true);
 
-    const imported = await memory.import({ format: "3ngram", ndjson: archive }, writer(tenantC));
+    const imported = await memory.archive.import({ format: "3ngram", ndjson: archive }, writer(tenantC));
     expect(imported.failed).toBe(0);
     const copy = imported.results.find((r) => r.line === lines.findIndex((l) => l.includes(`"key":"${ids.rich}"`)) + 1)!;
-    const read = await memory.getMemories({ ids: [copy.id!] }, reader(tenantC));
+    const read = await memory.memories.getMemories({ ids: [copy.id!] }, reader(tenantC));
     expect(read.memories[0]).toMatchObject({ content: ERASED_MARKER, topic: ERASED_MARKER });
     expect(read.memories[0]!.erasedAt).toBeDefined();
     const [job] = await ownerRows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE id = $1 AND search_tsv IS NULL AND erased_at IS NOT NULL", [
       copy.id,
     ]);
     expect(job!.n).toBe(1);
-    expect((await memory.import({ format: "3ngram", ndjson: archive }, writer(tenantC))).created).toBe(0);
+    expect((await memory.archive.import({ format: "3ngram", ndjson: archive }, writer(tenantC))).created).toBe(0);
 
     // A hand-written erased line that still carries text is refused, naming the field.
-    const forged = await memory.import(
+    const forged = await memory.archive.import(
       {
         format: "3ngram",
         ndjson: JSON.stringify({
@@ -445,7 +445,7 @@ describe("the grants behind it", () => {
          FROM pg_proc p, pg_roles r WHERE p.proname = 'erase_memories' AND r.rolname = 'threengram_eraser'`,
     );
     expect(role).toEqual({ rolcanlogin: false, rolbypassrls: false, owner: "threengram_eraser", definer: true });
-    const read = await memory.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
     expect(read.memories[0]!.erasedAt).toBeUndefined();
   });
 });
@@ -478,7 +478,7 @@ describe("the operator command", () => {
         .sort(),
     ).toEqual([...doomed].sort());
 
-    const read = await memory.getMemories({ ids: [...doomed, kept] }, reader(tenantB));
+    const read = await memory.memories.getMemories({ ids: [...doomed, kept] }, reader(tenantB));
     expect(
       read.memories
         .filter((m) => m.erasedAt !== undefined)
