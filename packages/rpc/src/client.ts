@@ -115,9 +115,7 @@ export function createRpcClients<M extends ServiceSet>(services: M, options: Rpc
     ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
     ...(options.maxSendMessageBytes !== undefined ? { "grpc.max_send_message_length": options.maxSendMessageBytes } : {}),
   });
-  const clients: Record<string, unknown> = Object.fromEntries(
-    Object.entries(services).map(([key, service]) => [key, bindService(service, channel, options)]),
-  );
+  const clients: Record<string, unknown> = Object.fromEntries(Object.entries(services).map(([key, service]) => [key, bindService(service, channel, options)]));
   return { ...clients, close: () => channel.close(), health: () => checkHealthOn(channel) } as RpcClients<M>;
 }
 

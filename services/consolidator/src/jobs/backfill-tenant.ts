@@ -41,7 +41,9 @@ export async function backfillTenant(payload: unknown, deps: BackfillTenantDeps)
     if (page.memoryIds.length === 0) break;
     seen += page.memoryIds.length;
     after = page.memoryIds.at(-1)!;
-    const read = await callPeer("memory", () => memoryCalls(memory).memories.getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }));
+    const read = await callPeer("memory", () =>
+      memoryCalls(memory).memories.getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }),
+    );
     if (read.memories.length > 0) {
       const vectors = await embedder.embed(read.memories.map((m) => memoryEmbeddingText(m)));
       for (const [index, record] of read.memories.entries()) {

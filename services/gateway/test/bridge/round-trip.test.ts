@@ -29,7 +29,11 @@ it("memoryServices names every service memory.v1 declares, so each is round-trip
     .map((service) => service.typeName)
     .sort();
   expect(declared.length).toBeGreaterThanOrEqual(8);
-  expect(Object.values(memoryServices).map((service) => service.typeName).sort()).toEqual(declared);
+  expect(
+    Object.values(memoryServices)
+      .map((service) => service.typeName)
+      .sort(),
+  ).toEqual(declared);
 });
 
 /** Through bytes, as on the network. */
@@ -148,7 +152,11 @@ describe("the bridge's generic rules", () => {
 
   it("leaves an empty list out where the public shape has none to show (factProposals)", () => {
     const method = ProposalsService.method.listProposals;
-    const out = fromWire(memoryContracts.proposals.listProposals.response, method.output, toWire(method.output, { proposals: [], count: 0, factProposals: [] }));
+    const out = fromWire(
+      memoryContracts.proposals.listProposals.response,
+      method.output,
+      toWire(method.output, { proposals: [], count: 0, factProposals: [] }),
+    );
     expect(out).toEqual({ proposals: [], count: 0 });
   });
 

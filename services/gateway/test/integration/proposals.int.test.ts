@@ -58,7 +58,8 @@ async function edgeProposal(t: { tenantId: string; userId: string }, edgeType = 
 async function factProposal(t: { tenantId: string; userId: string }, value = "98") {
   const memory = await core.memoryClient();
   const subject = `lift_${randomUUID().slice(0, 8)}`;
-  const memoryId = (await memory.memories.remember({ memoryType: "fact", topic: "lift", content: `Top set ${value} kg ${randomUUID()}` }, writer(t))).memory!.id;
+  const memoryId = (await memory.memories.remember({ memoryType: "fact", topic: "lift", content: `Top set ${value} kg ${randomUUID()}` }, writer(t))).memory!
+    .id;
   const created = await memory.proposals.createFactProposals(
     { memoryId, extractor: "rules/1", facts: [{ subject, predicate: "top_set.weight_kg", value, confidence: 0.8, rationale: "rule:measure(kg)" }] },
     asConsolidator(t),

@@ -199,7 +199,10 @@ describe("reviewing proposals", () => {
     const older = await remember(tenant, `older ${HOSTILE}`, "older");
     const newer = await remember(tenant, `newer ${HOSTILE}`, "newer");
     const edge = (
-      await memory.proposals.createConsolidationProposals({ proposals: [{ fromId: newer, toId: older, edgeType: "updates", similarity: 0.9 }] }, asConsolidator(tenant))
+      await memory.proposals.createConsolidationProposals(
+        { proposals: [{ fromId: newer, toId: older, edgeType: "updates", similarity: 0.9 }] },
+        asConsolidator(tenant),
+      )
     ).createdIds[0]!;
     const memoryId = await remember(tenant, "weights", "Top set 100 kg");
     const fact = (

@@ -41,7 +41,9 @@ export async function describeEnvironment(deps: MemoryDeps, actor: Actor) {
   const { counts, pending, ...registry } = tenant;
   const reports = await queues;
   const depths = reports.flatMap(({ name, counts: c, deadLetters }) =>
-    c === null ? [] : [{ name, waiting: c.waiting, active: c.active, delayed: c.delayed, failed: c.failed, failedByCause: countsFor(JOB_FAILURE_CAUSES, deadLetters ?? {}) }],
+    c === null
+      ? []
+      : [{ name, waiting: c.waiting, active: c.active, delayed: c.delayed, failed: c.failed, failedByCause: countsFor(JOB_FAILURE_CAUSES, deadLetters ?? {}) }],
   );
   const embedder = deps.embedder;
   return {

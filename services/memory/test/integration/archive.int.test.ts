@@ -148,7 +148,10 @@ describe("export → import → export", () => {
     );
 
     // A revise chain with both edge kinds.
-    const v1 = await memory.memories.remember({ memoryType: "decision", topic: "database", content: `Use MySQL ${marker}.`, scope: "engineering", project: "atlas" }, w);
+    const v1 = await memory.memories.remember(
+      { memoryType: "decision", topic: "database", content: `Use MySQL ${marker}.`, scope: "engineering", project: "atlas" },
+      w,
+    );
     const v2 = await memory.memories.revise(
       {
         predecessorId: v1.memory!.id,

@@ -174,7 +174,10 @@ describe("changes since a cursor", () => {
       await remember(tenantA, { memoryType: "decision" }),
       await remember(tenantA, { memoryType: "decision" }),
     ];
-    const res = await memory.orientation.briefing({ selector: PROJECT, sections: ["recentDecisions"], sectionLimit: 2, since: before.changesCursor }, reader(tenantA));
+    const res = await memory.orientation.briefing(
+      { selector: PROJECT, sections: ["recentDecisions"], sectionLimit: 2, since: before.changesCursor },
+      reader(tenantA),
+    );
     expect(res.commitments).toBeUndefined();
     expect(res.recentDecisions).toMatchObject({ count: 3, hasMore: true, changes: { new: 3 } });
     // Latest change first.

@@ -123,7 +123,9 @@ describe("revise with an idempotency key", () => {
     );
     expect(other.reason).toBe("conflict");
     // The key names that revise: reusing it for a revise of something else is refused.
-    const reused = await rejection(memory.memories.revise({ predecessorId: first.memory!.id, ...successor, content: `Use CockroachDB ${key}.` }, writer(tenantA)));
+    const reused = await rejection(
+      memory.memories.revise({ predecessorId: first.memory!.id, ...successor, content: `Use CockroachDB ${key}.` }, writer(tenantA)),
+    );
     expect(reused.reason).toBe("idempotency_key_reused");
   });
 

@@ -86,7 +86,10 @@ describe("memory service over gRPC", () => {
       ),
     );
     const storeUnknown = await rejection(
-      memory.maintenance.storeEmbedding({ memoryId: unknown, model: "x", vector: [1, 0] }, { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } }),
+      memory.maintenance.storeEmbedding(
+        { memoryId: unknown, model: "x", vector: [1, 0] },
+        { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } },
+      ),
     );
     expect(storeForeign.reason).toBe("not_found");
     expect(storeForeign.message.replace(mine.memory!.id, "ID")).toBe(storeUnknown.message.replace(unknown, "ID"));
@@ -105,12 +108,17 @@ describe("memory service over gRPC", () => {
 
     // A credential for another audience (search) is not accepted by memory either.
     const wrongAudience = createRpcClients(memoryServices, { address: stack.memoryAddress, audience: "search", signer: await stack.keys.signer("gateway") });
-    expect((await rejection(wrongAudience.memories.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, writer(tenantA)))).reason).toBe("unauthenticated");
+    expect((await rejection(wrongAudience.memories.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, writer(tenantA)))).reason).toBe(
+      "unauthenticated",
+    );
     wrongAudience.close();
 
     const memory = await stack.memoryClient();
     const readOnly = await rejection(
-      memory.memories.remember({ memoryType: "note", topic: "t", content: "read-only caller" }, { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.read] } }),
+      memory.memories.remember(
+        { memoryType: "note", topic: "t", content: "read-only caller" },
+        { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.read] } },
+      ),
     );
     expect(readOnly.reason).toBe("insufficient_scope");
     const noTenant = await rejection(memory.memories.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, { identity: { scopes: [SCOPES.read] } }));

@@ -9,7 +9,15 @@
 import { randomUUID } from "node:crypto";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { BriefingCommitmentSection, BriefingMemorySection, BriefingRequestSchema, BriefingResponse, HandoffRequestSchema, RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
+import type {
+  BriefingCommitmentSection,
+  BriefingMemorySection,
+  BriefingRequestSchema,
+  BriefingResponse,
+  HandoffRequestSchema,
+  RememberRequestSchema,
+  memoryServices,
+} from "@3ngram/proto/memory/v1";
 import { PermanentJobError, UnavailableJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { SCOPES, type RpcClients } from "@3ngram/rpc";
 import { BRIEFING_SECTIONS, COMMITMENT_STATUSES, EMBEDDINGS_QUEUE, MAX_EXCERPT_LENGTH, MEMORY_TYPES } from "@3ngram/schema";
@@ -34,7 +42,10 @@ let seq = 0;
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
 async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryType: string }): Promise<string> {
-  const stored = await memory.memories.remember({ topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
+  const stored = await memory.memories.remember(
+    { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), ...fields } as RememberInit,
+    writer(t),
+  );
   return stored.memory!.id;
 }
 
@@ -533,7 +544,10 @@ describe("describe_environment", () => {
     const [fact] = await importMemories(t, [{ memoryType: "fact" }]);
     // Background work proposes: one link and two extracted facts wait for review, then one is rejected.
     const consolidator = { identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.internalConsolidate] } };
-    const link = await memory.proposals.createConsolidationProposals({ proposals: [{ fromId: fact!, toId: kept, edgeType: "extends", similarity: 0.95 }] }, consolidator);
+    const link = await memory.proposals.createConsolidationProposals(
+      { proposals: [{ fromId: fact!, toId: kept, edgeType: "extends", similarity: 0.95 }] },
+      consolidator,
+    );
     expect(link.createdIds).toHaveLength(1);
     const facts = await memory.proposals.createFactProposals(
       {

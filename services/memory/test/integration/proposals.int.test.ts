@@ -279,7 +279,9 @@ describe("consolidation proposals", () => {
     expect((await propose(tenantA, older.id, newer.id, "extends")).createdIds).toEqual([]);
     const listed = await memory.proposals.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
     expect(listed.proposals.find((p) => p.id === id)?.decisionRationale).toBe("different projects");
-    expect((await rejection(memory.proposals.rejectProposal({ proposalId: id, rationale: "x".repeat(2001) }, writer(tenantA)))).details.field).toBe("rationale");
+    expect((await rejection(memory.proposals.rejectProposal({ proposalId: id, rationale: "x".repeat(2001) }, writer(tenantA)))).details.field).toBe(
+      "rationale",
+    );
   });
 
   it("answers another tenant's proposal id exactly like an unknown one, and needs the write scope", async () => {
@@ -418,7 +420,8 @@ describe("fact proposals", () => {
     const second = await remember(tenantA, { memoryType: "fact", topic: "weight", content: unique("80 kg again") });
     const claim = { subject: "body", predicate: "weight_kg", value: "80" };
     const p1 = (await memory.proposals.createFactProposals({ memoryId: first.id, extractor: "rules/1", facts: [claim] }, consolidator(tenantA))).createdIds[0]!;
-    const p2 = (await memory.proposals.createFactProposals({ memoryId: second.id, extractor: "rules/1", facts: [claim] }, consolidator(tenantA))).createdIds[0]!;
+    const p2 = (await memory.proposals.createFactProposals({ memoryId: second.id, extractor: "rules/1", facts: [claim] }, consolidator(tenantA)))
+      .createdIds[0]!;
     const a1 = await memory.proposals.acceptProposal({ proposalId: p1 }, writer(tenantA));
     const a2 = await memory.proposals.acceptProposal({ proposalId: p2 }, writer(tenantA));
     expect(a2.fact!.factId).toBe(a1.fact!.factId);
@@ -426,10 +429,12 @@ describe("fact proposals", () => {
 
     const newer = await remember(tenantA, { memoryType: "fact", topic: "weight", content: unique("82 kg") });
     const older = first;
-    const pNew = (await memory.proposals.createFactProposals({ memoryId: newer.id, extractor: "rules/1", facts: [{ ...claim, value: "82" }] }, consolidator(tenantA)))
-      .createdIds[0]!;
-    const pOld = (await memory.proposals.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA)))
-      .createdIds[0]!;
+    const pNew = (
+      await memory.proposals.createFactProposals({ memoryId: newer.id, extractor: "rules/1", facts: [{ ...claim, value: "82" }] }, consolidator(tenantA))
+    ).createdIds[0]!;
+    const pOld = (
+      await memory.proposals.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA))
+    ).createdIds[0]!;
     await memory.proposals.acceptProposal({ proposalId: pNew }, writer(tenantA));
     const refused = await rejection(memory.proposals.acceptProposal({ proposalId: pOld }, writer(tenantA)));
     expect(refused.reason).toBe("conflict");
@@ -441,7 +446,8 @@ describe("fact proposals", () => {
     expect(rejected.fact!.factId).toBeUndefined();
     // Rejected claims stay rejected when the extractor runs again.
     expect(
-      (await memory.proposals.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA))).createdIds,
+      (await memory.proposals.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA)))
+        .createdIds,
     ).toEqual([]);
   });
 });
@@ -541,7 +547,9 @@ describe("maintenance for the consolidator", () => {
       [overdueOpen.id],
     );
     expect(events).toEqual([{ actor: "system", payload: expect.objectContaining({ from: "open", to: "expired" }) }]);
-    expect((await memory.maintenance.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() - 86_400_000)) }, consolidator(tenant))).memoryIds).toEqual([]);
+    expect(
+      (await memory.maintenance.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() - 86_400_000)) }, consolidator(tenant))).memoryIds,
+    ).toEqual([]);
 
     const later = await memory.maintenance.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() + 7 * 86_400_000)) }, consolidator(tenant));
     expect(later.memoryIds).toEqual([recent.id]);
