@@ -1,4 +1,5 @@
 import { MemoryService } from "@3ngram/proto/memory/v1";
+import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
@@ -18,6 +19,8 @@ export interface CoreServices {
   searchAddress: string;
   redisPrefix: string;
   memoryClient(): Promise<RpcClient<typeof MemoryService>>;
+  /** The memory service's ArchiveService (import, export, erase), as the gateway calls it. */
+  archiveClient(): Promise<RpcClient<typeof ArchiveService>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
   /** A client of a second search service on the same database, ranking with `policy` over the default one. */
   searchClientWithPolicy(policy: Partial<SearchPolicy>): Promise<RpcClient<typeof SearchService>>;
@@ -62,6 +65,11 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     redisPrefix,
     async memoryClient() {
       const client = createRpcClient(MemoryService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
+      clients.push(client);
+      return client;
+    },
+    async archiveClient() {
+      const client = createRpcClient(ArchiveService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
       clients.push(client);
       return client;
     },

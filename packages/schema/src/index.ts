@@ -346,4 +346,15 @@ export {
   type CreateApiKeyInput,
 } from "./api-keys.js";
 export { healthOutputSchema, readinessOutputSchema, restErrorOutputSchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";
-export { memoryContract, memoryIdRequestSchema, searchContract, similarPairsRequestSchema, similarPairsResponseSchema } from "./contracts.js";
+export {
+  archiveContract,
+  exportedRecordSchema,
+  importPartSchema,
+  memoryContract,
+  memoryIdRequestSchema,
+  searchContract,
+  type ExportedRecord,
+  type ImportPart,
+  similarPairsRequestSchema,
+  similarPairsResponseSchema,
+} from "./contracts.js";

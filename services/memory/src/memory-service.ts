@@ -1,13 +1,14 @@
 import { MemoryService } from "@3ngram/proto/memory/v1";
+import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
-import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { OutboxRelay } from "./domain/outbox-relay.js";
+import { archiveHandlers, archivePolicies } from "./grpc/archive-handlers.js";
 import { memoryHandlers, memoryPolicies } from "./grpc/memory-service.js";
 
 export interface MemoryServiceDeps {
@@ -71,24 +72,21 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS),
       log,
       registry,
+      // Every request fits gRPC's default 4 MiB: an import arrives as a stream of pieces.
       maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
-      // Import carries a whole NDJSON file (up to MAX_IMPORT_BODY_BYTES) in one request.
-      maxReceiveMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
     });
-    server.addService(
-      MemoryService,
-      memoryHandlers({
-        pool,
-        runtimeRole: config.RUNTIME_DB_ROLE,
-        embedder,
-        jobsRecorded: () => relay.kick(),
-        ...(queueCounts ? { queueCounts } : {}),
-        ...(deadLetters ? { deadLetters } : {}),
-        inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
-        log,
-      }),
-      memoryPolicies,
-    );
+    const domainDeps = {
+      pool,
+      runtimeRole: config.RUNTIME_DB_ROLE,
+      embedder,
+      jobsRecorded: () => relay.kick(),
+      ...(queueCounts ? { queueCounts } : {}),
+      ...(deadLetters ? { deadLetters } : {}),
+      inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
+      log,
+    };
+    server.addService(MemoryService, memoryHandlers(domainDeps), memoryPolicies);
+    server.addService(ArchiveService, archiveHandlers(domainDeps), archivePolicies);
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
     server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.

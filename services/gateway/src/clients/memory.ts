@@ -4,7 +4,7 @@
  * converts generically (docs/grpc.md); nothing here maps a message by hand.
  */
 import { bridgeClient, createRpcClient, type BridgedClient, type CredentialSigner, type RpcClient } from "@3ngram/rpc";
-import { MAX_IMPORT_BODY_BYTES, memoryContract } from "@3ngram/schema";
+import { memoryContract } from "@3ngram/schema";
 import { MemoryService } from "@3ngram/proto/memory/v1";
 
 export type MemoryClient = RpcClient<typeof MemoryService>;
@@ -15,8 +15,6 @@ export function createMemoryClient(address: string, signer: CredentialSigner): M
     address,
     audience: "memory",
     signer,
-    // Import sends a whole NDJSON file and answers one result per record; export pages are large too.
-    maxSendMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
     maxReceiveMessageBytes: 64 * 1024 * 1024,
   });
 }

@@ -2,9 +2,7 @@ import type { MemoryService } from "@3ngram/proto/memory/v1";
 import type { Handlers, Policies } from "@3ngram/rpc";
 import type { MemoryDeps } from "../domain/deps.js";
 import { apiKeyHandlers, apiKeyPolicies } from "./api-key-handlers.js";
-import { archiveHandlers, archivePolicies } from "./archive-handlers.js";
 import { coreHandlers, corePolicies } from "./core-handlers.js";
-import { erasureHandlers, erasurePolicies } from "./erasure-handlers.js";
 import { factHandlers, factPolicies } from "./fact-handlers.js";
 import { lifecycleHandlers, lifecyclePolicies } from "./lifecycle-handlers.js";
 import { oauthHandlers, oauthPolicies } from "./oauth-handlers.js";
@@ -20,12 +18,10 @@ export function memoryHandlers(deps: MemoryDeps): Handlers<typeof MemoryService>
     ...lifecycleHandlers(deps),
     ...factHandlers(deps),
     ...scopeHandlers(deps),
-    ...archiveHandlers(deps),
     ...orientationHandlers(deps),
     ...resourceHandlers(deps),
     ...proposalHandlers(deps),
     ...oauthHandlers(deps),
-    ...erasureHandlers(deps),
     ...apiKeyHandlers(deps),
   };
 }
@@ -35,11 +31,9 @@ export const memoryPolicies: Policies<typeof MemoryService> = {
   ...lifecyclePolicies,
   ...factPolicies,
   ...scopePolicies,
-  ...archivePolicies,
   ...orientationPolicies,
   ...resourcePolicies,
   ...proposalPolicies,
   ...oauthPolicies,
-  ...erasurePolicies,
   ...apiKeyPolicies,
 };

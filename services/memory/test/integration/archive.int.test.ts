@@ -7,11 +7,13 @@
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
+import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { exportFile, importFile } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
@@ -23,23 +25,13 @@ interface Tenant {
 
 let stack: CoreServices;
 let memory: Client;
+let archiveRpc: RpcClient<typeof ArchiveService>;
 
 const as = (t: Tenant, scopes: string[] = [SCOPES.read, SCOPES.write]) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes } });
 
-/** Every line of the tenant's archive, following the cursor to the end. */
-async function exportAll(t: Tenant): Promise<{ lines: string[]; pages: number }> {
-  const lines: string[] = [];
-  let cursor = "";
-  let pages = 0;
-  do {
-    // The first page is asked for without a cursor; the last one answers an empty next cursor.
-    const page = await memory.export(cursor === "" ? {} : { cursor }, as(t, [SCOPES.read]));
-    lines.push(...page.lines);
-    cursor = page.nextCursor;
-    pages += 1;
-    expect(pages).toBeLessThan(200);
-  } while (cursor !== "");
-  return { lines, pages };
+/** Every line of the tenant's archive, as one export stream. */
+async function exportAll(t: Tenant): Promise<{ lines: string[]; cursors: Map<number, string> }> {
+  return exportFile(archiveRpc, as(t, [SCOPES.read]));
 }
 
 function ndjson(records: readonly unknown[]): string {
@@ -81,6 +73,7 @@ const at = (iso: string) => timestampFromDate(new Date(iso));
 beforeAll(async () => {
   stack = await startCoreServices({ label: "archive" });
   memory = await stack.memoryClient();
+  archiveRpc = await stack.archiveClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -230,7 +223,7 @@ describe("export → import → export", () => {
 
   it("imports into a fresh tenant and exports the same archive again", async () => {
     const before = await counts(target.tenantId);
-    const result = await memory.import({ format: "3ngram", ndjson: ndjson(first) }, as(target));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(first) }, as(target));
     expect(result.failed, JSON.stringify(result.results.filter((r) => r.outcome === "error"))).toBe(0);
     const byLine = new Map(result.results.map((r) => [r.line, r]));
     first.forEach((line, index) => {
@@ -272,7 +265,7 @@ describe("export → import → export", () => {
 
   it("creates nothing when the same import runs again", async () => {
     const before = await counts(target.tenantId);
-    const result = await memory.import({ format: "3ngram", ndjson: ndjson(first) }, as(target));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(first) }, as(target));
     expect({ created: result.created, failed: result.failed }).toEqual({ created: 0, failed: 0 });
     expect(result.skipped).toBe(first.length - 1);
     expect(result.results.every((r) => r.outcome === "skipped")).toBe(true);
@@ -283,7 +276,7 @@ describe("export → import → export", () => {
 
   it("re-importing a tenant's own export into itself is a no-op too (keys are its ids)", async () => {
     const before = await counts(source.tenantId);
-    const result = await memory.import({ format: "3ngram", ndjson: ndjson(first) }, as(source));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(first) }, as(source));
     expect({ created: result.created, failed: result.failed }).toEqual({ created: 0, failed: 0 });
     expect(await counts(source.tenantId)).toEqual(before);
   });
@@ -331,7 +324,7 @@ describe("per-line results", () => {
       { kind: "teleport" },
       { kind: "memory", key: `${k}-5`, memoryType: "note", topic: "last", content: `last good line ${k}` },
     ]);
-    const result = await memory.import({ format: "3ngram", ndjson: file }, as(tenant));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: file }, as(tenant));
     expect(result.results.map((r) => [r.line, r.outcome, r.reason ?? null])).toEqual([
       [1, "created", null],
       [2, "error", "invalid_input"],
@@ -359,7 +352,8 @@ describe("per-line results", () => {
   it("keeps historical times and refuses a live duplicate with the existing id (closed rows are exempt)", async () => {
     const content = `Historical memory ${randomUUID()}`;
     const live = await memory.remember({ memoryType: "note", topic: "live", content }, as(tenant));
-    const result = await memory.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([
@@ -398,7 +392,8 @@ describe("per-line results", () => {
     };
     const [c200k, cMax, cOver] = [body(200_000), body(262_144), body(262_145)];
     expect([c200k.length, cMax.length, cOver.length]).toEqual([200_000, 262_144, 262_145]);
-    const result = await memory.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([
@@ -420,7 +415,8 @@ describe("per-line results", () => {
   it("refuses the whole import for an archive version it cannot read, and a bad format", async () => {
     const before = await counts(tenant.tenantId);
     const err = await rejection(
-      memory.import(
+      importFile(
+        archiveRpc,
         {
           format: "3ngram",
           ndjson: ndjson([
@@ -434,14 +430,15 @@ describe("per-line results", () => {
     expect(err.reason).toBe("invalid_input");
     expect(err.message).toMatch(/^line 1: version: /);
     expect(await counts(tenant.tenantId)).toEqual(before);
-    const format = await rejection(memory.import({ format: "csv", ndjson: "" }, as(tenant)));
-    expect(format.details.field).toBe("format");
+    const format = await rejection(importFile(archiveRpc, { format: "csv", ndjson: "" }, as(tenant)));
+    expect(format.details.field).toBe("options.format");
   });
 
   it("merges scopes and reports a conflicting one as an error line", async () => {
     const w = as(tenant);
     await memory.createScope({ name: "research", aliases: ["rnd"] }, w);
-    const result = await memory.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([
@@ -469,7 +466,7 @@ describe("per-line results", () => {
   });
 
   it("refuses import to a read-only caller", async () => {
-    const err = await rejection(memory.import({ format: "3ngram", ndjson: "" }, as(tenant, [SCOPES.read])));
+    const err = await rejection(importFile(archiveRpc, { format: "3ngram", ndjson: "" }, as(tenant, [SCOPES.read])));
     expect(err.reason).toBe("insufficient_scope");
   });
 });
@@ -490,7 +487,7 @@ describe("the MCP memory-server importer", () => {
   });
 
   it("stores one fact memory per observation and one fact per relation", async () => {
-    const result = await memory.import({ format: "mcp-memory", ndjson: ndjson(sample) }, as(tenant));
+    const result = await importFile(archiveRpc, { format: "mcp-memory", ndjson: ndjson(sample) }, as(tenant));
     expect(result.results.map((r) => [r.line, r.outcome, r.reason ?? null])).toEqual([
       [1, "created", null],
       [1, "created", null],
@@ -528,16 +525,16 @@ describe("the MCP memory-server importer", () => {
 
   it("skips everything on a second run", async () => {
     const before = await counts(tenant.tenantId);
-    const result = await memory.import({ format: "mcp-memory", ndjson: ndjson(sample.slice(0, 4)) }, as(tenant));
+    const result = await importFile(archiveRpc, { format: "mcp-memory", ndjson: ndjson(sample.slice(0, 4)) }, as(tenant));
     expect(result.results.map((r) => r.outcome)).toEqual(["skipped", "skipped", "skipped", "skipped", "skipped"]);
     expect(await counts(tenant.tenantId)).toEqual(before);
   });
 });
 
-describe("paging and isolation", () => {
+describe("streaming and isolation", () => {
   let big: Tenant;
   let other: Tenant;
-  let pages: string[][];
+  let exported: { lines: string[]; cursors: Map<number, string> };
 
   beforeAll(async () => {
     big = await stack.createTenant("archive big");
@@ -550,42 +547,41 @@ describe("paging and isolation", () => {
     }
     // ~2.4 MB in 612 transactions: this checks paging, not speed, so the call gets a deadline a
     // loaded machine cannot hit (the 10 s default did, with the full suite running beside it).
-    const result = await memory.import({ format: "3ngram", ndjson: ndjson(records) }, { ...as(big), deadlineMs: 120_000 });
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(records) }, { ...as(big), deadlineMs: 120_000 });
     expect(result.created).toBe(612);
     await memory.remember({ memoryType: "note", topic: "other", content: "Belongs to the other tenant only." }, as(other));
 
-    pages = [];
-    let cursor = "";
-    do {
-      const page = await memory.export({ cursor: cursor === "" ? undefined : cursor }, as(big, [SCOPES.read]));
-      pages.push(page.lines);
-      cursor = page.nextCursor;
-    } while (cursor !== "" && pages.length < 100);
+    exported = await exportAll(big);
   });
 
-  it("pages by line count and by bytes, without repeats or gaps", () => {
-    expect(pages.length).toBeGreaterThanOrEqual(3);
-    for (const page of pages) {
-      expect(page.length).toBeLessThanOrEqual(500);
-      expect(page.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)).toBeLessThanOrEqual(2 * 1024 * 1024);
-    }
-    const keys = pages
-      .flat()
+  it("streams every record once, with a resume cursor at least every 500 records", () => {
+    const keys = exported.lines
       .map((l) => JSON.parse(l) as { kind: string; key?: string })
       .filter((r) => r.kind === "memory")
       .map((r) => r.key);
     expect(keys).toHaveLength(612);
     expect(new Set(keys).size).toBe(612);
+    // More records than one old page held, so the stream crossed page (transaction) boundaries.
+    const marks = [...exported.cursors.keys()];
+    expect(marks.length).toBeGreaterThanOrEqual(2);
+    for (const [i, at] of marks.entries()) expect(at - (marks[i - 1] ?? -1)).toBeLessThanOrEqual(500);
+    // The last record carries none: the end of the stream says the archive is done.
+    expect(exported.cursors.has(exported.lines.length - 1)).toBe(false);
+  });
+
+  it("resumes from a cursor right after its record, without repeats or gaps", async () => {
+    const [at, cursor] = [...exported.cursors.entries()][1]!;
+    const rest = await exportFile(archiveRpc, as(big, [SCOPES.read]), cursor);
+    expect(rest.lines).toEqual(exported.lines.slice(at + 1));
   });
 
   it("refuses a forged cursor and another tenant's cursor alike", async () => {
-    const second = await memory.export({}, as(big, [SCOPES.read]));
-    expect(second.nextCursor).not.toBe("");
-    const third = await memory.export({ cursor: second.nextCursor }, as(big, [SCOPES.read]));
-    const foreign = await rejection(memory.export({ cursor: third.nextCursor }, as(other, [SCOPES.read])));
-    const forged = await rejection(memory.export({ cursor: "bm90LWEtY3Vyc29y" }, as(other, [SCOPES.read])));
+    const [, cursor] = [...exported.cursors.entries()][1]!;
+    const foreign = await rejection(exportFile(archiveRpc, as(other, [SCOPES.read]), cursor));
+    const forged = await rejection(exportFile(archiveRpc, as(other, [SCOPES.read]), "bm90LWEtY3Vyc29y"));
     expect([foreign.reason, foreign.details.field, foreign.message]).toEqual([forged.reason, forged.details.field, forged.message]);
     expect(forged.reason).toBe("invalid_input");
+    expect(forged.details.field).toBe("cursor");
   });
 
   it("never exports or touches another tenant's rows", async () => {
@@ -599,7 +595,8 @@ describe("paging and isolation", () => {
     const { rows } = await stack.ownerPool.query<{ id: string }>("SELECT id FROM memories WHERE tenant_id = $1", [other.tenantId]);
     const foreignId = rows[0]!.id;
     const before = await counts(other.tenantId);
-    const result = await memory.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([

@@ -18,12 +18,14 @@ import type {
   MemoryService,
   RememberRequestSchema,
 } from "@3ngram/proto/memory/v1";
+import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
 import { PermanentJobError, UnavailableJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { BRIEFING_SECTIONS, EMBEDDINGS_QUEUE, MAX_EXCERPT_LENGTH } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { importFile } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { eventually } from "../../../../test/support/processes.js";
 
@@ -36,6 +38,7 @@ const SECTION_FIELDS = ["commitments", "overdue", "blockers", "staleCandidates",
 
 let stack: CoreServices;
 let memory: RpcClient<typeof MemoryService>;
+let archiveRpc: RpcClient<typeof ArchiveService>;
 
 let seq = 0;
 /** Unique content, so the live-duplicate guard never trips by accident. */
@@ -64,7 +67,7 @@ async function importMemories(t: TestTenant, records: ReadonlyArray<Record<strin
   const file = ndjson(
     records.map((r) => ({ kind: "memory", key: randomUUID(), topic: `${String(r.memoryType)} imported`, content: unique("imported"), ...r })),
   );
-  const result = await memory.import({ format: "3ngram", ndjson: file }, writer(t));
+  const result = await importFile(archiveRpc, { format: "3ngram", ndjson: file }, writer(t));
   expect(result.results.map((r) => r.outcome)).toEqual(records.map(() => "created"));
   return result.results.map((r) => r.id!);
 }
@@ -74,6 +77,7 @@ const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOStri
 beforeAll(async () => {
   stack = await startCoreServices({ label: "orientation" });
   memory = await stack.memoryClient();
+  archiveRpc = await stack.archiveClient();
 });
 afterAll(async () => {
   await stack?.close();
