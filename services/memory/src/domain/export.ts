@@ -55,7 +55,7 @@ type Cursor = z.infer<typeof cursorSchema>;
 /** One archive record; the JSON of each is a line of the NDJSON file. */
 type ArchiveLine = ArchiveHeader | ArchiveScope | ArchivePolicy | ExportedMemory | ExportedEdge | ExportedFact;
 
-export interface ExportPage {
+interface ExportPage {
   records: ArchiveLine[];
   /** Empty on the last page. */
   nextCursor: string;
