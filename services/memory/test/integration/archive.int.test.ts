@@ -9,11 +9,11 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
-import { EMBEDDINGS_QUEUE, archiveRecordSchema } from "@3ngram/schema";
+import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
-import { exportFile, importFile } from "../../../../test/support/archive.js";
+import { exportFile, importFile, importMessages } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
@@ -468,6 +468,64 @@ describe("per-line results", () => {
   it("refuses import to a read-only caller", async () => {
     const err = await rejection(importFile(archiveRpc, { format: "3ngram", ndjson: "" }, as(tenant, [SCOPES.read])));
     expect(err.reason).toBe("insufficient_scope");
+  });
+});
+
+describe("the import stream", () => {
+  let tenant: Tenant;
+  type Message = ReturnType<typeof importMessages> extends Iterable<infer M> ? M : never;
+  const options: Message = { part: { case: "options", value: { format: "3ngram" } } };
+  const piece = (value: string): Message => ({ part: { case: "ndjson", value } });
+  const memoryLine = (i: number) => JSON.stringify({ kind: "memory", key: `s-${i}`, memoryType: "note", topic: "stream", content: `streamed ${i}` });
+
+  beforeAll(async () => {
+    tenant = await stack.createTenant("archive stream");
+  });
+
+  it("numbers lines across pieces that split them anywhere, and reports the Nth bad record alone", async () => {
+    const records = Array.from({ length: 300 }, (_, i) => (i === 206 ? '{"kind":"memory","key":"s-bad","memoryType":"note","topic":""}' : memoryLine(i)));
+    // 97-character pieces: almost every line is split between two (or three) messages.
+    const result = await archiveRpc.import(importMessages({ format: "3ngram", ndjson: `${records.join("\r\n")}\r\n` }, 97), {
+      ...as(tenant),
+      deadlineMs: 120_000,
+    });
+    expect(result.results).toHaveLength(300);
+    expect(result.results.map((r) => r.line)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    expect(result.results.filter((r) => r.outcome !== "created")).toEqual([
+      expect.objectContaining({ line: 207, outcome: "error", reason: "invalid_input", message: expect.stringMatching(/^topic: /) }),
+    ]);
+    expect({ created: result.created, failed: result.failed }).toEqual({ created: 299, failed: 1 });
+  });
+
+  it("refuses a stream whose messages are out of place, naming the field, and stores nothing of it", async () => {
+    const before = await counts(tenant.tenantId);
+    const good = piece(`${memoryLine(1000)}\n${memoryLine(1001)}\n`);
+    const cases: Array<[Message[], string]> = [
+      [[good], "options"],
+      [[options, good, options], "options"],
+      [[options, good, { part: { case: undefined } }], "ndjson"],
+      [[], "options"],
+      [[{ part: { case: "options", value: { format: "csv" } } }, good], "options.format"],
+    ];
+    for (const [messages, field] of cases) {
+      const err = await rejection(archiveRpc.import(messages, as(tenant)));
+      expect([err.reason, err.details.field], JSON.stringify(messages)).toEqual(["invalid_input", field]);
+    }
+    expect(await counts(tenant.tenantId)).toEqual(before);
+  });
+
+  it("refuses a stream past the size bound without storing the records before it", async () => {
+    const before = await counts(tenant.tenantId);
+    function* huge(): Generator<Message> {
+      yield options;
+      yield piece(`${memoryLine(2000)}\n`);
+      // Blank lines: cheap to send and to read, and they count towards the bound like any byte.
+      const blank = "\n".repeat(1024 * 1024);
+      for (let sent = 0; sent <= MAX_IMPORT_BODY_BYTES; sent += blank.length) yield piece(blank);
+    }
+    const err = await rejection(archiveRpc.import(huge(), { ...as(tenant), deadlineMs: 60_000 }));
+    expect([err.reason, err.details.field]).toEqual(["invalid_input", "ndjson"]);
+    expect(await counts(tenant.tenantId)).toEqual(before);
   });
 });
 
