@@ -12,7 +12,7 @@ type ImportMessage = RequestInitOf<typeof ArchiveService, "import">;
  * The messages of an import: the options, then the file in pieces of about `pieceChars` characters
  * (never splitting a surrogate pair, which would not survive UTF-8).
  */
-function* importMessages(input: { format?: string; ndjson: string }, pieceChars = 64 * 1024): Generator<ImportMessage> {
+export function* importMessages(input: { format?: string; ndjson: string }, pieceChars = 64 * 1024): Generator<ImportMessage> {
   yield { part: { case: "options", value: input.format === undefined ? {} : { format: input.format } } };
   for (let start = 0; start < input.ndjson.length;) {
     let end = Math.min(start + pieceChars, input.ndjson.length);
