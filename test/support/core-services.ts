@@ -1,4 +1,4 @@
-import { memoryServices } from "@3ngram/proto/memory/v1";
+import { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
@@ -19,6 +19,8 @@ export interface CoreServices {
   redisPrefix: string;
   /** A client of every memory.v1 service, over one channel. */
   memoryClient(): Promise<RpcClients<typeof memoryServices>>;
+  /** The memory service's ArchiveService alone (import, export, erase), on a channel of its own. */
+  archiveClient(): Promise<RpcClient<typeof ArchiveService>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
   /** A client of a second search service on the same database, ranking with `policy` over the default one. */
   searchClientWithPolicy(policy: Partial<SearchPolicy>): Promise<RpcClient<typeof SearchService>>;
@@ -63,6 +65,11 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     redisPrefix,
     async memoryClient() {
       const client = createRpcClients(memoryServices, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
+      clients.push(client);
+      return client;
+    },
+    async archiveClient() {
+      const client = createRpcClient(ArchiveService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
       clients.push(client);
       return client;
     },

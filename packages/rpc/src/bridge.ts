@@ -20,7 +20,7 @@ import { invalidInput } from "@3ngram/errors";
 import type { z } from "zod";
 import type { CallOptions, RpcMethods, ServiceSet } from "./client.js";
 import type { CallContext, Handlers } from "./server.js";
-import type { AnyService, MethodName } from "./types.js";
+import type { AnyService, KindOf, MethodName } from "./types.js";
 
 /** A public value → the proto message. Keys the message lacks are a programming error and throw. */
 export function toWire<D extends DescMessage>(desc: D, value: unknown): MessageShape<D> {
@@ -172,9 +172,21 @@ type AnswerObject<T> = { [K in keyof T as null extends T[K] ? never : K]: Answer
   [K in keyof T as null extends T[K] ? K : never]?: Answer<T[K]> | undefined;
 };
 
-/** A domain function per RPC: the validated public request in, the public response out. */
+type In<C, K extends keyof C> = z.output<Entry<C, K>["request"]>;
+type Out<C, K extends keyof C> = Answer<z.input<Entry<C, K>["response"]>>;
+
+/**
+ * A domain function per RPC: the validated public request in, the public response out. For a
+ * streaming RPC the contract's request or response is the shape of one message of the stream:
+ * a client-streaming function reads the validated requests as they arrive, a server-streaming one
+ * yields its responses.
+ */
 export type BridgedHandlers<S extends AnyService, C extends Contract<S>> = {
-  [K in Bridged<S, C>]: (input: z.output<Entry<C, K>["request"]>, ctx: CallContext) => Promise<Answer<z.input<Entry<C, K>["response"]>>>;
+  [K in Bridged<S, C>]: KindOf<S, K> extends "client_streaming"
+    ? (inputs: AsyncIterable<In<C, K>>, ctx: CallContext) => Promise<Out<C, K>>
+    : KindOf<S, K> extends "server_streaming"
+      ? (input: In<C, K>, ctx: CallContext) => AsyncIterable<Out<C, K>>
+      : (input: In<C, K>, ctx: CallContext) => Promise<Out<C, K>>;
 };
 
 /** Server side: bridge-in (parse what the caller sent) → domain → bridge-out, for every RPC of the contract. */
@@ -187,16 +199,39 @@ export function bridgeHandlers<S extends AnyService, C extends Contract<S>, K ex
   for (const name of Object.keys(domain) as K[]) {
     const method = service.method[name]!;
     const { request } = contract[name] as MethodContract;
-    const run = domain[name] as (input: unknown, ctx: CallContext) => Promise<unknown>;
-    handlers[name] = async (message: never, ctx: CallContext) => toWire(method.output, await run(parseWire(request, method.input, message), ctx));
+    const parse = (message: never) => parseWire(request, method.input, message);
+    const answer = (value: unknown) => toWire(method.output, value);
+    if (method.methodKind === "client_streaming") {
+      const run = domain[name] as unknown as (inputs: AsyncIterable<unknown>, ctx: CallContext) => Promise<unknown>;
+      // Each message is validated as it is read, so a bad one refuses the call before the next is read.
+      handlers[name] = async (messages: AsyncIterable<never>, ctx: CallContext) => answer(await run(mapStream(messages, parse), ctx));
+    } else if (method.methodKind === "server_streaming") {
+      const run = domain[name] as unknown as (input: unknown, ctx: CallContext) => AsyncIterable<unknown>;
+      handlers[name] = (message: never, ctx: CallContext) => mapStream(run(parse(message), ctx), answer);
+    } else {
+      const run = domain[name] as unknown as (input: unknown, ctx: CallContext) => Promise<unknown>;
+      handlers[name] = async (message: never, ctx: CallContext) => answer(await run(parse(message), ctx));
+    }
   }
   return handlers as Pick<Handlers<S>, K>;
 }
 
-/** Client side: each RPC of the contract takes the public request and answers the public response. */
+type Sent<C, K extends keyof C> = z.input<Entry<C, K>["request"]>;
+type Received<C, K extends keyof C> = z.output<Entry<C, K>["response"]>;
+
+/** Client side: each RPC of the contract takes the public request(s) and answers the public response(s). */
 export type BridgedClient<S extends AnyService, C extends Contract<S>> = {
-  [K in Bridged<S, C>]: (input: z.input<Entry<C, K>["request"]>, options: CallOptions) => Promise<z.output<Entry<C, K>["response"]>>;
+  [K in Bridged<S, C>]: KindOf<S, K> extends "client_streaming"
+    ? (inputs: AsyncIterable<Sent<C, K>> | Iterable<Sent<C, K>>, options: CallOptions) => Promise<Received<C, K>>
+    : KindOf<S, K> extends "server_streaming"
+      ? (input: Sent<C, K>, options: CallOptions) => AsyncIterable<Received<C, K>>
+      : (input: Sent<C, K>, options: CallOptions) => Promise<Received<C, K>>;
 };
+
+/** Converts a stream one message at a time, as it is read (leaving early closes the source too). */
+async function* mapStream<T, U>(source: AsyncIterable<T> | Iterable<T>, convert: (value: T) => U): AsyncGenerator<U> {
+  for await (const value of source) yield convert(value);
+}
 
 const bridgedClients = new WeakMap<object, Map<object, unknown>>();
 
@@ -210,8 +245,18 @@ export function bridgeClient<S extends AnyService, C extends Contract<S>>(servic
   for (const name of Object.keys(contract) as Bridged<S, C>[]) {
     const method = service.method[name]!;
     const { response } = contract[name] as MethodContract;
-    const call = client[name] as unknown as (request: unknown, options: CallOptions) => Promise<never>;
-    calls[name] = async (input: unknown, options: CallOptions) => fromWire(response, method.output, await call(toWire(method.input, input), options));
+    const send = (input: unknown) => toWire(method.input, input);
+    const read = (message: never) => fromWire(response, method.output, message);
+    if (method.methodKind === "client_streaming") {
+      const call = client[name] as unknown as (requests: AsyncIterable<unknown>, options: CallOptions) => Promise<never>;
+      calls[name] = async (inputs: AsyncIterable<unknown> | Iterable<unknown>, options: CallOptions) => read(await call(mapStream(inputs, send), options));
+    } else if (method.methodKind === "server_streaming") {
+      const call = client[name] as unknown as (request: unknown, options: CallOptions) => AsyncIterable<never>;
+      calls[name] = (input: unknown, options: CallOptions) => mapStream(call(send(input), options), read);
+    } else {
+      const call = client[name] as unknown as (request: unknown, options: CallOptions) => Promise<never>;
+      calls[name] = async (input: unknown, options: CallOptions) => read(await call(send(input), options));
+    }
   }
   byContract.set(contract, calls);
   return calls as BridgedClient<S, C>;

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import * as grpc from "@grpc/grpc-js";
 import { create, type DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
@@ -6,8 +7,8 @@ import type { CallerIdentity, CredentialSigner } from "./credentials.js";
 import { checkHealthOn, type ServingStatus } from "./health.js";
 import { grpcServiceDefinition } from "./service-definition.js";
 import { STATUS_DETAILS_TRAILER, decodeStatusDetails, isRetryableReason } from "./status-details.js";
-import { traceClientCall } from "./trace-context.js";
-import type { AnyService, MethodName, RequestInitOf, ResponseOf } from "./types.js";
+import { traceClientCall, traceClientStream } from "./trace-context.js";
+import type { AnyService, KindOf, MethodName, RequestInitOf, ResponseOf } from "./types.js";
 
 export interface CallOptions {
   /** Who the call acts for; signed into a fresh short-lived credential. */
@@ -18,9 +19,18 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** A service's RPCs as typed calls. */
+/**
+ * A service's RPCs as typed calls, one function per RPC shaped by its kind: unary takes a request
+ * and answers a response; client-streaming takes the requests as an (async) iterable, sent as the
+ * server takes them, and answers once; server-streaming answers an async iterable of responses,
+ * read as the caller consumes them (leaving the loop early cancels the call).
+ */
 export type RpcMethods<S extends AnyService> = {
-  [K in MethodName<S>]: (request: RequestInitOf<S, K>, options: CallOptions) => Promise<ResponseOf<S, K>>;
+  [K in MethodName<S>]: KindOf<S, K> extends "client_streaming"
+    ? (requests: AsyncIterable<RequestInitOf<S, K>> | Iterable<RequestInitOf<S, K>>, options: CallOptions) => Promise<ResponseOf<S, K>>
+    : KindOf<S, K> extends "server_streaming"
+      ? (request: RequestInitOf<S, K>, options: CallOptions) => AsyncIterable<ResponseOf<S, K>>
+      : (request: RequestInitOf<S, K>, options: CallOptions) => Promise<ResponseOf<S, K>>;
 };
 
 /** What a client's channel offers besides its calls. */
@@ -125,39 +135,140 @@ function bindService<S extends AnyService>(service: S, channel: grpc.Channel, op
   const client = new Ctor(options.address, grpc.credentials.createInsecure(), { channelOverride: channel });
   const defaultDeadlineMs = options.defaultDeadlineMs ?? 10_000;
   const methods: Record<string, unknown> = {};
-  // grpc-js builds one function per method at run time; this is the shape it gives unary ones.
-  type UnaryMethod = (
-    request: unknown,
-    metadata: grpc.Metadata,
-    options: grpc.CallOptions,
-    callback: (err: grpc.ServiceError | null, response: unknown) => void,
-  ) => grpc.ClientUnaryCall;
+  // grpc-js builds one function per method at run time, shaped by the method's kind.
+  const grpcMethods = client as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const method of service.methods) {
-    const rpc = (client as unknown as Record<string, UnaryMethod>)[method.localName]!.bind(client);
-    methods[method.localName] = async (request: object, callOptions: CallOptions) => {
+    const fullName = `${service.typeName}/${method.name}`;
+    const rpc = grpcMethods[method.localName]!.bind(client);
+    const start = async (callOptions: CallOptions) => {
       const metadata = new grpc.Metadata();
       metadata.set("authorization", `Bearer ${await options.signer.sign(callOptions.identity, options.audience)}`);
-      const deadline = Date.now() + (callOptions.deadlineMs ?? defaultDeadlineMs);
-      const message = create(method.input, request as never);
-      return traceClientCall(
-        `${service.typeName}/${method.name}`,
-        metadata,
-        () =>
-          new Promise((resolve, reject) => {
-            const { signal } = callOptions;
-            const cancel = () => call.cancel();
-            const call: grpc.ClientUnaryCall = rpc(message, metadata, { deadline }, (err: grpc.ServiceError | null, response: unknown) => {
-              signal?.removeEventListener("abort", cancel);
-              if (err) reject(fromServiceError(err, options.audience));
-              else resolve(response);
-            });
-            if (signal?.aborted) cancel();
-            else signal?.addEventListener("abort", cancel, { once: true });
-          }),
-      );
+      return { metadata, deadline: Date.now() + (callOptions.deadlineMs ?? defaultDeadlineMs) };
     };
+    const fail = (err: grpc.ServiceError) => fromServiceError(err, options.audience);
+    switch (method.methodKind) {
+      case "unary":
+        methods[method.localName] = async (request: object, callOptions: CallOptions) => {
+          const { metadata, deadline } = await start(callOptions);
+          const message = create(method.input, request as never);
+          return traceClientCall(fullName, metadata, () =>
+            cancellable(callOptions.signal, (callback) => rpc(message, metadata, { deadline }, callback) as grpc.ClientUnaryCall, fail),
+          );
+        };
+        break;
+      case "client_streaming":
+        methods[method.localName] = async (requests: AsyncIterable<object> | Iterable<object>, callOptions: CallOptions) => {
+          const { metadata, deadline } = await start(callOptions);
+          return traceClientCall(fullName, metadata, () => {
+            let stream: grpc.ClientWritableStream<unknown> | undefined;
+            const answer = cancellable(
+              callOptions.signal,
+              (callback) => (stream = rpc(metadata, { deadline }, callback) as grpc.ClientWritableStream<unknown>),
+              fail,
+            );
+            // The server may answer (refuse) before every request is sent; the answer wins, and what
+            // is left of the requests is not read.
+            const sent = sendAll(stream!, requests, (r) => create(method.input, r as never), answer);
+            return Promise.all([answer, sent]).then(([response]) => response);
+          });
+        };
+        break;
+      case "server_streaming":
+        methods[method.localName] = (request: object, callOptions: CallOptions) =>
+          readAll(
+            fullName,
+            callOptions,
+            async () => {
+              const { metadata, deadline } = await start(callOptions);
+              return { metadata, open: () => rpc(create(method.input, request as never), metadata, { deadline }) as grpc.ClientReadableStream<unknown> };
+            },
+            fail,
+          );
+        break;
+      default:
+        throw new Error(`${fullName}: ${method.methodKind} RPCs are not supported`);
+    }
   }
   return methods as RpcMethods<S>;
+}
+
+/** Runs a call that answers once (unary or client-streaming), cancelling it when `signal` aborts. */
+function cancellable(
+  signal: AbortSignal | undefined,
+  begin: (callback: (err: grpc.ServiceError | null, response: unknown) => void) => grpc.Call,
+  fail: (err: grpc.ServiceError) => AppError,
+): Promise<never> {
+  return new Promise((resolve, reject) => {
+    const cancel = () => call.cancel();
+    const call = begin((err, response) => {
+      signal?.removeEventListener("abort", cancel);
+      if (err) reject(fail(err));
+      else resolve(response as never);
+    });
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
+  });
+}
+
+/**
+ * Writes every request of a client stream, waiting whenever the server's window is full, then
+ * half-closes. Stops early once the call has ended (the server answered or refused); a failing
+ * source cancels the call and is what the caller sees.
+ */
+async function sendAll(
+  stream: grpc.ClientWritableStream<unknown>,
+  requests: AsyncIterable<object> | Iterable<object>,
+  toMessage: (request: object) => unknown,
+  answer: Promise<unknown>,
+): Promise<void> {
+  let ended = false;
+  const over = answer.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  try {
+    for await (const request of requests) {
+      if (ended) return;
+      if (!stream.write(toMessage(request))) await Promise.race([once(stream, "drain"), over]);
+    }
+  } catch (err) {
+    stream.cancel();
+    throw err;
+  }
+  if (!ended) stream.end();
+}
+
+/** A server stream as an async iterable: errors are our AppError, and leaving the loop early cancels the call. */
+async function* readAll(
+  fullName: string,
+  callOptions: CallOptions,
+  begin: () => Promise<{ metadata: grpc.Metadata; open: () => grpc.ClientReadableStream<unknown> }>,
+  fail: (err: grpc.ServiceError) => AppError,
+): AsyncGenerator<never> {
+  const { metadata, open } = await begin();
+  const span = traceClientStream(fullName, metadata);
+  const stream = open();
+  const { signal } = callOptions;
+  const cancel = () => stream.cancel();
+  if (signal?.aborted) cancel();
+  else signal?.addEventListener("abort", cancel, { once: true });
+  let failure: unknown;
+  try {
+    // A Readable in object mode: grpc-js reads the next message only as this loop asks for it.
+    for await (const message of stream) yield message as never;
+  } catch (err) {
+    failure = isServiceError(err) ? fail(err) : err;
+    throw failure;
+  } finally {
+    signal?.removeEventListener("abort", cancel);
+    // Reached early (the caller broke out or threw): the server stops when the call is cancelled.
+    stream.cancel();
+    span.end(failure);
+  }
+}
+
+function isServiceError(err: unknown): err is grpc.ServiceError {
+  return typeof (err as { code?: unknown } | null)?.code === "number" && (err as { metadata?: unknown }).metadata instanceof grpc.Metadata;
 }
 
 /**

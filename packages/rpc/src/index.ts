@@ -36,7 +36,7 @@ export {
 } from "./client.js";
 export { checkHealth, checkHealthOn, type ServingStatus } from "./health.js";
 export { grpcServiceDefinition } from "./service-definition.js";
-export type { AnyService, MethodName, RequestInitOf, RequestOf, ResponseInitOf, ResponseOf } from "./types.js";
+export type { AnyService, KindOf, MethodName, RequestInitOf, RequestOf, ResponseInitOf, ResponseOf } from "./types.js";
 export { signingKeyEnv, trustedKeysEnv } from "./credential-env.js";
 export {
   bridgeClient,

@@ -1,3 +1,4 @@
+import { addAbortSignal } from "node:stream";
 import * as grpc from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { create, toBinary, type DescFile, type DescMethod } from "@bufbuild/protobuf";
@@ -5,7 +6,7 @@ import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { file_google_rpc_error_details } from "@3ngram/proto/google/rpc/error_details";
 import { file_google_rpc_status } from "@3ngram/proto/google/rpc/status";
 import { HealthImplementation, service as healthServiceDefinition } from "grpc-health-check";
-import { AppError, reasonMapping, toAppError } from "@3ngram/errors";
+import { AppError, isAppError, reasonMapping, toAppError } from "@3ngram/errors";
 import type { Logger } from "pino";
 import { Histogram, type Registry } from "prom-client";
 import { z } from "zod";
@@ -13,7 +14,7 @@ import type { CredentialVerifier, VerifiedCaller } from "./credentials.js";
 import { grpcServiceDefinition } from "./service-definition.js";
 import { STATUS_DETAILS_TRAILER, encodeStatusDetails, errorDomain } from "./status-details.js";
 import { failed, traceServerCall } from "./trace-context.js";
-import type { AnyService, MethodName, RequestOf, ResponseInitOf } from "./types.js";
+import type { AnyService, KindOf, MethodName, RequestOf, ResponseInitOf } from "./types.js";
 
 /** What a handler knows about its call. */
 export class CallContext {
@@ -43,9 +44,21 @@ export interface MethodPolicy {
   tenant: boolean;
 }
 
+/**
+ * One function per RPC, shaped by its kind: a unary handler answers one response; a
+ * client-streaming one reads the requests as they arrive and answers once; a server-streaming one
+ * yields its responses (an async generator), each sent before the next is asked for.
+ */
 export type Handlers<S extends AnyService> = {
-  [K in MethodName<S>]: (request: RequestOf<S, K>, ctx: CallContext) => Promise<ResponseInitOf<S, K>>;
+  [K in MethodName<S>]: KindOf<S, K> extends "client_streaming"
+    ? (requests: AsyncIterable<RequestOf<S, K>>, ctx: CallContext) => Promise<ResponseInitOf<S, K>>
+    : KindOf<S, K> extends "server_streaming"
+      ? (request: RequestOf<S, K>, ctx: CallContext) => AsyncIterable<ResponseInitOf<S, K>>
+      : (request: RequestOf<S, K>, ctx: CallContext) => Promise<ResponseInitOf<S, K>>;
 };
+type Handler = (request: unknown, ctx: CallContext) => Promise<unknown> | AsyncIterable<unknown>;
+type AnyServerCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+type Status = Partial<grpc.StatusObject>;
 export type Policies<S extends AnyService> = { [K in MethodName<S>]: MethodPolicy };
 
 export interface RpcServerOptions {
@@ -109,7 +122,7 @@ export class RpcServer {
     const implementation: grpc.UntypedServiceImplementation = {};
     for (const method of service.methods) {
       const name = method.localName as MethodName<S>;
-      implementation[name] = this.wrapUnary(method, `${service.typeName}/${method.name}`, handlers[name] as never, policies[name]);
+      implementation[name] = this.wrap(method, `${service.typeName}/${method.name}`, handlers[name] as unknown as Handler, policies[name]);
     }
     this.server.addService(grpcServiceDefinition(service), implementation);
     this.serviceNames.push(service.typeName);
@@ -171,53 +184,129 @@ export class RpcServer {
     });
   }
 
-  private wrapUnary(
-    method: DescMethod,
+  private wrap(method: DescMethod, fullName: string, handler: Handler, policy: MethodPolicy): grpc.UntypedHandleCall {
+    switch (method.methodKind) {
+      case "unary":
+        return ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+          this.serve(
+            call,
+            fullName,
+            policy,
+            async (ctx) => create(method.output, (await handler(call.request, ctx)) as never),
+            (status, response) => (status ? callback(status) : callback(null, response)),
+          );
+        }) satisfies grpc.handleUnaryCall<unknown, unknown>;
+      case "client_streaming":
+        return ((call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+          this.serve(
+            call,
+            fullName,
+            policy,
+            // Messages are read only as the handler asks for them (grpc-js reads on demand), so a
+            // slow handler holds the sender back through HTTP/2 flow control rather than buffering;
+            // the abort destroys the stream, so a handler waiting for the next message wakes up.
+            async (ctx) => create(method.output, (await handler(addAbortSignal(ctx.signal, call), ctx)) as never),
+            (status, response) => (status ? callback(status) : callback(null, response)),
+          );
+        }) satisfies grpc.handleClientStreamingCall<unknown, unknown>;
+      case "server_streaming":
+        return ((call: grpc.ServerWritableStream<unknown, unknown>) => {
+          this.serve(
+            call,
+            fullName,
+            policy,
+            async (ctx) => {
+              const responses = handler(call.request, ctx) as AsyncIterable<unknown>;
+              // The handler's next response is asked for only once the last one is accepted, so it
+              // produces no faster than the client reads (and stops when the call ends).
+              for await (const response of responses) await send(call, create(method.output, response as never), ctx.signal);
+              return undefined;
+            },
+            // A cancelled call is gone: there is nobody to send a status to.
+            (status) => (status ? call.cancelled || call.emit("error", status) : call.end()),
+          );
+        }) satisfies grpc.handleServerStreamingCall<unknown, unknown>;
+      default:
+        throw new Error(`${fullName}: ${method.methodKind} RPCs are not supported`);
+    }
+  }
+
+  /**
+   * One call of any kind: the credential and scope policy, one SERVER span under the caller's
+   * trace, an abort signal for a cancel or a passed deadline, metrics, and every failure turned
+   * into a status with a google.rpc.Status in its trailers. `reply` sends the outcome.
+   */
+  private serve(
+    call: AnyServerCall,
     fullName: string,
-    handler: (request: unknown, ctx: CallContext) => Promise<unknown>,
     policy: MethodPolicy,
-  ): grpc.handleUnaryCall<unknown, unknown> {
+    run: (ctx: CallContext) => Promise<unknown>,
+    reply: (status: Status | null, response?: unknown) => void,
+  ): void {
     const { verifier, log } = this.options;
     const domain = errorDomain(this.options.name);
-    return (call, callback) => {
-      const abort = new AbortController();
-      call.on("cancelled", () => abort.abort());
-      const authorization = call.metadata.get("authorization")[0];
-      const token = typeof authorization === "string" && authorization.startsWith("Bearer ") ? authorization.slice(7) : undefined;
-      const started = performance.now();
-      // The whole call, credential check included, is one SERVER span under the caller's trace.
-      void traceServerCall(fullName, call.metadata, async (span) => {
-        try {
-          const caller = await verifier.verify(token);
-          if (!policy.anyScope.some((s) => caller.scopes.includes(s))) {
-            throw new AppError("insufficient_scope", `${policy.anyScope.join(" or ")} required`);
-          }
-          if (policy.tenant && !caller.tenantId) throw new AppError("unauthenticated", "credential carries no tenant");
-          const deadline = call.getDeadline();
-          const callLog = log.child({ rpc: fullName, caller: caller.issuer });
-          const ctx = new CallContext(caller, fullName, deadline instanceof Date ? deadline : undefined, abort.signal, callLog);
-          const response = await handler(call.request, ctx);
-          span.setAttribute("rpc.grpc.status_code", grpc.status.OK);
-          this.calls?.observe({ rpc: fullName, outcome: "ok" }, (performance.now() - started) / 1000);
-          log.debug({ rpc: fullName, ms: Math.round(performance.now() - started) }, "rpc ok");
-          // Handlers return plain init objects; create() turns them into messages the serializer accepts.
-          callback(null, create(method.output, response as never));
-        } catch (err) {
-          const appError = toAppError(err);
-          const mapping = reasonMapping(appError.reason);
-          span.setAttribute("rpc.grpc.status_code", mapping.grpc);
-          if (!mapping.callerFault) failed(span, err, appError.reason);
-          this.calls?.observe({ rpc: fullName, outcome: appError.reason }, (performance.now() - started) / 1000);
-          const fields = { rpc: fullName, reason: appError.reason, ms: Math.round(performance.now() - started) };
-          if (mapping.callerFault) log.warn(fields, "rpc refused");
-          else log.error({ ...fields, error: err instanceof Error ? { type: err.name, message: err.message } : undefined }, "rpc failed");
-          const trailers = new grpc.Metadata();
-          trailers.set(STATUS_DETAILS_TRAILER, Buffer.from(encodeStatusDetails(appError, domain)));
-          callback({ code: mapping.grpc, details: appError.message, metadata: trailers });
+    const abort = new AbortController();
+    (call as grpc.ServerUnaryCall<unknown, unknown>).on("cancelled", () => abort.abort());
+    const rawDeadline = call.getDeadline();
+    const deadline = rawDeadline instanceof Date ? rawDeadline : Number.isFinite(rawDeadline) ? new Date(rawDeadline) : undefined;
+    // grpc-js answers DEADLINE_EXCEEDED by itself; this makes the handler's signal say so too.
+    const timer = deadline ? setTimeout(() => abort.abort(), Math.max(0, deadline.getTime() - Date.now())) : undefined;
+    timer?.unref();
+    const authorization = call.metadata.get("authorization")[0];
+    const token = typeof authorization === "string" && authorization.startsWith("Bearer ") ? authorization.slice(7) : undefined;
+    const started = performance.now();
+    // The whole call, credential check included, is one SERVER span under the caller's trace.
+    void traceServerCall(fullName, call.metadata, async (span) => {
+      try {
+        const caller = await verifier.verify(token);
+        if (!policy.anyScope.some((s) => caller.scopes.includes(s))) {
+          throw new AppError("insufficient_scope", `${policy.anyScope.join(" or ")} required`);
         }
-      });
-    };
+        if (policy.tenant && !caller.tenantId) throw new AppError("unauthenticated", "credential carries no tenant");
+        const callLog = log.child({ rpc: fullName, caller: caller.issuer });
+        const ctx = new CallContext(caller, fullName, deadline, abort.signal, callLog);
+        const response = await run(ctx);
+        span.setAttribute("rpc.grpc.status_code", grpc.status.OK);
+        this.calls?.observe({ rpc: fullName, outcome: "ok" }, (performance.now() - started) / 1000);
+        log.debug({ rpc: fullName, ms: Math.round(performance.now() - started) }, "rpc ok");
+        reply(null, response);
+      } catch (err) {
+        // A stream torn down under the handler by a cancel or a passed deadline says so, not "internal".
+        const appError =
+          abort.signal.aborted && !isAppError(err) ? new AppError("unavailable", "the call was cancelled or its deadline passed") : toAppError(err);
+        const mapping = reasonMapping(appError.reason);
+        span.setAttribute("rpc.grpc.status_code", mapping.grpc);
+        if (!mapping.callerFault) failed(span, err, appError.reason);
+        this.calls?.observe({ rpc: fullName, outcome: appError.reason }, (performance.now() - started) / 1000);
+        const fields = { rpc: fullName, reason: appError.reason, ms: Math.round(performance.now() - started) };
+        if (mapping.callerFault) log.warn(fields, "rpc refused");
+        else log.error({ ...fields, error: err instanceof Error ? { type: err.name, message: err.message } : undefined }, "rpc failed");
+        const trailers = new grpc.Metadata();
+        trailers.set(STATUS_DETAILS_TRAILER, Buffer.from(encodeStatusDetails(appError, domain)));
+        reply({ code: mapping.grpc, details: appError.message, metadata: trailers });
+      } finally {
+        clearTimeout(timer);
+      }
+    });
   }
+}
+
+/** Writes one message of a response stream, waiting while the client's window is full; throws once the call is gone. */
+async function send(call: grpc.ServerWritableStream<unknown, unknown>, message: unknown, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  if (call.write(message)) return;
+  await new Promise<void>((resolve, reject) => {
+    const done = (err?: unknown) => {
+      call.off("drain", onDrain);
+      signal.removeEventListener("abort", onAbort);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onDrain = () => done();
+    const onAbort = () => done(signal.reason);
+    call.on("drain", onDrain);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 function collectFiles(file: DescFile, into: Map<string, Buffer>): void {

@@ -38,6 +38,21 @@ export function traceClientCall<T>(fullName: string, metadata: grpc.Metadata, ca
   });
 }
 
+/**
+ * Starts the CLIENT span of a response stream, whose context travels in `metadata`; the stream's
+ * reader ends it (with the failure, if any) when the stream is done.
+ */
+export function traceClientStream(fullName: string, metadata: grpc.Metadata): { end(failure?: unknown): void } {
+  const span = tracer.startSpan(fullName, { kind: SpanKind.CLIENT, attributes: attributes(fullName) });
+  propagation.inject(trace.setSpan(context.active(), span), metadata, metadataSetter);
+  return {
+    end(failure) {
+      if (failure !== undefined) failed(span, failure);
+      span.end();
+    },
+  };
+}
+
 /** Runs one incoming call inside a SERVER span, the child of whatever the caller's metadata carries. */
 export function traceServerCall<T>(fullName: string, metadata: grpc.Metadata, handle: (span: Span) => Promise<T>): Promise<T> {
   const parent = propagation.extract(context.active(), metadata, metadataGetter);

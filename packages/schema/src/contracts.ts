@@ -212,11 +212,22 @@ const oauthContract = {
   },
 } as const;
 
-/** MemoryService (the residual Import, Export and Erase), by protobuf-es method name. */
+/**
+ * One message of an import stream (ArchiveService.Import): the options in the first, a piece of
+ * the NDJSON file in each later one. The proto's oneof keeps the two apart; which comes when is
+ * the import's rule (services/memory/src/domain/import.ts).
+ */
+export const importPartSchema = z.strictObject({ options: importQuerySchema.optional(), ndjson: z.string().optional() });
+export type ImportPart = z.infer<typeof importPartSchema>;
+
+/** One message of an export stream: an archive record (an NDJSON line as an object), now and then a resume cursor. */
+export const exportedRecordSchema = outputObject({ record: z.record(z.string(), z.unknown()), cursor: z.string().optional() });
+export type ExportedRecord = z.infer<typeof exportedRecordSchema>;
+
+/** ArchiveService, by protobuf-es method name; a streaming RPC's shapes are those of one message. */
 const archiveContract = {
-  import: { request: importQuerySchema.extend({ ndjson: z.string() }), response: importOutputSchema },
-  // nextCursor is empty on the last page.
-  export: { request: exportInputSchema, response: outputObject({ lines: z.array(z.string()), nextCursor: z.string() }) },
+  import: { request: importPartSchema, response: importOutputSchema },
+  export: { request: exportInputSchema, response: exportedRecordSchema },
   erase: { request: eraseInputSchema, response: eraseOutputSchema },
 } as const;
 

@@ -346,4 +346,14 @@ export {
   type CreateApiKeyInput,
 } from "./api-keys.js";
 export { healthOutputSchema, readinessOutputSchema, restErrorOutputSchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";
-export { memoryContracts, memoryIdRequestSchema, searchContract, similarPairsRequestSchema, similarPairsResponseSchema } from "./contracts.js";
+export {
+  exportedRecordSchema,
+  importPartSchema,
+  memoryContracts,
+  memoryIdRequestSchema,
+  searchContract,
+  type ExportedRecord,
+  type ImportPart,
+  similarPairsRequestSchema,
+  similarPairsResponseSchema,
+} from "./contracts.js";

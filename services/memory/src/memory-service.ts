@@ -3,7 +3,6 @@ import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/em
 import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
-import { MAX_IMPORT_BODY_BYTES } from "@3ngram/schema";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { OutboxRelay } from "./domain/outbox-relay.js";
@@ -70,9 +69,8 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       verifier: new CredentialVerifier("memory", config.SERVICE_TRUSTED_JWKS),
       log,
       registry,
+      // Every request fits gRPC's default 4 MiB: an import arrives as a stream of pieces.
       maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
-      // Import carries a whole NDJSON file (up to MAX_IMPORT_BODY_BYTES) in one request.
-      maxReceiveMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
     });
     addMemoryServices(server, {
       pool,

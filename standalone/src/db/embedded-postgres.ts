@@ -1,4 +1,6 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
@@ -46,6 +48,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedPo
   mkdirSync(dataDir, { recursive: true });
   // PGlite's own start parameters (single-user mode, no parallel workers, …) plus ours.
   const startParams = [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`];
+  if (!existsSync(join(dataDir, "PG_VERSION"))) await createClusterInWorker(dataDir, startParams);
   const db = await PGlite.create({ dataDir, extensions: { vector }, startParams });
   // PGlite has no autovacuum: before anyone connects (so nothing can interleave with it), clear
   // dead rows and refresh statistics; while running, standalone/src/db/upkeep.ts keeps them current.
@@ -62,4 +65,28 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedPo
       await db.close();
     },
   };
+}
+
+/**
+ * Runs initdb for a new data directory on a worker thread that ends when it is done. PGlite
+ * creates a new cluster with a second, temporary instance and copies it over as a tarball; in the
+ * process that opens the database, that instance's WebAssembly memory and the tarball (~400 MB
+ * together) stay resident until a full garbage collection that may not come for hours. A thread
+ * that exits gives all of it back at once, so a first start ends up as small as a restart.
+ */
+async function createClusterInWorker(dataDir: string, startParams: readonly string[]): Promise<void> {
+  const worker = new Worker(
+    // Only dynamic imports: an eval'd worker runs as CommonJS or as a module depending on how its
+    // process was started (--input-type), and import() works in both.
+    `import("node:worker_threads").then(async ({ workerData }) => {
+       const { PGlite } = await import(workerData.pglite);
+       const db = await PGlite.create({ dataDir: workerData.dataDir, startParams: workerData.startParams });
+       await db.close();
+     });`,
+    { eval: true, workerData: { pglite: import.meta.resolve("@electric-sql/pglite"), dataDir, startParams } },
+  );
+  await new Promise<void>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database exited with code ${code}`))));
+  });
 }

@@ -1,27 +1,42 @@
 /**
- * Import and export as the gateway calls them (through the bridge), with their deadlines.
+ * The memory service's ArchiveService as the gateway calls it (through the bridge): the streamed
+ * import and export with their deadlines. It rides the memory client's channel; the streams keep
+ * every message small, so the channel needs no raised message limits.
  */
 import type { CallerIdentity } from "@3ngram/rpc";
-import type { ImportFormat, ImportOutput } from "@3ngram/schema";
+import type { ImportFormat, ImportOutput, ImportPart } from "@3ngram/schema";
 import { memoryApi, type MemoryClient } from "./memory.js";
 
 /** An import stores each record in its own transaction; a full 32 MB file takes minutes, not seconds. */
 const IMPORT_DEADLINE_MS = 15 * 60_000;
-/** One export page (at most 500 lines, about 2 MB). */
-const EXPORT_PAGE_DEADLINE_MS = 60_000;
+/**
+ * The whole export is one stream, read as fast as the HTTP client takes it; this bounds a client
+ * that stalls. At the ~20k records a second one export stream moves, 30 minutes is a very large
+ * tenant behind a slow link.
+ */
+const EXPORT_DEADLINE_MS = 30 * 60_000;
 
-/** `signal` aborting (the client went away) cancels the import between two records; those stored stay stored. */
+/**
+ * Streams the options, then the file's pieces as `pieces` yields them (each becomes one message,
+ * so keep them well under 4 MiB). `signal` aborting (the client went away) cancels the import:
+ * before the last piece nothing is stored; after it, the import stops between two records and
+ * those stored stay stored.
+ */
 export async function importArchive(
   memory: MemoryClient,
-  input: { format: ImportFormat; ndjson: string },
+  format: ImportFormat,
+  pieces: AsyncIterable<string>,
   identity: CallerIdentity,
   signal?: AbortSignal,
 ): Promise<ImportOutput> {
-  return memoryApi(memory).archive.import(input, { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
+  async function* parts(): AsyncGenerator<ImportPart> {
+    yield { options: { format } };
+    for await (const ndjson of pieces) if (ndjson.length > 0) yield { ndjson };
+  }
+  return memoryApi(memory).archive.import(parts(), { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
 }
 
-/** One page of the archive: its NDJSON lines and the cursor of the next page (null after the last). */
-export async function exportPage(memory: MemoryClient, cursor: string | null, identity: CallerIdentity): Promise<{ lines: string[]; next: string | null }> {
-  const page = await memoryApi(memory).archive.export({ cursor: cursor ?? undefined }, { identity, deadlineMs: EXPORT_PAGE_DEADLINE_MS });
-  return { lines: page.lines, next: page.nextCursor === "" ? null : page.nextCursor };
+/** The whole archive as a stream of NDJSON lines (each without its newline); leaving the loop early cancels the export. */
+export async function* exportLines(memory: MemoryClient, identity: CallerIdentity): AsyncGenerator<string> {
+  for await (const { record } of memoryApi(memory).archive.export({}, { identity, deadlineMs: EXPORT_DEADLINE_MS })) yield JSON.stringify(record);
 }

@@ -5,7 +5,7 @@
  * a message by hand.
  */
 import { bridgeClients, createRpcClients, type BridgedClients, type CredentialSigner, type RpcClients } from "@3ngram/rpc";
-import { MAX_IMPORT_BODY_BYTES, memoryContracts } from "@3ngram/schema";
+import { memoryContracts } from "@3ngram/schema";
 import { memoryServices } from "@3ngram/proto/memory/v1";
 
 export type MemoryClient = RpcClients<typeof memoryServices>;
@@ -16,8 +16,7 @@ export function createMemoryClient(address: string, signer: CredentialSigner): M
     address,
     audience: "memory",
     signer,
-    // Import sends a whole NDJSON file and answers one result per record; export pages are large too.
-    maxSendMessageBytes: MAX_IMPORT_BODY_BYTES + 1024 * 1024,
+    // An import's answer lists every record of a file up to 32 MiB.
     maxReceiveMessageBytes: 64 * 1024 * 1024,
   });
 }

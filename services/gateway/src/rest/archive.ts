@@ -5,14 +5,20 @@
  *                                                  up to MAX_IMPORT_BODY_BYTES) → per-line results
  *   GET  /api/v1/export                            the whole archive, streamed as NDJSON
  *
- * The import body has its own parser and limit; no JSON parser ever sees it.
+ * Both stream (docs/adr/0035): the import body goes to the memory service piece by piece as it
+ * arrives, never held whole here, and the export's records are written to the response as they
+ * come. The import body has its own reader and limit; no JSON parser ever sees it.
  */
 import { once } from "node:events";
+import { StringDecoder } from "node:string_decoder";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { SCOPES } from "@3ngram/rpc";
 import { errorSummary, type Logger } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES, importQuerySchema, parseInput } from "@3ngram/schema";
-import express, { Router, type RequestHandler, type Response } from "express";
-import { exportPage, importArchive } from "../clients/archive.js";
+import { Router, type Request, type RequestHandler, type Response } from "express";
+import { exportLines, importArchive } from "../clients/archive.js";
 import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
@@ -23,61 +29,60 @@ const NDJSON_TYPES = ["application/x-ndjson", "application/ndjson", "application
 export function archiveRouter(memory: MemoryClient, auth: RequestHandler, log: Logger): Router {
   const router = Router();
 
-  router.post(
-    "/import",
-    routeLabel("POST /api/v1/import"),
-    auth,
-    // Scope and query are checked before up to 32 MB of body is read.
-    (req, res, next) => {
-      identityFor(res, SCOPES.write);
-      parseInput(importQuerySchema, { ...req.query });
-      next();
-    },
-    ndjsonBody(),
-    async (req, res) => {
-      const identity = identityFor(res, SCOPES.write);
-      const { format } = parseInput(importQuerySchema, { ...req.query });
-      const ndjson = typeof req.body === "string" ? req.body : "";
-      // A client that hangs up stops the import: nobody is left to read the per-line results.
-      const gone = new AbortController();
-      res.on("close", () => {
-        if (!res.writableEnded) gone.abort();
-      });
-      try {
-        res.json(await importArchive(memory, { format, ndjson }, identity, gone.signal));
-      } catch (err) {
-        if (!gone.signal.aborted) throw err;
-        log.info({ request_id: requestIdOf(res) }, "import stopped: the client disconnected");
+  router.post("/import", routeLabel("POST /api/v1/import"), auth, async (req, res) => {
+    // Scope, query and headers are checked before any of up to 32 MB of body is read.
+    const identity = identityFor(res, SCOPES.write);
+    const { format } = parseInput(importQuerySchema, { ...req.query });
+    const refusal = refuseBody(req);
+    if (refusal !== undefined) {
+      res.status(refusal.status).json({ error: "invalid_input", detail: refusal.detail, request_id: requestIdOf(res) });
+      return;
+    }
+    // A client that hangs up stops the import: nobody is left to read the per-line results.
+    const gone = new AbortController();
+    res.on("close", () => {
+      if (!res.writableEnded) gone.abort();
+    });
+    try {
+      res.json(await importArchive(memory, format, bodyPieces(req), identity, gone.signal));
+    } catch (err) {
+      if (err instanceof BodyTooLarge) {
+        // The import was cancelled before its last piece, so nothing was stored.
+        res.status(413).json({ error: "invalid_input", detail: err.message, request_id: requestIdOf(res) });
+        return;
       }
-    },
-  );
+      if (!gone.signal.aborted) throw err;
+      log.info({ request_id: requestIdOf(res) }, "import stopped: the client disconnected");
+    }
+  });
 
   router.get("/export", routeLabel("GET /api/v1/export"), auth, async (_req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    // The first page is fetched before anything is sent, so a refusal is still a normal error answer.
-    let page = await exportPage(memory, null, identity);
+    const lines = exportLines(memory, identity)[Symbol.asyncIterator]();
+    // The first record is awaited before anything is sent, so a refusal is still a normal error answer.
+    let next = await lines.next();
     res.status(200);
     res.set({
       "Content-Type": "application/x-ndjson; charset=utf-8",
       "Content-Disposition": `attachment; filename="3ngram-export-${new Date().toISOString().slice(0, 10)}.ndjson"`,
       "Cache-Control": "no-store",
     });
-    let pages = 0;
-    let lines = 0;
+    let count = 0;
     try {
-      for (;;) {
-        pages += 1;
-        lines += page.lines.length;
-        if (page.lines.length > 0 && !(await write(res, page.lines.join("\n") + "\n"))) return; // client went away
-        if (page.next === null) break;
-        page = await exportPage(memory, page.next, identity);
+      for (; !next.done; next = await lines.next()) {
+        count += 1;
+        if (!(await write(res, `${next.value}\n`))) {
+          // The client went away: leaving the stream cancels the export in the memory service.
+          await lines.return?.(undefined);
+          return;
+        }
       }
       res.end();
-      log.info({ request_id: requestIdOf(res), pages, lines }, "export streamed");
+      log.info({ request_id: requestIdOf(res), lines: count }, "export streamed");
     } catch (err) {
       // Headers are gone: ending normally would hand out a silently truncated archive, so the
       // connection is cut instead and the client sees an incomplete transfer.
-      log.error({ request_id: requestIdOf(res), pages, lines, error: errorSummary(err) }, "export failed mid-stream");
+      log.error({ request_id: requestIdOf(res), lines: count, error: errorSummary(err) }, "export failed mid-stream");
       res.destroy();
     }
   });
@@ -85,30 +90,63 @@ export function archiveRouter(memory: MemoryClient, auth: RequestHandler, log: L
   return router;
 }
 
+/** What body-parser would have refused before reading: the media type, charset, encoding, or a declared length over the limit. */
+function refuseBody(req: Request): { status: number; detail: string } | undefined {
+  if (!req.is(NDJSON_TYPES)) return { status: 415, detail: "Content-Type must be application/x-ndjson or text/plain" };
+  const charset = /;\s*charset="?([^";\s]+)/i.exec(req.headers["content-type"] ?? "")?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") return { status: 415, detail: "unsupported charset" };
+  if (!(encodingOf(req) in DECODERS)) return { status: 415, detail: "unsupported Content-Encoding" };
+  const declared = Number(req.headers["content-length"]);
+  if (encodingOf(req) === "identity" && declared > MAX_IMPORT_BODY_BYTES) return { status: 413, detail: tooLarge() };
+  return undefined;
+}
+
+const DECODERS: Record<string, (() => NodeJS.ReadWriteStream) | null> = {
+  identity: null,
+  gzip: createGunzip,
+  "x-gzip": createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+function encodingOf(req: Request): string {
+  return (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+}
+
+class BodyTooLarge extends Error {}
+const tooLarge = () => `request body exceeds ${MAX_IMPORT_BODY_BYTES} bytes`;
+
 /**
- * The NDJSON body as text, up to MAX_IMPORT_BODY_BYTES. Other media types get 415, a larger body
- * 413 (naming this route's limit, not the JSON one); other parse failures go to restErrorHandler.
+ * The body, decompressed and decoded as UTF-8, in the pieces it arrives in (a character split
+ * between two chunks is held back for the next). Counting stops it past MAX_IMPORT_BODY_BYTES; a
+ * body that does not decode is a 400, as body-parser answers (see http/request-faults.ts).
  */
-function ndjsonBody(): RequestHandler {
-  const parse = express.text({ type: NDJSON_TYPES, limit: MAX_IMPORT_BODY_BYTES });
-  return (req, res, next) => {
-    if (!req.is(NDJSON_TYPES)) {
-      res.status(415).json({ error: "invalid_input", detail: "Content-Type must be application/x-ndjson or text/plain", request_id: requestIdOf(res) });
-      return;
+async function* bodyPieces(req: Request): AsyncGenerator<string> {
+  const decoder = DECODERS[encodingOf(req)];
+  const source: Readable = decoder ? (pipeline(req, decoder(), () => undefined) as unknown as Readable) : req;
+  const text = new StringDecoder("utf8");
+  let bytes = 0;
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > MAX_IMPORT_BODY_BYTES) throw new BodyTooLarge(tooLarge());
+      yield text.write(chunk);
     }
-    parse(req, res, (err?: unknown) => {
-      if ((err as { type?: unknown } | undefined)?.type === "entity.too.large") {
-        res.status(413).json({ error: "invalid_input", detail: `request body exceeds ${MAX_IMPORT_BODY_BYTES} bytes`, request_id: requestIdOf(res) });
-        return;
-      }
-      next(err);
-    });
-  };
+  } catch (err) {
+    if (err instanceof BodyTooLarge) throw err;
+    throw Object.assign(new Error("unreadable request body"), { status: 400, expose: true, cause: err });
+  }
+  yield text.end();
 }
 
 /** Writes a chunk, waiting out backpressure; false when the client has gone. */
 async function write(res: Response, chunk: string): Promise<boolean> {
   if (res.destroyed) return false;
+  // Lines that arrive together leave in one write to the socket.
+  if (!res.writableCorked) {
+    res.cork();
+    process.nextTick(() => res.uncork());
+  }
   if (res.write(chunk)) return true;
   const closed = once(res, "close").then(() => false);
   return Promise.race([once(res, "drain").then(() => !res.destroyed), closed]);

@@ -189,22 +189,6 @@ export const memorySamples: Record<string, Sample> = {
   listMyApiKeys: { request: {}, response: { keys: [apiKey] } },
   createMyApiKey: { request: { name: "laptop", scopes: ["memory:read"] }, response: { key: apiKey, apiKey: "3ng_secret" } },
   revokeMyApiKey: { request: { keyId: ID }, response: { key: apiKey } },
-  import: {
-    request: { format: "mcp-memory", ndjson: '{"type":"entity"}\n' },
-    response: {
-      format: "mcp-memory",
-      results: [{ line: 1, outcome: "error", id: ID, reason: "invalid_input", message: "bad" }],
-      created: 3,
-      skipped: 2,
-      failed: 1,
-    },
-  },
-  export: { request: { cursor: "c1" }, response: { lines: ['{"kind":"archive"}'], nextCursor: "c2" } },
-  erase: {
-    request: { ids: [ID], reason: "secret", reference: "case-1", dryRun: true },
-    more: [{ selector: { scope: "work", project: "atlas", topic: "t", subject: "s" }, reason: "mistake" }],
-    response: { erasureId: ID2, dryRun: true, erased: [ID], alreadyErased: [ID2], notFound: [ID], factsErased: 2, remaining: 1 },
-  },
   // Vector components a 32-bit float holds exactly, as the wire carries them.
   storeEmbedding: { request: { memoryId: ID, model: "hash-384", vector: [0.5, -0.25, 1] }, response: { stored: true } },
   resolveApiKey: { request: { apiKey: "3ng_secret" }, response: { tenantId: ID, userId: ID2, scopes: ["memory:read"], keyId: ID } },
@@ -315,6 +299,30 @@ const fullHit = {
   scope: "work",
   project: "atlas",
   recordedAt: T0,
+};
+
+/** ArchiveService: a streaming RPC's sample is one message of its stream (`more` the other kinds). */
+export const archiveSamples: Record<string, Sample> = {
+  import: {
+    request: { options: { format: "mcp-memory" } },
+    more: [{ ndjson: '{"type":"entity"}\n{"ty' }],
+    response: {
+      format: "mcp-memory",
+      results: [{ line: 1, outcome: "error", id: ID, reason: "invalid_input", message: "bad" }],
+      created: 3,
+      skipped: 2,
+      failed: 1,
+    },
+  },
+  export: {
+    request: { cursor: "c1" },
+    response: { record: { kind: "memory", key: "k", tags: ["a"], validTo: null, commitment: { status: "open", dueAt: null }, confidence: 0.5 }, cursor: "c2" },
+  },
+  erase: {
+    request: { ids: [ID], reason: "secret", reference: "case-1", dryRun: true },
+    more: [{ selector: { scope: "work", project: "atlas", topic: "t", subject: "s" }, reason: "mistake" }],
+    response: { erasureId: ID2, dryRun: true, erased: [ID], alreadyErased: [ID2], notFound: [ID], factsErased: 2, remaining: 1 },
+  },
 };
 
 export const searchSamples: Record<string, Sample> = {

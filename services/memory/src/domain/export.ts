@@ -1,5 +1,5 @@
 /**
- * Full-tenant export, one page per call. The archive is NDJSON in a fixed order: the header, the
+ * Full-tenant export as a stream of records, read a page at a time. The archive is NDJSON in a fixed order: the header, the
  * scope registry (by name), the retrieval policy, memories (in recorded order), edges, then facts
  * (both in recorded order), so every edge and fact refers to memories earlier in the file and two
  * exports of the same data are identical apart from the header's exportedAt.
@@ -36,8 +36,8 @@ import {
 import type { Actor, MemoryDeps } from "./deps.js";
 
 /**
- * A page stops growing past this many bytes (a single line may still be up to ~1.6 MB, content
- * escaped), which keeps every page well inside gRPC's default 4 MiB message bound.
+ * A page stops growing past this many bytes of NDJSON (a single line may still be up to ~1.6 MB,
+ * content escaped): it bounds what one read-only transaction holds in memory at a time.
  */
 const EXPORT_PAGE_BYTES = 2 * 1024 * 1024;
 
@@ -52,33 +52,59 @@ const cursorSchema = z.strictObject({
 });
 type Cursor = z.infer<typeof cursorSchema>;
 
-export interface ExportPage {
-  lines: string[];
+/** One archive record; the JSON of each is a line of the NDJSON file. */
+type ArchiveLine = ArchiveHeader | ArchiveScope | ArchivePolicy | ExportedMemory | ExportedEdge | ExportedFact;
+
+interface ExportPage {
+  records: ArchiveLine[];
   /** Empty on the last page. */
   nextCursor: string;
 }
 
-/** Collects one page's lines within the line and byte bounds. */
+/**
+ * The whole archive (or the rest of it after `cursor`), one record at a time with the cursor that
+ * resumes after it on the last record of each page. A page is read only when the one before it has
+ * been taken, so a slow reader holds no more than a page, and an abort stops between two pages.
+ */
+export async function* exportRecords(
+  deps: MemoryDeps,
+  actor: Actor,
+  input: { cursor?: string | undefined },
+  signal?: AbortSignal,
+): AsyncGenerator<{ record: ArchiveLine; cursor?: string }> {
+  let cursor = input.cursor;
+  for (;;) {
+    signal?.throwIfAborted();
+    const page = await exportPage(deps, actor, { cursor });
+    const last = page.records.length - 1;
+    for (const [i, record] of page.records.entries()) {
+      yield i === last && page.nextCursor !== "" ? { record, cursor: page.nextCursor } : { record };
+    }
+    if (page.nextCursor === "") return;
+    cursor = page.nextCursor;
+  }
+}
+
+/** Collects one page's records within the line and byte bounds. */
 class PageWriter {
-  readonly lines: string[] = [];
+  readonly records: ArchiveLine[] = [];
   private bytes = 0;
 
   get room(): number {
-    return MAX_EXPORT_PAGE_LINES - this.lines.length;
+    return MAX_EXPORT_PAGE_LINES - this.records.length;
   }
 
   /** Bytes still free under the budget (the first line of a page always fits). */
   get freeBytes(): number {
-    return this.lines.length === 0 ? Number.POSITIVE_INFINITY : EXPORT_PAGE_BYTES - this.bytes;
+    return this.records.length === 0 ? Number.POSITIVE_INFINITY : EXPORT_PAGE_BYTES - this.bytes;
   }
 
   /** Adds a record unless the page is full; false means "start the next page with it". */
-  write(record: object): boolean {
+  write(record: ArchiveLine): boolean {
     if (this.room <= 0) return false;
-    const line = JSON.stringify(record);
-    const size = Buffer.byteLength(line, "utf8") + 1;
+    const size = Buffer.byteLength(JSON.stringify(record), "utf8") + 1;
     if (size > this.freeBytes) return false;
-    this.lines.push(line);
+    this.records.push(record);
     this.bytes += size;
     return true;
   }
@@ -92,7 +118,7 @@ interface SectionProgress {
 
 type SectionReader = (db: Queryable, tenantId: string, cursor: Cursor, page: PageWriter) => Promise<SectionProgress>;
 
-export async function exportPage(deps: MemoryDeps, actor: Actor, input: { cursor?: string | undefined }): Promise<ExportPage> {
+async function exportPage(deps: MemoryDeps, actor: Actor, input: { cursor?: string | undefined }): Promise<ExportPage> {
   const tenantId = actor.tenantId;
   return withTenant(deps.pool, { role: deps.runtimeRole, tenantId, readOnly: true }, async (db) => {
     const page = new PageWriter();
@@ -113,13 +139,13 @@ export async function exportPage(deps: MemoryDeps, actor: Actor, input: { cursor
       if (!progress.done) break;
       const next = SECTIONS[SECTIONS.indexOf(cursor.s) + 1];
       if (next === undefined) {
-        deps.log.info({ lines: page.lines.length, last: true }, "export page");
-        return { lines: page.lines, nextCursor: "" };
+        deps.log.info({ lines: page.records.length, last: true }, "export page");
+        return { records: page.records, nextCursor: "" };
       }
       cursor = { ...cursor, s: next, a: null };
     }
-    deps.log.info({ lines: page.lines.length, last: false }, "export page");
-    return { lines: page.lines, nextCursor: encodeCursor(cursor) };
+    deps.log.info({ lines: page.records.length, last: false }, "export page");
+    return { records: page.records, nextCursor: encodeCursor(cursor) };
   });
 }
 

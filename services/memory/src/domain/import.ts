@@ -28,6 +28,7 @@ import {
   type ArchiveScope,
   type ImportFormat,
   type ImportLineResult,
+  type ImportPart,
 } from "@3ngram/schema";
 import {
   closeFact,
@@ -61,12 +62,8 @@ import { recordMemoryJobs } from "./memory-jobs.js";
 import { contentHash } from "./remember.js";
 import { duplicateMemory } from "./write-memory.js";
 
-export interface ImportInput {
-  format: ImportFormat;
-  ndjson: string;
-}
-
 export interface ImportResult {
+  format: ImportFormat;
   results: ImportLineResult[];
   created: number;
   skipped: number;
@@ -87,8 +84,13 @@ const MAX_MESSAGE_LENGTH = 512;
 /** No scope has this id, so a clash check against it considers every scope. */
 const NO_SCOPE = "00000000-0000-0000-0000-000000000000";
 
-export async function importArchive(deps: MemoryDeps, actor: Actor, input: ImportInput, signal?: AbortSignal): Promise<ImportResult> {
-  const parsed = parseArchive(input);
+/**
+ * Reads the whole stream first (the options, then the file in pieces), then stores record by
+ * record. Nothing is stored before the stream has ended cleanly, so a stream refused as a whole
+ * stores nothing, exactly as a refused file did when it came in one message.
+ */
+export async function importArchive(deps: MemoryDeps, actor: Actor, parts: AsyncIterable<ImportPart>, signal?: AbortSignal): Promise<ImportResult> {
+  const { format, parsed } = await readArchive(parts);
   const results: ImportLineResult[] = [];
   let jobsRecorded = 0;
   for (const item of parsed) {
@@ -99,7 +101,7 @@ export async function importArchive(deps: MemoryDeps, actor: Actor, input: Impor
     }
     let stored: Stored;
     try {
-      stored = await storeRecord(deps, actor, item.record, item.line, input.format);
+      stored = await storeRecord(deps, actor, item.record, item.line, format);
     } catch (err) {
       results.push(errorResult(item.line, lineError(err)));
       continue;
@@ -111,42 +113,90 @@ export async function importArchive(deps: MemoryDeps, actor: Actor, input: Impor
     }
   }
   const count = (outcome: ImportLineResult["outcome"]) => results.filter((r) => r.outcome === outcome).length;
-  const result = { results, created: count("created"), skipped: count("skipped"), failed: count("error") };
+  const result = { format, results, created: count("created"), skipped: count("skipped"), failed: count("error") };
   deps.log.info(
-    { format: input.format, records: results.length, created: result.created, skipped: result.skipped, failed: result.failed, memoriesWithJobs: jobsRecorded },
+    { format, records: results.length, created: result.created, skipped: result.skipped, failed: result.failed, memoriesWithJobs: jobsRecorded },
     "import done",
   );
   return result;
 }
 
 /**
- * Splits and validates the whole body before anything is stored, so request-level problems (too
- * big, too many records, an archive version we cannot read) refuse the import as a whole.
+ * The stream's messages in order: the options first, then pieces of the file, joined and split
+ * into lines as they arrive (a piece may end inside a line). Request-level problems (a message out
+ * of place, too big, too many records, an archive version we cannot read) refuse the import as a
+ * whole and stop reading; a bad line is only that line's error.
  */
-function parseArchive(input: ImportInput): Parsed[] {
-  if (Buffer.byteLength(input.ndjson, "utf8") > MAX_IMPORT_BODY_BYTES) {
-    throw new AppError("invalid_input", `ndjson: larger than ${MAX_IMPORT_BODY_BYTES} bytes; split the file`, { field: "ndjson" });
+async function readArchive(parts: AsyncIterable<ImportPart>): Promise<{ format: ImportFormat; parsed: Parsed[] }> {
+  let reader: ArchiveReader | undefined;
+  for await (const part of parts) {
+    if (reader === undefined) {
+      if (part.options === undefined) throw new AppError("invalid_input", "options: the first message must carry the import options", { field: "options" });
+      reader = new ArchiveReader(part.options.format);
+    } else if (part.options !== undefined) {
+      throw new AppError("invalid_input", "options: only the first message may carry options", { field: "options" });
+    } else if (part.ndjson === undefined) {
+      throw new AppError("invalid_input", "ndjson: every message after the first must carry a piece of the file", { field: "ndjson" });
+    } else {
+      reader.push(part.ndjson);
+    }
   }
-  const parsed: Parsed[] = [];
-  const lines = input.ndjson.split("\n");
-  for (const [index, raw] of lines.entries()) {
+  if (reader === undefined) throw new AppError("invalid_input", "options: the stream ended before its first message", { field: "options" });
+  return { format: reader.format, parsed: reader.end() };
+}
+
+/** Splits and validates the file as it arrives, before anything is stored. */
+class ArchiveReader {
+  private readonly parsed: Parsed[] = [];
+  /** The start of a line whose end has not arrived yet. */
+  private partial = "";
+  private bytes = 0;
+  private line = 0;
+
+  constructor(readonly format: ImportFormat) {}
+
+  push(piece: string): void {
+    this.bytes += Buffer.byteLength(piece, "utf8");
+    if (this.bytes > MAX_IMPORT_BODY_BYTES) {
+      throw new AppError("invalid_input", `ndjson: larger than ${MAX_IMPORT_BODY_BYTES} bytes; split the file`, { field: "ndjson" });
+    }
+    // Only the new piece is searched for line ends, so a long line sent in many pieces costs no more than a short one.
+    const lines = piece.split("\n");
+    if (lines.length === 1) {
+      this.partial += piece;
+      return;
+    }
+    this.readLine(this.partial + lines[0]!);
+    for (let i = 1; i < lines.length - 1; i += 1) this.readLine(lines[i]!);
+    this.partial = lines[lines.length - 1]!;
+  }
+
+  end(): Parsed[] {
+    this.readLine(this.partial);
+    this.partial = "";
+    return this.parsed;
+  }
+
+  private readLine(raw: string): void {
+    this.line += 1;
+    const line = this.line;
     const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (text.trim() === "") continue;
-    const line = index + 1;
+    if (text.trim() === "") return;
+    const parsed = this.parsed;
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       parsed.push({ line, error: new AppError("invalid_input", "line: not valid JSON", { field: "line" }) });
-      continue;
+      return;
     }
-    if (input.format === "mcp-memory") {
+    if (this.format === "mcp-memory") {
       let records: unknown[];
       try {
         records = recordsFromMcpLine(value);
       } catch (err) {
         parsed.push({ line, error: lineError(err) });
-        continue;
+        return;
       }
       for (const record of records) parsed.push(validate(line, record));
     } else if (isHeader(value)) {
@@ -164,7 +214,6 @@ function parseArchive(input: ImportInput): Parsed[] {
       throw new AppError("invalid_input", `ndjson: more than ${MAX_IMPORT_RECORDS} records; split the file`, { field: "ndjson" });
     }
   }
-  return parsed;
 }
 
 function isHeader(value: unknown): boolean {

@@ -1,8 +1,8 @@
 import {
   ApiKeysService,
+  ArchiveService,
   MaintenanceService,
   MemoriesService,
-  MemoryService,
   OAuthStorageService,
   OrientationService,
   ProposalsService,
@@ -12,7 +12,6 @@ import type { RpcServer } from "@3ngram/rpc";
 import type { MemoryDeps } from "../domain/deps.js";
 import { apiKeyHandlers, apiKeyPolicies } from "./api-key-handlers.js";
 import { archiveHandlers, archivePolicies } from "./archive-handlers.js";
-import { erasureHandlers, erasurePolicies } from "./erasure-handlers.js";
 import { maintenanceHandlers, maintenancePolicies } from "./maintenance-handlers.js";
 import { memoriesHandlers, memoriesPolicies } from "./memories-handlers.js";
 import { oauthHandlers, oauthPolicies } from "./oauth-handlers.js";
@@ -29,6 +28,5 @@ export function addMemoryServices(server: RpcServer, deps: MemoryDeps): void {
   server.addService(MaintenanceService, maintenanceHandlers(deps), maintenancePolicies);
   server.addService(ApiKeysService, apiKeyHandlers(deps), apiKeyPolicies);
   server.addService(OAuthStorageService, oauthHandlers(deps), oauthPolicies);
-  // The residual service: import, export and erasure.
-  server.addService(MemoryService, { ...archiveHandlers(deps), ...erasureHandlers(deps) }, { ...archivePolicies, ...erasurePolicies });
+  server.addService(ArchiveService, archiveHandlers(deps), archivePolicies);
 }

@@ -6,12 +6,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClients } from "@3ngram/rpc";
-import { EMBEDDINGS_QUEUE, archiveRecordSchema } from "@3ngram/schema";
+import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { exportFile, importFile, importMessages } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
@@ -23,23 +24,13 @@ interface Tenant {
 
 let stack: CoreServices;
 let memory: Client;
+let archiveRpc: RpcClient<typeof ArchiveService>;
 
 const as = (t: Tenant, scopes: string[] = [SCOPES.read, SCOPES.write]) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes } });
 
-/** Every line of the tenant's archive, following the cursor to the end. */
-async function exportAll(t: Tenant): Promise<{ lines: string[]; pages: number }> {
-  const lines: string[] = [];
-  let cursor = "";
-  let pages = 0;
-  do {
-    // The first page is asked for without a cursor; the last one answers an empty next cursor.
-    const page = await memory.archive.export(cursor === "" ? {} : { cursor }, as(t, [SCOPES.read]));
-    lines.push(...page.lines);
-    cursor = page.nextCursor;
-    pages += 1;
-    expect(pages).toBeLessThan(200);
-  } while (cursor !== "");
-  return { lines, pages };
+/** Every line of the tenant's archive, as one export stream. */
+async function exportAll(t: Tenant): Promise<{ lines: string[]; cursors: Map<number, string> }> {
+  return exportFile(archiveRpc, as(t, [SCOPES.read]));
 }
 
 function ndjson(records: readonly unknown[]): string {
@@ -81,6 +72,7 @@ const at = (iso: string) => timestampFromDate(new Date(iso));
 beforeAll(async () => {
   stack = await startCoreServices({ label: "archive" });
   memory = await stack.memoryClient();
+  archiveRpc = await stack.archiveClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -233,7 +225,7 @@ describe("export → import → export", () => {
 
   it("imports into a fresh tenant and exports the same archive again", async () => {
     const before = await counts(target.tenantId);
-    const result = await memory.archive.import({ format: "3ngram", ndjson: ndjson(first) }, as(target));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(first) }, as(target));
     expect(result.failed, JSON.stringify(result.results.filter((r) => r.outcome === "error"))).toBe(0);
     const byLine = new Map(result.results.map((r) => [r.line, r]));
     first.forEach((line, index) => {
@@ -275,7 +267,7 @@ describe("export → import → export", () => {
 
   it("creates nothing when the same import runs again", async () => {
     const before = await counts(target.tenantId);
-    const result = await memory.archive.import({ format: "3ngram", ndjson: ndjson(first) }, as(target));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(first) }, as(target));
     expect({ created: result.created, failed: result.failed }).toEqual({ created: 0, failed: 0 });
     expect(result.skipped).toBe(first.length - 1);
     expect(result.results.every((r) => r.outcome === "skipped")).toBe(true);
@@ -286,7 +278,7 @@ describe("export → import → export", () => {
 
   it("re-importing a tenant's own export into itself is a no-op too (keys are its ids)", async () => {
     const before = await counts(source.tenantId);
-    const result = await memory.archive.import({ format: "3ngram", ndjson: ndjson(first) }, as(source));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(first) }, as(source));
     expect({ created: result.created, failed: result.failed }).toEqual({ created: 0, failed: 0 });
     expect(await counts(source.tenantId)).toEqual(before);
   });
@@ -334,7 +326,7 @@ describe("per-line results", () => {
       { kind: "teleport" },
       { kind: "memory", key: `${k}-5`, memoryType: "note", topic: "last", content: `last good line ${k}` },
     ]);
-    const result = await memory.archive.import({ format: "3ngram", ndjson: file }, as(tenant));
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: file }, as(tenant));
     expect(result.results.map((r) => [r.line, r.outcome, r.reason ?? null])).toEqual([
       [1, "created", null],
       [2, "error", "invalid_input"],
@@ -362,7 +354,8 @@ describe("per-line results", () => {
   it("keeps historical times and refuses a live duplicate with the existing id (closed rows are exempt)", async () => {
     const content = `Historical memory ${randomUUID()}`;
     const live = await memory.memories.remember({ memoryType: "note", topic: "live", content }, as(tenant));
-    const result = await memory.archive.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([
@@ -401,7 +394,8 @@ describe("per-line results", () => {
     };
     const [c200k, cMax, cOver] = [body(200_000), body(262_144), body(262_145)];
     expect([c200k.length, cMax.length, cOver.length]).toEqual([200_000, 262_144, 262_145]);
-    const result = await memory.archive.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([
@@ -423,7 +417,8 @@ describe("per-line results", () => {
   it("refuses the whole import for an archive version it cannot read, and a bad format", async () => {
     const before = await counts(tenant.tenantId);
     const err = await rejection(
-      memory.archive.import(
+      importFile(
+        archiveRpc,
         {
           format: "3ngram",
           ndjson: ndjson([
@@ -437,14 +432,15 @@ describe("per-line results", () => {
     expect(err.reason).toBe("invalid_input");
     expect(err.message).toMatch(/^line 1: version: /);
     expect(await counts(tenant.tenantId)).toEqual(before);
-    const format = await rejection(memory.archive.import({ format: "csv", ndjson: "" }, as(tenant)));
-    expect(format.details.field).toBe("format");
+    const format = await rejection(importFile(archiveRpc, { format: "csv", ndjson: "" }, as(tenant)));
+    expect(format.details.field).toBe("options.format");
   });
 
   it("merges scopes and reports a conflicting one as an error line", async () => {
     const w = as(tenant);
     await memory.scopes.createScope({ name: "research", aliases: ["rnd"] }, w);
-    const result = await memory.archive.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([
@@ -472,8 +468,66 @@ describe("per-line results", () => {
   });
 
   it("refuses import to a read-only caller", async () => {
-    const err = await rejection(memory.archive.import({ format: "3ngram", ndjson: "" }, as(tenant, [SCOPES.read])));
+    const err = await rejection(importFile(archiveRpc, { format: "3ngram", ndjson: "" }, as(tenant, [SCOPES.read])));
     expect(err.reason).toBe("insufficient_scope");
+  });
+});
+
+describe("the import stream", () => {
+  let tenant: Tenant;
+  type Message = ReturnType<typeof importMessages> extends Iterable<infer M> ? M : never;
+  const options: Message = { part: { case: "options", value: { format: "3ngram" } } };
+  const piece = (value: string): Message => ({ part: { case: "ndjson", value } });
+  const memoryLine = (i: number) => JSON.stringify({ kind: "memory", key: `s-${i}`, memoryType: "note", topic: "stream", content: `streamed ${i}` });
+
+  beforeAll(async () => {
+    tenant = await stack.createTenant("archive stream");
+  });
+
+  it("numbers lines across pieces that split them anywhere, and reports the Nth bad record alone", async () => {
+    const records = Array.from({ length: 300 }, (_, i) => (i === 206 ? '{"kind":"memory","key":"s-bad","memoryType":"note","topic":""}' : memoryLine(i)));
+    // 97-character pieces: almost every line is split between two (or three) messages.
+    const result = await archiveRpc.import(importMessages({ format: "3ngram", ndjson: `${records.join("\r\n")}\r\n` }, 97), {
+      ...as(tenant),
+      deadlineMs: 120_000,
+    });
+    expect(result.results).toHaveLength(300);
+    expect(result.results.map((r) => r.line)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    expect(result.results.filter((r) => r.outcome !== "created")).toEqual([
+      expect.objectContaining({ line: 207, outcome: "error", reason: "invalid_input", message: expect.stringMatching(/^topic: /) }),
+    ]);
+    expect({ created: result.created, failed: result.failed }).toEqual({ created: 299, failed: 1 });
+  });
+
+  it("refuses a stream whose messages are out of place, naming the field, and stores nothing of it", async () => {
+    const before = await counts(tenant.tenantId);
+    const good = piece(`${memoryLine(1000)}\n${memoryLine(1001)}\n`);
+    const cases: Array<[Message[], string]> = [
+      [[good], "options"],
+      [[options, good, options], "options"],
+      [[options, good, { part: { case: undefined } }], "ndjson"],
+      [[], "options"],
+      [[{ part: { case: "options", value: { format: "csv" } } }, good], "options.format"],
+    ];
+    for (const [messages, field] of cases) {
+      const err = await rejection(archiveRpc.import(messages, as(tenant)));
+      expect([err.reason, err.details.field], JSON.stringify(messages)).toEqual(["invalid_input", field]);
+    }
+    expect(await counts(tenant.tenantId)).toEqual(before);
+  });
+
+  it("refuses a stream past the size bound without storing the records before it", async () => {
+    const before = await counts(tenant.tenantId);
+    function* huge(): Generator<Message> {
+      yield options;
+      yield piece(`${memoryLine(2000)}\n`);
+      // Blank lines: cheap to send and to read, and they count towards the bound like any byte.
+      const blank = "\n".repeat(1024 * 1024);
+      for (let sent = 0; sent <= MAX_IMPORT_BODY_BYTES; sent += blank.length) yield piece(blank);
+    }
+    const err = await rejection(archiveRpc.import(huge(), { ...as(tenant), deadlineMs: 60_000 }));
+    expect([err.reason, err.details.field]).toEqual(["invalid_input", "ndjson"]);
+    expect(await counts(tenant.tenantId)).toEqual(before);
   });
 });
 
@@ -493,7 +547,7 @@ describe("the MCP memory-server importer", () => {
   });
 
   it("stores one fact memory per observation and one fact per relation", async () => {
-    const result = await memory.archive.import({ format: "mcp-memory", ndjson: ndjson(sample) }, as(tenant));
+    const result = await importFile(archiveRpc, { format: "mcp-memory", ndjson: ndjson(sample) }, as(tenant));
     expect(result.results.map((r) => [r.line, r.outcome, r.reason ?? null])).toEqual([
       [1, "created", null],
       [1, "created", null],
@@ -531,16 +585,16 @@ describe("the MCP memory-server importer", () => {
 
   it("skips everything on a second run", async () => {
     const before = await counts(tenant.tenantId);
-    const result = await memory.archive.import({ format: "mcp-memory", ndjson: ndjson(sample.slice(0, 4)) }, as(tenant));
+    const result = await importFile(archiveRpc, { format: "mcp-memory", ndjson: ndjson(sample.slice(0, 4)) }, as(tenant));
     expect(result.results.map((r) => r.outcome)).toEqual(["skipped", "skipped", "skipped", "skipped", "skipped"]);
     expect(await counts(tenant.tenantId)).toEqual(before);
   });
 });
 
-describe("paging and isolation", () => {
+describe("streaming and isolation", () => {
   let big: Tenant;
   let other: Tenant;
-  let pages: string[][];
+  let exported: { lines: string[]; cursors: Map<number, string> };
 
   beforeAll(async () => {
     big = await stack.createTenant("archive big");
@@ -553,42 +607,41 @@ describe("paging and isolation", () => {
     }
     // ~2.4 MB in 612 transactions: this checks paging, not speed, so the call gets a deadline a
     // loaded machine cannot hit (the 10 s default did, with the full suite running beside it).
-    const result = await memory.archive.import({ format: "3ngram", ndjson: ndjson(records) }, { ...as(big), deadlineMs: 120_000 });
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(records) }, { ...as(big), deadlineMs: 120_000 });
     expect(result.created).toBe(612);
     await memory.memories.remember({ memoryType: "note", topic: "other", content: "Belongs to the other tenant only." }, as(other));
 
-    pages = [];
-    let cursor = "";
-    do {
-      const page = await memory.archive.export({ cursor: cursor === "" ? undefined : cursor }, as(big, [SCOPES.read]));
-      pages.push(page.lines);
-      cursor = page.nextCursor;
-    } while (cursor !== "" && pages.length < 100);
+    exported = await exportAll(big);
   });
 
-  it("pages by line count and by bytes, without repeats or gaps", () => {
-    expect(pages.length).toBeGreaterThanOrEqual(3);
-    for (const page of pages) {
-      expect(page.length).toBeLessThanOrEqual(500);
-      expect(page.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)).toBeLessThanOrEqual(2 * 1024 * 1024);
-    }
-    const keys = pages
-      .flat()
+  it("streams every record once, with a resume cursor at least every 500 records", () => {
+    const keys = exported.lines
       .map((l) => JSON.parse(l) as { kind: string; key?: string })
       .filter((r) => r.kind === "memory")
       .map((r) => r.key);
     expect(keys).toHaveLength(612);
     expect(new Set(keys).size).toBe(612);
+    // More records than one old page held, so the stream crossed page (transaction) boundaries.
+    const marks = [...exported.cursors.keys()];
+    expect(marks.length).toBeGreaterThanOrEqual(2);
+    for (const [i, at] of marks.entries()) expect(at - (marks[i - 1] ?? -1)).toBeLessThanOrEqual(500);
+    // The last record carries none: the end of the stream says the archive is done.
+    expect(exported.cursors.has(exported.lines.length - 1)).toBe(false);
+  });
+
+  it("resumes from a cursor right after its record, without repeats or gaps", async () => {
+    const [at, cursor] = [...exported.cursors.entries()][1]!;
+    const rest = await exportFile(archiveRpc, as(big, [SCOPES.read]), cursor);
+    expect(rest.lines).toEqual(exported.lines.slice(at + 1));
   });
 
   it("refuses a forged cursor and another tenant's cursor alike", async () => {
-    const second = await memory.archive.export({}, as(big, [SCOPES.read]));
-    expect(second.nextCursor).not.toBe("");
-    const third = await memory.archive.export({ cursor: second.nextCursor }, as(big, [SCOPES.read]));
-    const foreign = await rejection(memory.archive.export({ cursor: third.nextCursor }, as(other, [SCOPES.read])));
-    const forged = await rejection(memory.archive.export({ cursor: "bm90LWEtY3Vyc29y" }, as(other, [SCOPES.read])));
+    const [, cursor] = [...exported.cursors.entries()][1]!;
+    const foreign = await rejection(exportFile(archiveRpc, as(other, [SCOPES.read]), cursor));
+    const forged = await rejection(exportFile(archiveRpc, as(other, [SCOPES.read]), "bm90LWEtY3Vyc29y"));
     expect([foreign.reason, foreign.details.field, foreign.message]).toEqual([forged.reason, forged.details.field, forged.message]);
     expect(forged.reason).toBe("invalid_input");
+    expect(forged.details.field).toBe("cursor");
   });
 
   it("never exports or touches another tenant's rows", async () => {
@@ -602,7 +655,8 @@ describe("paging and isolation", () => {
     const { rows } = await stack.ownerPool.query<{ id: string }>("SELECT id FROM memories WHERE tenant_id = $1", [other.tenantId]);
     const foreignId = rows[0]!.id;
     const before = await counts(other.tenantId);
-    const result = await memory.archive.import(
+    const result = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: ndjson([

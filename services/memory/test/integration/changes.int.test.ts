@@ -8,12 +8,13 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { BriefingResponse, RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClients } from "@3ngram/rpc";
+import type { ArchiveService, BriefingResponse, RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { importFile } from "../../../../test/support/archive.js";
 import { eventually } from "../../../../test/support/processes.js";
 
 type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
@@ -23,6 +24,7 @@ const PROJECT = { kind: "project", project: "delta" };
 
 let stack: CoreServices;
 let memory: RpcClients<typeof memoryServices>;
+let archiveRpc: RpcClient<typeof ArchiveService>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 
@@ -61,6 +63,7 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startCoreServices({ label: "changes" });
   memory = await stack.memoryClient();
+  archiveRpc = await stack.archiveClient();
   tenantA = await stack.createTenant("changes a");
   tenantB = await stack.createTenant("changes b");
 });
@@ -85,7 +88,8 @@ describe("changes since a cursor", () => {
     // Two memories that cross a section's time line a few seconds after the cursor: one falls due,
     // one (imported, so its recorded time is in the past) grows older than the stale window.
     const horizon = Math.ceil((Date.now() + 5_000) / 1000) * 1000;
-    const imported = await memory.archive.import(
+    const imported = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: JSON.stringify({
@@ -121,7 +125,7 @@ describe("changes since a cursor", () => {
       writer(tenantA),
     );
     ids.preferenceNew = revised.memory!.id;
-    await memory.archive.erase({ ids: [ids.decisionErased], reason: "mistake" }, eraser(tenantA));
+    await archiveRpc.erase({ ids: [ids.decisionErased], reason: "mistake" }, eraser(tenantA));
     // Not section changes: a toggle between two open states, an embedding, another project's memory.
     await memory.memories.resolve({ memoryId: ids.commitmentToggled, status: "waiting" }, writer(tenantA));
     await memory.maintenance.storeEmbedding(

@@ -11,21 +11,23 @@ import { execFile } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { MemoriesService, MemoryService, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClients } from "@3ngram/rpc";
+import type { ArchiveService, MemoriesService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { exportFile, importFile } from "../../../../test/support/archive.js";
 import { REPO_ROOT } from "../../../../test/support/processes.js";
 
 type Client = RpcClients<typeof memoryServices>;
 type RememberInit = MessageInitShape<(typeof MemoriesService)["method"]["remember"]["input"]>;
-type EraseInit = MessageInitShape<(typeof MemoryService)["method"]["erase"]["input"]>;
+type EraseInit = MessageInitShape<(typeof ArchiveService)["method"]["erase"]["input"]>;
 
 let stack: CoreServices;
 let memory: Client;
+let archiveRpc: RpcClient<typeof ArchiveService>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 let tenantC: TestTenant;
@@ -114,6 +116,7 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startCoreServices({ label: "memory-erasure" });
   memory = await stack.memoryClient();
+  archiveRpc = await stack.archiveClient();
   tenantA = await stack.createTenant("erasure a");
   tenantB = await stack.createTenant("erasure b");
   tenantC = await stack.createTenant("erasure c");
@@ -168,7 +171,8 @@ beforeAll(async () => {
   ids.commitment = await remember(tenantA, { memoryType: "commitment", content: `Rotate ${T.content} by Friday.`, owner: T.owner });
 
   // Imported: the import key spells a name out, and a fact about the subject that no memory asserted.
-  const imported = await memory.archive.import(
+  const imported = await importFile(
+    archiveRpc,
     {
       format: "3ngram",
       ndjson: [
@@ -226,9 +230,9 @@ describe("before erasure", () => {
 
 describe("erasing", () => {
   it("refuses a caller without memory:erase, and a dry run changes nothing", async () => {
-    const refused = await rejection(memory.archive.erase({ ids: [ids.rich!], reason: "secret" }, writer(tenantA)));
+    const refused = await rejection(archiveRpc.erase({ ids: [ids.rich!], reason: "secret" }, writer(tenantA)));
     expect(refused.reason).toBe("insufficient_scope");
-    const dry = await memory.archive.erase({ selector: { subject: T.subject }, reason: "secret", dryRun: true }, eraser(tenantA));
+    const dry = await archiveRpc.erase({ selector: { subject: T.subject }, reason: "secret", dryRun: true }, eraser(tenantA));
     expect(dry).toMatchObject({ dryRun: true, erased: [ids.rich], factsErased: 3, remaining: 0 });
     expect(dry.erasureId).toBeUndefined();
     expect((await sweep([T.value])).hits.length).toBeGreaterThan(0);
@@ -243,7 +247,7 @@ describe("erasing", () => {
       [{ selector: {}, reason: "secret" }, "selector"],
     ];
     for (const [request, field] of cases) {
-      const err = await rejection(memory.archive.erase(request, eraser(tenantA)));
+      const err = await rejection(archiveRpc.erase(request, eraser(tenantA)));
       expect(err.reason, field).toBe("invalid_input");
       expect(err.details.field, JSON.stringify(request)).toBe(field);
     }
@@ -251,8 +255,8 @@ describe("erasing", () => {
 
   it("a tenant erasing another tenant's memory gets the answer an unknown id gets, and nothing changes", async () => {
     const unknown = randomUUID();
-    const foreign = await memory.archive.erase({ ids: [ids.bystander!], reason: "mistake" }, eraser(tenantB));
-    const missing = await memory.archive.erase({ ids: [unknown], reason: "mistake" }, eraser(tenantB));
+    const foreign = await archiveRpc.erase({ ids: [ids.bystander!], reason: "mistake" }, eraser(tenantB));
+    const missing = await archiveRpc.erase({ ids: [unknown], reason: "mistake" }, eraser(tenantB));
     expect(foreign).toMatchObject({ erased: [], alreadyErased: [], notFound: [ids.bystander], factsErased: 0 });
     expect(missing).toMatchObject({ erased: [], alreadyErased: [], notFound: [unknown], factsErased: 0 });
     expect(foreign.erasureId).toBeUndefined();
@@ -262,17 +266,17 @@ describe("erasing", () => {
   });
 
   it("erases by subject, by ids and by topic, then the sweep of every text, jsonb and tsvector column finds nothing", async () => {
-    const bySubject = await memory.archive.erase({ selector: { subject: T.subject }, reason: "data_subject_request", reference: "DSR-2041" }, eraser(tenantA));
+    const bySubject = await archiveRpc.erase({ selector: { subject: T.subject }, reason: "data_subject_request", reference: "DSR-2041" }, eraser(tenantA));
     // The rich memory, with its own fact, the fact accepted from its proposal, and the fact no memory asserted.
     expect(bySubject).toMatchObject({ dryRun: false, erased: [ids.rich], notFound: [], factsErased: 3, remaining: 0 });
     expect(bySubject.erasureId).toBeDefined();
 
     const unknown = randomUUID();
-    const byIds = await memory.archive.erase({ ids: [ids.predecessor!, ids.commitment!, unknown, ids.rich!], reason: "secret" }, eraser(tenantA));
+    const byIds = await archiveRpc.erase({ ids: [ids.predecessor!, ids.commitment!, unknown, ids.rich!], reason: "secret" }, eraser(tenantA));
     expect(byIds.erased.sort()).toEqual([ids.predecessor, ids.commitment].sort());
     expect(byIds).toMatchObject({ alreadyErased: [ids.rich], notFound: [unknown] });
 
-    const byTopic = await memory.archive.erase({ selector: { topic: `Imported ${T.topic}` }, reason: "secret" }, eraser(tenantA));
+    const byTopic = await archiveRpc.erase({ selector: { topic: `Imported ${T.topic}` }, reason: "secret" }, eraser(tenantA));
     expect(byTopic.erased).toEqual([ids.imported]);
 
     const after = await sweep(NEEDLES);
@@ -331,7 +335,7 @@ describe("erasing", () => {
   });
 
   it("is idempotent, and nothing brings the text back: search, embeddings, facts, proposals", async () => {
-    const again = await memory.archive.erase({ ids: [ids.rich!], reason: "secret" }, eraser(tenantA));
+    const again = await archiveRpc.erase({ ids: [ids.rich!], reason: "secret" }, eraser(tenantA));
     expect(again).toMatchObject({ erased: [], alreadyErased: [ids.rich], factsErased: 0 });
 
     // Search may still rank an erased memory by recency, but only ever as the marker: no leg matches its old text.
@@ -363,20 +367,14 @@ describe("erasing", () => {
   });
 
   it("exports erased memories as erased, and an import keeps them so", async () => {
-    const lines: string[] = [];
-    let cursor = "";
-    do {
-      const page = await memory.archive.export({ cursor: cursor === "" ? undefined : cursor }, reader(tenantA));
-      lines.push(...page.lines);
-      cursor = page.nextCursor;
-    } while (cursor !== "");
+    const { lines } = await exportFile(archiveRpc, reader(tenantA));
     const archive = lines.join("\n");
     for (const needle of NEEDLES) expect(archive).not.toContain(needle);
     const erasedLines = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.kind === "memory" && r.erasedAt !== undefined);
     expect(erasedLines.map((r) => r.key).sort()).toEqual([ids.predecessor, ids.rich, ids.commitment, ids.imported].sort());
     expect(erasedLines.every((r) => r.content === ERASED_MARKER && r.topic === ERASED_MARKER)).toBe(true);
 
-    const imported = await memory.archive.import({ format: "3ngram", ndjson: archive }, writer(tenantC));
+    const imported = await importFile(archiveRpc, { format: "3ngram", ndjson: archive }, writer(tenantC));
     expect(imported.failed).toBe(0);
     const copy = imported.results.find((r) => r.line === lines.findIndex((l) => l.includes(`"key":"${ids.rich}"`)) + 1)!;
     const read = await memory.memories.getMemories({ ids: [copy.id!] }, reader(tenantC));
@@ -386,10 +384,11 @@ describe("erasing", () => {
       copy.id,
     ]);
     expect(job!.n).toBe(1);
-    expect((await memory.archive.import({ format: "3ngram", ndjson: archive }, writer(tenantC))).created).toBe(0);
+    expect((await importFile(archiveRpc, { format: "3ngram", ndjson: archive }, writer(tenantC))).created).toBe(0);
 
     // A hand-written erased line that still carries text is refused, naming the field.
-    const forged = await memory.archive.import(
+    const forged = await importFile(
+      archiveRpc,
       {
         format: "3ngram",
         ndjson: JSON.stringify({

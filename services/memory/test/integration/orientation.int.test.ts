@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type {
+  ArchiveService,
   BriefingCommitmentSection,
   BriefingMemorySection,
   BriefingRequestSchema,
@@ -19,11 +20,12 @@ import type {
   memoryServices,
 } from "@3ngram/proto/memory/v1";
 import { PermanentJobError, UnavailableJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
-import { SCOPES, type RpcClients } from "@3ngram/rpc";
+import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { BRIEFING_SECTIONS, COMMITMENT_STATUSES, EMBEDDINGS_QUEUE, MAX_EXCERPT_LENGTH, MEMORY_TYPES } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { importFile } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { eventually } from "../../../../test/support/processes.js";
 
@@ -36,6 +38,7 @@ const SECTION_FIELDS = ["commitments", "overdue", "blockers", "staleCandidates",
 
 let stack: CoreServices;
 let memory: RpcClients<typeof memoryServices>;
+let archiveRpc: RpcClient<typeof ArchiveService>;
 
 let seq = 0;
 /** Unique content, so the live-duplicate guard never trips by accident. */
@@ -67,7 +70,7 @@ async function importMemories(t: TestTenant, records: ReadonlyArray<Record<strin
   const file = ndjson(
     records.map((r) => ({ kind: "memory", key: randomUUID(), topic: `${String(r.memoryType)} imported`, content: unique("imported"), ...r })),
   );
-  const result = await memory.archive.import({ format: "3ngram", ndjson: file }, writer(t));
+  const result = await importFile(archiveRpc, { format: "3ngram", ndjson: file }, writer(t));
   expect(result.results.map((r) => r.outcome)).toEqual(records.map(() => "created"));
   return result.results.map((r) => r.id!);
 }
@@ -77,6 +80,7 @@ const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOStri
 beforeAll(async () => {
   stack = await startCoreServices({ label: "orientation" });
   memory = await stack.memoryClient();
+  archiveRpc = await stack.archiveClient();
 });
 afterAll(async () => {
   await stack?.close();

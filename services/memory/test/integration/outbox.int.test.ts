@@ -45,6 +45,22 @@ async function startMemory(redisUrl: string, metricsPort = 0): Promise<RunningMe
   return service;
 }
 
+/**
+ * A memory service whose Redis address has nothing listening, with metrics on a port of its own.
+ * A port from freePort() can be taken by another process before the service binds it (ephemeral
+ * ports are shared with every outgoing connection on the machine), so a lost race picks another.
+ */
+async function startOfflineMemory(): Promise<{ offline: RunningMemoryService; metricsPort: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const metricsPort = await freePort();
+    try {
+      return { offline: await startMemory(`redis://127.0.0.1:${await freePort()}`, metricsPort), metricsPort };
+    } catch (err) {
+      if (attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
+    }
+  }
+}
+
 async function outboxRows(): Promise<Array<{ job_name: string; relayed: boolean; memory_id: string }>> {
   const { rows } = await running[0]!.pool.query(
     "SELECT job_name, relayed_at IS NOT NULL AS relayed, payload->>'memoryId' AS memory_id FROM job_outbox ORDER BY id",
@@ -66,8 +82,7 @@ afterAll(async () => {
 
 describe("the job outbox", () => {
   it("acknowledges writes while the queue is unreachable, keeps their jobs, and drains them once a queue answers", async () => {
-    const metricsPort = await freePort();
-    const offline = await startMemory(`redis://127.0.0.1:${await freePort()}`, metricsPort);
+    const { offline, metricsPort } = await startOfflineMemory();
     const tenant = await createTenantWithKey(offline.pool, { tenantName: "outbox" });
     const client = createRpcClients(memoryServices, { address: offline.address, audience: "memory", signer: await keys.signer("gateway") });
     const ids: string[] = [];

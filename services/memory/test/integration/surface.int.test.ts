@@ -4,21 +4,24 @@
  * and other tenants' ids, and the read scope.
  */
 import { randomUUID } from "node:crypto";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClients } from "@3ngram/rpc";
+import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { MAX_GET_CONTENT_CHARS, MAX_IMPORT_CONTENT_LENGTH } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { importFile } from "../../../../test/support/archive.js";
 
 let stack: CoreServices;
 let memory: RpcClients<typeof memoryServices>;
+let archiveRpc: RpcClient<typeof ArchiveService>;
 let owner: TestTenant;
 let stranger: TestTenant;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "memory-surface" });
   memory = await stack.memoryClient();
+  archiveRpc = await stack.archiveClient();
   owner = await stack.createTenant("read-memory owner");
   stranger = await stack.createTenant("read-memory stranger");
 });
@@ -31,7 +34,7 @@ describe("ReadMemory", () => {
   it("returns an imported memory at the import bound whole, where GetMemories cuts it", async () => {
     const content = `${randomUUID()} ${"a long imported body. ".repeat(20_000)}`.slice(0, MAX_IMPORT_CONTENT_LENGTH);
     const ndjson = JSON.stringify({ kind: "memory", key: "whole", memoryType: "note", topic: "long", content: content.trim() }) + "\n";
-    const imported = await memory.archive.import({ format: "3ngram", ndjson }, writer(owner));
+    const imported = await importFile(archiveRpc, { format: "3ngram", ndjson }, writer(owner));
     const id = imported.results[0]!.id!;
     const expected = content.trim();
 
