@@ -41,7 +41,7 @@ function credential(audience, scopes) {
 }
 
 // --- Stubs from the .proto files, with the retry policy the contract declares. ---
-const definition = protoLoader.loadSync(["memory/v1/memory.proto", "search/v1/search.proto"], {
+const definition = protoLoader.loadSync(["memory/v1/memories_service.proto", "search/v1/search.proto"], {
   includeDirs: [PROTO_DIR],
   keepCase: true,
   longs: String,
@@ -64,7 +64,9 @@ function serviceConfig(serviceName) {
   });
 }
 const channelOptions = (serviceName) => ({ "grpc.service_config": serviceConfig(serviceName) });
-const memoryClient = new memory.v1.MemoryService(memoryAddress, grpc.credentials.createInsecure(), channelOptions("memory.v1.MemoryService"));
+// memory serves one service per bounded context (docs/grpc.md); Remember and GetMemories are MemoriesService's.
+// A client of several of them would give each stub the same grpc.Channel through the channelOverride option.
+const memoryClient = new memory.v1.MemoriesService(memoryAddress, grpc.credentials.createInsecure(), channelOptions("memory.v1.MemoriesService"));
 const searchClient = new search.v1.SearchService(searchAddress, grpc.credentials.createInsecure(), channelOptions("search.v1.SearchService"));
 
 /** One unary call with a fresh credential and a deadline (always set one: the server sees it too). */

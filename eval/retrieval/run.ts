@@ -14,13 +14,13 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { MemoryService, type RememberRequestSchema } from "@3ngram/proto/memory/v1";
+import { memoryServices, type RememberRequestSchema } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createEmbedder, parseEmbeddingsConfig, type Embedder } from "@3ngram/embeddings";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { SEARCH_POLICY, loadSearchConfig, startSearchService, type RunningSearchService, type SearchPolicy } from "@3ngram/search";
 import { createMemoryQueueBackend } from "@3ngram/queue";
-import { createRpcClient, SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import { createRpcClient, createRpcClients, SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { MAX_GET_MEMORIES_IDS } from "@3ngram/schema";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
@@ -86,7 +86,7 @@ export interface Services {
   db: TestDatabase;
   memory: RunningMemoryService;
   search: RunningSearchService;
-  memoryClient: RpcClient<typeof MemoryService>;
+  memoryClient: RpcClients<typeof memoryServices>;
   searchClient: RpcClient<typeof SearchService>;
   /** One search client per extra policy asked for, in order (each its own search service). */
   extraSearchClients: RpcClient<typeof SearchService>[];
@@ -122,7 +122,7 @@ export async function startServices(embedder: Embedder, policy: SearchPolicy | n
     const search = await startSearchService(loadSearchConfig(env), { embedder, log, ...(policy ? { policy } : {}) });
     closers.unshift(() => search.close());
     const signer = await keys.signer("eval");
-    const memoryClient = createRpcClient(MemoryService, { address: memory.address, audience: "memory", signer, defaultDeadlineMs: EMBED_BUDGET_MS });
+    const memoryClient = createRpcClients(memoryServices, { address: memory.address, audience: "memory", signer, defaultDeadlineMs: EMBED_BUDGET_MS });
     const searchClient = createRpcClient(SearchService, { address: search.address, audience: "search", signer, defaultDeadlineMs: EMBED_BUDGET_MS });
     closers.unshift(async () => {
       memoryClient.close();
@@ -161,12 +161,12 @@ function rememberRequest(m: FixtureMemory): Omit<MessageInitShape<typeof Remembe
  * fixture-id → memory-id map. Fails when any memory was stored without its embedding, or when a
  * predecessor is not still stored, embedded and marked superseded.
  */
-export async function loadMemories(client: RpcClient<typeof MemoryService>, as: CallOptions, fixture: Fixture): Promise<Map<string, string>> {
+export async function loadMemories(client: RpcClients<typeof memoryServices>, as: CallOptions, fixture: Fixture): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   for (const m of fixture.memories) {
     const response = m.revises
-      ? await client.revise({ predecessorId: ids.get(m.revises)!, edgeIntent: m.edge ?? "supersedes", ...rememberRequest(m) }, as)
-      : await client.remember(rememberRequest(m), as);
+      ? await client.memories.revise({ predecessorId: ids.get(m.revises)!, edgeIntent: m.edge ?? "supersedes", ...rememberRequest(m) }, as)
+      : await client.memories.remember(rememberRequest(m), as);
     if (!response.memory) throw new Error(`${m.id}: the memory service answered without a memory`);
     if (response.embedded !== "done") throw new Error(`${m.id}: stored without an embedding (${response.embedded})`);
     ids.set(m.id, response.memory.id);
@@ -174,7 +174,7 @@ export async function loadMemories(client: RpcClient<typeof MemoryService>, as: 
   const predecessors = fixture.memories.flatMap((m) => (m.revises ? [m.revises] : []));
   for (let at = 0; at < predecessors.length; at += MAX_GET_MEMORIES_IDS) {
     const batch = predecessors.slice(at, at + MAX_GET_MEMORIES_IDS);
-    const { memories, notFound } = await client.getMemories({ ids: batch.map((p) => ids.get(p)!) }, as);
+    const { memories, notFound } = await client.memories.getMemories({ ids: batch.map((p) => ids.get(p)!) }, as);
     if (notFound.length > 0) throw new Error(`${notFound.length} predecessors are missing`);
     for (const stored of memories) {
       const fixtureId = batch.find((p) => ids.get(p) === stored.id);

@@ -2,7 +2,7 @@
  * Whole NDJSON files through ArchiveService's streams, for tests that care about what an import
  * or export does rather than how it is cut into messages.
  */
-import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
+import type { ArchiveService } from "@3ngram/proto/memory/v1";
 import type { CallOptions, RequestInitOf, RpcClient } from "@3ngram/rpc";
 
 type ArchiveClient = RpcClient<typeof ArchiveService>;

@@ -1,10 +1,9 @@
-import { MemoryService } from "@3ngram/proto/memory/v1";
-import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
+import { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createMemoryService } from "./memory-service-factory.js";
-import { createRpcClient, type RpcClient } from "@3ngram/rpc";
+import { createRpcClient, createRpcClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { SEARCH_POLICY, loadSearchConfig, startSearchService, type SearchPolicy } from "@3ngram/search";
 import { createTestDatabase, deleteKeyPrefix, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
@@ -18,8 +17,9 @@ export interface CoreServices {
   memoryAddress: string;
   searchAddress: string;
   redisPrefix: string;
-  memoryClient(): Promise<RpcClient<typeof MemoryService>>;
-  /** The memory service's ArchiveService (import, export, erase), as the gateway calls it. */
+  /** A client of every memory.v1 service, over one channel. */
+  memoryClient(): Promise<RpcClients<typeof memoryServices>>;
+  /** The memory service's ArchiveService alone (import, export, erase), on a channel of its own. */
   archiveClient(): Promise<RpcClient<typeof ArchiveService>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
   /** A client of a second search service on the same database, ranking with `policy` over the default one. */
@@ -64,7 +64,7 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     searchAddress: search.address,
     redisPrefix,
     async memoryClient() {
-      const client = createRpcClient(MemoryService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
+      const client = createRpcClients(memoryServices, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
       clients.push(client);
       return client;
     },

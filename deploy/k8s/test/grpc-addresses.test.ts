@@ -5,9 +5,9 @@
  * readiness probe asks (overall status, service "") answers SERVING on a healthy server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { checkHealth, createRpcClient, type RpcClient } from "@3ngram/rpc";
+import { checkHealth, createRpcClient, createRpcClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { reader, writer, type TestTenant } from "../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../test/support/core-services.js";
 import { byName, containerPort, loadRendered, ofKind, onlyContainer, type ConfigMapDoc, type DeploymentDoc } from "./rendered.js";
@@ -26,7 +26,7 @@ function localAddress(shipped: string, serverAddress: string): string {
 
 let stack: CoreServices;
 let tenant: TestTenant;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let search: RpcClient<typeof SearchService>;
 let memoryAddress: string;
 let searchAddress: string;
@@ -36,7 +36,7 @@ beforeAll(async () => {
   tenant = await stack.createTenant("k8s");
   memoryAddress = localAddress(gatewayConfig.MEMORY_ADDR!, stack.memoryAddress);
   searchAddress = localAddress(gatewayConfig.SEARCH_ADDR!, stack.searchAddress);
-  memory = createRpcClient(MemoryService, { address: memoryAddress, audience: "memory", signer: await stack.keys.signer("gateway") });
+  memory = createRpcClients(memoryServices, { address: memoryAddress, audience: "memory", signer: await stack.keys.signer("gateway") });
   search = createRpcClient(SearchService, { address: searchAddress, audience: "search", signer: await stack.keys.signer("gateway") });
 });
 
@@ -49,7 +49,7 @@ afterAll(async () => {
 describe("gRPC addresses and health as the manifests use them", () => {
   it("write through memory and find it through search over dns:/// addresses", async () => {
     expect(memoryAddress).toMatch(/^dns:\/\/\/localhost:\d+$/);
-    const remembered = await memory.remember({ memoryType: "note", topic: "kestrel", content: "A kestrel hovered over the ridge." }, writer(tenant));
+    const remembered = await memory.memories.remember({ memoryType: "note", topic: "kestrel", content: "A kestrel hovered over the ridge." }, writer(tenant));
     const found = await search.search({ query: "kestrel ridge" }, reader(tenant));
     expect(found.hits.map((hit) => hit.id)).toContain(remembered.memory!.id);
   });

@@ -18,7 +18,7 @@
 import { fromJson, toJson, type DescField, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { invalidInput } from "@3ngram/errors";
 import type { z } from "zod";
-import type { CallOptions, RpcClient } from "./client.js";
+import type { CallOptions, RpcMethods, ServiceSet } from "./client.js";
 import type { CallContext, Handlers } from "./server.js";
 import type { AnyService, KindOf, MethodName } from "./types.js";
 
@@ -236,7 +236,7 @@ async function* mapStream<T, U>(source: AsyncIterable<T> | Iterable<T>, convert:
 const bridgedClients = new WeakMap<object, Map<object, unknown>>();
 
 /** Built once per client and contract, so callers may ask for it on every call. */
-export function bridgeClient<S extends AnyService, C extends Contract<S>>(service: S, contract: C, client: RpcClient<S>): BridgedClient<S, C> {
+export function bridgeClient<S extends AnyService, C extends Contract<S>>(service: S, contract: C, client: RpcMethods<S>): BridgedClient<S, C> {
   let byContract = bridgedClients.get(client);
   if (byContract === undefined) bridgedClients.set(client, (byContract = new Map()));
   const known = byContract.get(contract);
@@ -260,4 +260,20 @@ export function bridgeClient<S extends AnyService, C extends Contract<S>>(servic
   }
   byContract.set(contract, calls);
   return calls as BridgedClient<S, C>;
+}
+
+/** A contract per service of a set, by the same names. */
+export type Contracts<M extends ServiceSet> = { readonly [K in keyof M]: Contract<M[K]> };
+/** Every service of a set through the bridge, by the same names. */
+export type BridgedClients<M extends ServiceSet, C extends Contracts<M>> = { readonly [K in keyof M]: BridgedClient<M[K], C[K]> };
+
+/** bridgeClient for each service of a peer's clients (createRpcClients, or any of its services); cheap to ask for per call. */
+export function bridgeClients<M extends ServiceSet, C extends Contracts<M>, K extends keyof M & string>(
+  services: M,
+  contracts: C,
+  clients: { readonly [P in K]: RpcMethods<M[P]> },
+): Pick<BridgedClients<M, C>, K> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(clients) as K[]) if (key in services) out[key] = bridgeClient(services[key], contracts[key], clients[key]);
+  return out as Pick<BridgedClients<M, C>, K>;
 }

@@ -20,22 +20,32 @@ export interface CallOptions {
 }
 
 /**
- * One function per RPC, shaped by its kind: unary takes a request and answers a response;
- * client-streaming takes the requests as an (async) iterable, sent as the server takes them, and
- * answers once; server-streaming answers an async iterable of responses, read as the caller
- * consumes them (leaving the loop early cancels the call).
+ * A service's RPCs as typed calls, one function per RPC shaped by its kind: unary takes a request
+ * and answers a response; client-streaming takes the requests as an (async) iterable, sent as the
+ * server takes them, and answers once; server-streaming answers an async iterable of responses,
+ * read as the caller consumes them (leaving the loop early cancels the call).
  */
-export type RpcClient<S extends AnyService> = {
+export type RpcMethods<S extends AnyService> = {
   [K in MethodName<S>]: KindOf<S, K> extends "client_streaming"
     ? (requests: AsyncIterable<RequestInitOf<S, K>> | Iterable<RequestInitOf<S, K>>, options: CallOptions) => Promise<ResponseOf<S, K>>
     : KindOf<S, K> extends "server_streaming"
       ? (request: RequestInitOf<S, K>, options: CallOptions) => AsyncIterable<ResponseOf<S, K>>
       : (request: RequestInitOf<S, K>, options: CallOptions) => Promise<ResponseOf<S, K>>;
-} & {
+};
+
+/** What a client's channel offers besides its calls. */
+interface RpcChannelHandle {
   /** The peer's gRPC health, asked over the channel that serves these calls. */
   health(): Promise<ServingStatus>;
   close(): void;
-};
+}
+
+export type RpcClient<S extends AnyService> = RpcMethods<S> & RpcChannelHandle;
+
+/** Services of one peer by the names a caller gives them. */
+export type ServiceSet = Record<string, AnyService>;
+/** A client per service of the set, all over one channel. */
+export type RpcClients<M extends ServiceSet> = { readonly [K in keyof M]: RpcMethods<M[K]> } & RpcChannelHandle;
 
 export interface RpcClientOptions {
   /** host:port, or dns:///name:port to balance over every address of a headless Service. */
@@ -84,9 +94,9 @@ function isRetryableRead(method: DescMethod): boolean {
   return method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS || method.idempotency === MethodOptions_IdempotencyLevel.IDEMPOTENT;
 }
 
-/** The grpc-js service config: round-robin over every resolved address, and retries for the reads. */
-export function serviceConfig(service: AnyService): string {
-  const reads = service.methods.filter(isRetryableRead).map((m) => ({ service: service.typeName, method: m.name }));
+/** The grpc-js service config: round-robin over every resolved address, and retries for the reads of every service. */
+export function serviceConfig(...services: AnyService[]): string {
+  const reads = services.flatMap((service) => service.methods.filter(isRetryableRead).map((m) => ({ service: service.typeName, method: m.name })));
   return JSON.stringify({
     // Round-robin over every resolved address so scaled-out search pods all take load.
     loadBalancingConfig: [{ round_robin: {} }],
@@ -99,18 +109,33 @@ export function serviceConfig(service: AnyService): string {
  * credential and a deadline; failures come back as AppError with the server's reason code.
  */
 export function createRpcClient<S extends AnyService>(service: S, options: RpcClientOptions): RpcClient<S> {
-  const Ctor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.name);
-  const client = new Ctor(options.address, grpc.credentials.createInsecure(), {
+  const { only, ...handle } = createRpcClients({ only: service }, options);
+  return { ...(only as RpcMethods<S>), ...handle };
+}
+
+/**
+ * Clients of several services of one peer over a single channel (one connection per resolved
+ * address, one retry budget, one health answer): the memory service's contexts are separate
+ * services on one server (docs/adr/0033), and a caller should not open a connection per context.
+ */
+export function createRpcClients<M extends ServiceSet>(services: M, options: RpcClientOptions): RpcClients<M> {
+  const channel = new grpc.Channel(options.address, grpc.credentials.createInsecure(), {
     ...CHANNEL_OPTIONS,
-    "grpc.service_config": serviceConfig(service),
+    "grpc.service_config": serviceConfig(...Object.values(services)),
     ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
     ...(options.maxSendMessageBytes !== undefined ? { "grpc.max_send_message_length": options.maxSendMessageBytes } : {}),
   });
+  const clients: Record<string, unknown> = Object.fromEntries(Object.entries(services).map(([key, service]) => [key, bindService(service, channel, options)]));
+  return { ...clients, close: () => channel.close(), health: () => checkHealthOn(channel) } as RpcClients<M>;
+}
+
+function bindService<S extends AnyService>(service: S, channel: grpc.Channel, options: RpcClientOptions): RpcMethods<S> {
+  const Ctor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.name);
+  // The address is unused when a channel is given; closing the channel closes every client on it.
+  const client = new Ctor(options.address, grpc.credentials.createInsecure(), { channelOverride: channel });
   const defaultDeadlineMs = options.defaultDeadlineMs ?? 10_000;
-  const methods: Record<string, unknown> = {
-    close: () => client.close(),
-    health: () => checkHealthOn(client.getChannel()),
-  };
+  const methods: Record<string, unknown> = {};
+  // grpc-js builds one function per method at run time, shaped by the method's kind.
   const grpcMethods = client as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const method of service.methods) {
     const fullName = `${service.typeName}/${method.name}`;
@@ -164,7 +189,7 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
         throw new Error(`${fullName}: ${method.methodKind} RPCs are not supported`);
     }
   }
-  return methods as RpcClient<S>;
+  return methods as RpcMethods<S>;
 }
 
 /** Runs a call that answers once (unary or client-streaming), cancelling it when `signal` aborts. */

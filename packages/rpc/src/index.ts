@@ -22,19 +22,33 @@ export {
   type Policies,
   type RpcServerOptions,
 } from "./server.js";
-export { createRpcClient, fromServiceError, serviceConfig, type CallOptions, type RpcClient, type RpcClientOptions } from "./client.js";
+export {
+  createRpcClient,
+  createRpcClients,
+  fromServiceError,
+  serviceConfig,
+  type CallOptions,
+  type RpcClient,
+  type RpcClientOptions,
+  type RpcClients,
+  type RpcMethods,
+  type ServiceSet,
+} from "./client.js";
 export { checkHealth, checkHealthOn, type ServingStatus } from "./health.js";
 export { grpcServiceDefinition } from "./service-definition.js";
 export type { AnyService, KindOf, MethodName, RequestInitOf, RequestOf, ResponseInitOf, ResponseOf } from "./types.js";
 export { signingKeyEnv, trustedKeysEnv } from "./credential-env.js";
 export {
   bridgeClient,
+  bridgeClients,
   bridgeHandlers,
   fromWire,
   parseWire,
   toWire,
   wireValue,
   type BridgedClient,
+  type BridgedClients,
+  type Contracts,
   type BridgedHandlers,
   type Contract,
   type MethodContract,

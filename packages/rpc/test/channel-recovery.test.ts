@@ -5,7 +5,7 @@
  * the same address.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { ApiKeysService, MemoriesService, OrientationService, ProposalsService, memoryServices } from "@3ngram/proto/memory/v1";
 import { AppError } from "@3ngram/errors";
 import { createLogger } from "@3ngram/runtime";
 import {
@@ -13,7 +13,7 @@ import {
   CredentialVerifier,
   RpcServer,
   SCOPES,
-  createRpcClient,
+  createRpcClients,
   generateServiceKeyPair,
   serviceConfig,
   type Handlers,
@@ -44,12 +44,12 @@ async function flakyMemory(port: number, failures: number) {
       if (calls.remember <= failures) throw new AppError("unavailable", "database unavailable, retry later");
       return {};
     },
-  } as unknown as Handlers<typeof MemoryService>;
+  } as unknown as Handlers<typeof MemoriesService>;
   const policy = { anyScope: [SCOPES.read, SCOPES.write], tenant: true };
-  const policies = Object.fromEntries(MemoryService.methods.map((m) => [m.localName, policy])) as unknown as Policies<typeof MemoryService>;
+  const policies = Object.fromEntries(MemoriesService.methods.map((m) => [m.localName, policy])) as unknown as Policies<typeof MemoriesService>;
   const start = async () => {
     const server = new RpcServer({ name: "memory", verifier: new CredentialVerifier("memory", [keys.publicJwk]), log });
-    server.addService(MemoryService, handlers, policies);
+    server.addService(MemoriesService, handlers, policies);
     await server.listen(`127.0.0.1:${port}`);
     server.setServing(true);
     return server;
@@ -63,24 +63,27 @@ describe("client channels", () => {
     const memory = await flakyMemory(port, 1);
     const server = await memory.start();
     open.push({ close: () => server.shutdown() });
-    const client = createRpcClient(MemoryService, {
+    const client = createRpcClients(memoryServices, {
       address: `127.0.0.1:${port}`,
       audience: "memory",
       signer: await CredentialSigner.fromJwk("gateway", memory.keys.privateJwk),
     });
     open.push(client);
 
-    const read = await client.getMemories({ ids: ["x"] }, { identity });
+    const read = await client.memories.getMemories({ ids: ["x"] }, { identity });
     expect(read.notFound).toEqual(["x"]);
     expect(memory.calls.getMemories).toBe(2);
 
-    await expect(client.remember({ memoryType: "note", topic: "t", content: "c" }, { identity })).rejects.toMatchObject({ reason: "unavailable" });
+    await expect(client.memories.remember({ memoryType: "note", topic: "t", content: "c" }, { identity })).rejects.toMatchObject({ reason: "unavailable" });
     expect(memory.calls.remember).toBe(1);
   });
 
-  it("declares the retry for every read the contract marks idempotent, and for no write", () => {
-    const config = JSON.parse(serviceConfig(MemoryService)) as { methodConfig: Array<{ name: Array<{ method: string }> }> };
+  it("declares the retry for every read the contracts of a channel's services mark idempotent, and for no write", () => {
+    const config = JSON.parse(serviceConfig(MemoriesService, OrientationService, ApiKeysService, ProposalsService)) as {
+      methodConfig: Array<{ name: Array<{ service: string; method: string }> }>;
+    };
     const retried = config.methodConfig[0]!.name.map((n) => n.method);
+    expect(config.methodConfig[0]!.name).toContainEqual({ service: "memory.v1.ApiKeysService", method: "ResolveApiKey" });
     expect(retried).toContain("GetMemories");
     expect(retried).toContain("Briefing");
     expect(retried).toContain("ResolveApiKey");
@@ -91,7 +94,7 @@ describe("client channels", () => {
     const port = await freePort();
     const memory = await flakyMemory(port, 0);
     let server = await memory.start();
-    const client = createRpcClient(MemoryService, {
+    const client = createRpcClients(memoryServices, {
       address: `127.0.0.1:${port}`,
       audience: "memory",
       signer: await CredentialSigner.fromJwk("gateway", memory.keys.privateJwk),
@@ -101,12 +104,12 @@ describe("client channels", () => {
 
     server.server.forceShutdown();
     await eventually(async () => expect(await client.health()).toBe("UNREACHABLE"), 10_000, 100);
-    await expect(client.getMemories({ ids: ["x"] }, { identity })).rejects.toMatchObject({ reason: "unavailable" });
+    await expect(client.memories.getMemories({ ids: ["x"] }, { identity })).rejects.toMatchObject({ reason: "unavailable" });
 
     server = await memory.start();
     open.push({ close: () => server.shutdown() });
     // Generous liveness bound: the bounded reconnect backoff finds it far sooner.
     await eventually(async () => expect(await client.health()).toBe("SERVING"), 15_000, 100);
-    expect((await client.getMemories({ ids: ["x"] }, { identity })).notFound).toEqual(["x"]);
+    expect((await client.memories.getMemories({ ids: ["x"] }, { identity })).notFound).toEqual(["x"]);
   });
 });

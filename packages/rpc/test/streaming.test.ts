@@ -5,7 +5,7 @@
  * test's own: this tests the transport, not the archive.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
+import { ArchiveService } from "@3ngram/proto/memory/v1";
 import { AppError } from "@3ngram/errors";
 import { createLogger } from "@3ngram/runtime";
 import {

@@ -30,9 +30,9 @@ import {
   briefingInputSchema,
   briefingOutputSchema,
   describeEnvironmentInputSchema,
+  environmentReportSchema,
   handoffInputSchema,
   handoffOutputSchema,
-  searchLegStatusSchema,
 } from "./orientation.js";
 import {
   acceptProposalInputSchema,
@@ -76,39 +76,6 @@ const oauthGrant = outputObject({
 });
 const clientCredentials = { clientId: z.string(), clientSecret: z.string().optional() };
 
-const count = z.int().min(0);
-/**
- * What the memory service reports for describe_environment; the gateway adds its own surface
- * (tools, version) and the totals. Queue counts are present only when the queue backend answered.
- */
-const environmentReport = outputObject({
-  embedding: outputObject({ model: z.string(), dimensions: count }).nullable(),
-  searchLegs: z.array(searchLegStatusSchema),
-  queues: z.array(
-    outputObject({
-      name: z.string(),
-      live: z.boolean(),
-      waiting: count.optional(),
-      active: count.optional(),
-      delayed: count.optional(),
-      failed: count.optional(),
-      failedByCause: z.record(z.string(), count),
-    }),
-  ),
-  scopes: z.array(scopeRecordSchema),
-  policy: retrievalPolicySchema,
-  stats: outputObject({
-    memoriesByType: z.record(z.string(), count),
-    activeMemories: count,
-    supersededMemories: count,
-    archivedMemories: count,
-    commitmentsByStatus: z.record(z.string(), count),
-    pendingEmbeddings: count,
-    pendingConsolidationProposals: count,
-    pendingFactProposals: count,
-  }),
-});
-
 /** A request naming one memory. */
 export const memoryIdRequestSchema = z.strictObject({ memoryId: memoryIdSchema });
 
@@ -121,8 +88,8 @@ const createdProposals = outputObject({ createdIds: z.array(z.string()), skipped
 const oneProposal = outputObject({ edge: edgeProposalRecordSchema.optional(), fact: factProposalRecordSchema.optional() });
 const proposalIdRequest = acceptProposalInputSchema.omit({ action: true });
 
-/** MemoryService, by protobuf-es method name. */
-export const memoryContract = {
+/** MemoriesService, by protobuf-es method name. */
+const memoriesContract = {
   remember: { request: rememberInputSchema, response: rememberOutputSchema },
   getMemories: { request: getMemoriesInputSchema, response: getMemoriesOutputSchema },
   revise: { request: reviseInputSchema, response: reviseOutputSchema },
@@ -133,6 +100,10 @@ export const memoryContract = {
   readMemory: { request: z.strictObject({ id: memoryIdSchema }), response: memoryResourceSchema },
   listMemories: { request: listMemoriesInputSchema, response: listMemoriesOutputSchema },
   getFacets: { request: empty, response: facetsOutputSchema },
+} as const;
+
+/** ScopesService, by protobuf-es method name. */
+const scopesContract = {
   listScopes: { request: empty, response: outputObject({ scopes: z.array(scopeRecordSchema), count: z.int().min(0), policy: retrievalPolicySchema }) },
   createScope: { request: z.strictObject(scopeActionFields.create), response: oneScope },
   renameScope: { request: z.strictObject(scopeActionFields.rename), response: oneScope },
@@ -140,6 +111,17 @@ export const memoryContract = {
   setScopeMappings: { request: z.strictObject(scopeActionFields.set_mappings), response: oneScope },
   deleteScope: { request: z.strictObject(scopeActionFields.delete), response: outputObject({ name: z.string(), policy: retrievalPolicySchema }) },
   setRetrievalDefault: { request: setRetrievalDefaultInputSchema, response: outputObject({ policy: retrievalPolicySchema }) },
+} as const;
+
+/** OrientationService, by protobuf-es method name. */
+const orientationContract = {
+  briefing: { request: briefingInputSchema, response: briefingOutputSchema },
+  handoff: { request: handoffInputSchema, response: handoffOutputSchema },
+  describeEnvironment: { request: describeEnvironmentInputSchema, response: environmentReportSchema },
+} as const;
+
+/** ProposalsService, by protobuf-es method name. */
+const proposalsContract = {
   createConsolidationProposals: { request: createEdgeProposalsInputSchema, response: createdProposals },
   createFactProposals: { request: createFactProposalsInputSchema, response: createdProposals },
   listProposals: {
@@ -154,23 +136,10 @@ export const memoryContract = {
   getProposal: { request: proposalIdRequest, response: oneProposal },
   acceptProposal: { request: proposalIdRequest, response: oneProposal },
   rejectProposal: { request: rejectProposalInputSchema.omit({ action: true }), response: oneProposal },
-  listMyApiKeys: { request: empty, response: outputObject({ keys: z.array(apiKeyRecordSchema) }) },
-  // The service's key rules judge the name and the scopes (against the caller's own).
-  createMyApiKey: {
-    request: z.strictObject({ name: z.string(), scopes: z.array(z.string()) }),
-    response: outputObject({ key: apiKeyRecordSchema, apiKey: z.string() }),
-  },
-  // A malformed key id is answered like an unknown one (not_found), so any string is let through here.
-  revokeMyApiKey: { request: z.strictObject({ keyId: z.string() }), response: outputObject({ key: apiKeyRecordSchema }) },
-  // Internal: the consolidator's and the gateway's service calls.
-  storeEmbedding: {
-    request: z.strictObject({ memoryId: memoryIdSchema, model: embeddingModelSchema, vector: z.array(z.number()) }),
-    response: outputObject({ stored: z.boolean() }),
-  },
-  resolveApiKey: {
-    request: z.strictObject({ apiKey: z.string() }),
-    response: outputObject({ tenantId: z.string(), userId: z.string(), scopes: z.array(z.string()), keyId: z.string() }),
-  },
+} as const;
+
+/** MaintenanceService, by protobuf-es method name. */
+const maintenanceContract = {
   listTenants: {
     request: z.strictObject({ after: z.uuid().optional(), limit: page(DEFAULT_TENANT_PAGE, MAX_TENANT_PAGE) }),
     response: outputObject({ tenantIds: z.array(z.string()) }),
@@ -187,6 +156,30 @@ export const memoryContract = {
     request: z.strictObject({ dueBefore: instantSchema, limit: page(DEFAULT_EXPIRY_BATCH, MAX_EXPIRY_BATCH) }),
     response: outputObject({ memoryIds: z.array(z.string()), skipped: z.int().min(0) }),
   },
+  storeEmbedding: {
+    request: z.strictObject({ memoryId: memoryIdSchema, model: embeddingModelSchema, vector: z.array(z.number()) }),
+    response: outputObject({ stored: z.boolean() }),
+  },
+} as const;
+
+/** ApiKeysService, by protobuf-es method name. */
+const apiKeysContract = {
+  listMyApiKeys: { request: empty, response: outputObject({ keys: z.array(apiKeyRecordSchema) }) },
+  // The service's key rules judge the name and the scopes (against the caller's own).
+  createMyApiKey: {
+    request: z.strictObject({ name: z.string(), scopes: z.array(z.string()) }),
+    response: outputObject({ key: apiKeyRecordSchema, apiKey: z.string() }),
+  },
+  // A malformed key id is answered like an unknown one (not_found), so any string is let through here.
+  revokeMyApiKey: { request: z.strictObject({ keyId: z.string() }), response: outputObject({ key: apiKeyRecordSchema }) },
+  resolveApiKey: {
+    request: z.strictObject({ apiKey: z.string() }),
+    response: outputObject({ tenantId: z.string(), userId: z.string(), scopes: z.array(z.string()), keyId: z.string() }),
+  },
+} as const;
+
+/** OAuthStorageService, by protobuf-es method name. */
+const oauthContract = {
   registerOAuthClient: {
     request: z.strictObject({ metadataJson: z.string() }),
     response: outputObject({ client: oauthClient, clientSecret: z.string().optional() }),
@@ -217,9 +210,37 @@ export const memoryContract = {
     request: z.strictObject({ clientIdleDays: z.int().min(1).optional() }),
     response: outputObject({ clientsRemoved: z.int().min(0), codesRemoved: z.int().min(0), tokensRemoved: z.int().min(0), keysRemoved: z.int().min(0) }),
   },
-  briefing: { request: briefingInputSchema, response: briefingOutputSchema },
-  handoff: { request: handoffInputSchema, response: handoffOutputSchema },
-  describeEnvironment: { request: describeEnvironmentInputSchema, response: environmentReport },
+} as const;
+
+/**
+ * One message of an import stream (ArchiveService.Import): the options in the first, a piece of
+ * the NDJSON file in each later one. The proto's oneof keeps the two apart; which comes when is
+ * the import's rule (services/memory/src/domain/import.ts).
+ */
+export const importPartSchema = z.strictObject({ options: importQuerySchema.optional(), ndjson: z.string().optional() });
+export type ImportPart = z.infer<typeof importPartSchema>;
+
+/** One message of an export stream: an archive record (an NDJSON line as an object), now and then a resume cursor. */
+export const exportedRecordSchema = outputObject({ record: z.record(z.string(), z.unknown()), cursor: z.string().optional() });
+export type ExportedRecord = z.infer<typeof exportedRecordSchema>;
+
+/** ArchiveService, by protobuf-es method name; a streaming RPC's shapes are those of one message. */
+const archiveContract = {
+  import: { request: importPartSchema, response: importOutputSchema },
+  export: { request: exportInputSchema, response: exportedRecordSchema },
+  erase: { request: eraseInputSchema, response: eraseOutputSchema },
+} as const;
+
+/** A contract per memory service, by the names of @3ngram/proto's memoryServices (docs/adr/0033). */
+export const memoryContracts = {
+  memories: memoriesContract,
+  scopes: scopesContract,
+  orientation: orientationContract,
+  proposals: proposalsContract,
+  maintenance: maintenanceContract,
+  apiKeys: apiKeysContract,
+  oauth: oauthContract,
+  archive: archiveContract,
 } as const;
 
 /** The consolidator's similar-pair scan (internal:consolidate). limit's ceiling is the scan policy's, checked by the search service. */
@@ -239,25 +260,6 @@ export const similarPairsResponseSchema = outputObject({
   scanned: z.int().min(0),
   model: z.string(),
 });
-
-/**
- * One message of an import stream (ArchiveService.Import): the options in the first, a piece of
- * the NDJSON file in each later one. The proto's oneof keeps the two apart; which comes when is
- * the import's rule (services/memory/src/domain/import.ts).
- */
-export const importPartSchema = z.strictObject({ options: importQuerySchema.optional(), ndjson: z.string().optional() });
-export type ImportPart = z.infer<typeof importPartSchema>;
-
-/** One message of an export stream: an archive record (an NDJSON line as an object), now and then a resume cursor. */
-export const exportedRecordSchema = outputObject({ record: z.record(z.string(), z.unknown()), cursor: z.string().optional() });
-export type ExportedRecord = z.infer<typeof exportedRecordSchema>;
-
-/** ArchiveService, by protobuf-es method name; a streaming RPC's shapes are those of one message. */
-export const archiveContract = {
-  import: { request: importPartSchema, response: importOutputSchema },
-  export: { request: exportInputSchema, response: exportedRecordSchema },
-  erase: { request: eraseInputSchema, response: eraseOutputSchema },
-} as const;
 
 /** SearchService, by protobuf-es method name. */
 export const searchContract = {

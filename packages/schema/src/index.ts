@@ -347,10 +347,9 @@ export {
 } from "./api-keys.js";
 export { healthOutputSchema, readinessOutputSchema, restErrorOutputSchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";
 export {
-  archiveContract,
   exportedRecordSchema,
   importPartSchema,
-  memoryContract,
+  memoryContracts,
   memoryIdRequestSchema,
   searchContract,
   type ExportedRecord,

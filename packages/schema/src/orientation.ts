@@ -257,17 +257,22 @@ export const queueDepthSchema = outputObject({
 });
 export type QueueDepth = z.infer<typeof queueDepthSchema>;
 
+/** What the memory service knows of the deployment's capabilities. */
+const deploymentCapabilities = {
+  /** The configured embedding model; null when none is (memories are then found by full text until one is). */
+  embedding: outputObject({ model: z.string(), dimensions: z.int().min(1) }).nullable(),
+  searchLegs: z.array(searchLegStatusSchema),
+  /** Background queues; live when their backend answered just now. */
+  queues: z.array(queueStatusSchema),
+};
+
 export const describeEnvironmentOutputSchema = outputObject({
   capabilities: outputObject({
     /** The MCP tools this server offers, in registration order. */
     tools: z.array(z.string()),
     toolCount: z.int().min(0),
     version: z.string(),
-    /** The configured embedding model; null when none is (memories are then found by full text until one is). */
-    embedding: outputObject({ model: z.string(), dimensions: z.int().min(1) }).nullable(),
-    searchLegs: z.array(searchLegStatusSchema),
-    /** Background queues; live when their backend answered just now. */
-    queues: z.array(queueStatusSchema),
+    ...deploymentCapabilities,
   }),
   scopes: z.array(scopeRecordSchema),
   retrievalScopePolicy: retrievalPolicySchema,
@@ -293,3 +298,6 @@ export const describeEnvironmentOutputSchema = outputObject({
   }),
 });
 export type DescribeEnvironmentOutput = z.infer<typeof describeEnvironmentOutputSchema>;
+
+/** What the memory service answers for describe_environment: all of it but the gateway's own surface (tools, version). */
+export const environmentReportSchema = describeEnvironmentOutputSchema.extend({ capabilities: outputObject(deploymentCapabilities) });

@@ -1,10 +1,10 @@
 import type { Server } from "node:http";
 import { Counter, Gauge } from "prom-client";
 import { createEmbedder, type Embedder } from "@3ngram/embeddings";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
-import { CredentialSigner, createRpcClient } from "@3ngram/rpc";
+import { CredentialSigner, createRpcClient, createRpcClients } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, errorSummary, serveMetrics, type Closer, type Logger } from "@3ngram/runtime";
 import { MAINTENANCE_QUEUE } from "@3ngram/schema";
 import type { ConsolidatorConfig } from "./config.js";
@@ -55,7 +55,7 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
     const signer = deps.memory && deps.search ? undefined : await CredentialSigner.fromJwk("consolidator", config.signingJwk);
     let memory = deps.memory;
     if (!memory) {
-      const client = createRpcClient(MemoryService, { address: config.memoryAddr, audience: "memory", signer: signer! });
+      const client = createRpcClients(memoryServices, { address: config.memoryAddr, audience: "memory", signer: signer! });
       owned.push(() => client.close());
       memory = client;
     }

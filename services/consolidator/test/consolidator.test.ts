@@ -64,7 +64,7 @@ describe("startConsolidator with injected dependencies (standalone mode)", () =>
     // The injected backend and memory client belong to the caller and stay usable.
     await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId });
     expect((await backend.counts(EMBEDDINGS_QUEUE)).waiting).toBe(1);
-    const read = await memory.getMemories({ ids: [memoryId] }, { identity: { tenantId: tenant.tenantId, scopes: [SCOPES.read] } });
+    const read = await memory.memories.getMemories({ ids: [memoryId] }, { identity: { tenantId: tenant.tenantId, scopes: [SCOPES.read] } });
     expect(read.memories.map((m) => m.embedded)).toEqual(["done"]);
   });
 });

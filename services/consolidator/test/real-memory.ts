@@ -6,10 +6,10 @@
  */
 import { toVectorLiteral } from "@3ngram/db";
 import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createMemoryQueueBackend, type JobQueue, type QueueBackend } from "@3ngram/queue";
-import { CredentialSigner, SCOPES, createRpcClient, generateServiceKeyPair, type RpcClient } from "@3ngram/rpc";
+import { CredentialSigner, SCOPES, createRpcClient, createRpcClients, generateServiceKeyPair, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { RulesFactExtractor, type FactExtractor } from "../src/extraction/index.js";
 import { createLogger } from "@3ngram/runtime";
 import type { CoreServices } from "../../../test/support/core-services.js";
@@ -18,7 +18,7 @@ import { freePort } from "../../../test/support/processes.js";
 import { eventually } from "../../../test/support/processes.js";
 export { eventually };
 
-export type MemoryRpc = RpcClient<typeof MemoryService>;
+export type MemoryRpc = RpcClients<typeof memoryServices>;
 export interface Tenant {
   tenantId: string;
   userId: string;
@@ -28,7 +28,7 @@ export const silentLog = createLogger({ service: "consolidator-test", level: pro
 
 /** A memory client signing as the consolidator does (issuer "consolidator"), at `address` (default: the running service). */
 export async function consolidatorClient(stack: CoreServices, address: string = stack.memoryAddress): Promise<MemoryRpc> {
-  return createRpcClient(MemoryService, { address, audience: "memory", signer: await stack.keys.signer("consolidator") });
+  return createRpcClients(memoryServices, { address, audience: "memory", signer: await stack.keys.signer("consolidator") });
 }
 
 export type SearchRpc = RpcClient<typeof SearchService>;
@@ -77,7 +77,7 @@ export async function unreachableClient(stack: CoreServices): Promise<MemoryRpc>
 export async function untrustedClient(stack: CoreServices): Promise<MemoryRpc> {
   const { privateJwk } = await generateServiceKeyPair("not-trusted");
   const signer = await CredentialSigner.fromJwk("consolidator", privateJwk);
-  return createRpcClient(MemoryService, { address: stack.memoryAddress, audience: "memory", signer });
+  return createRpcClients(memoryServices, { address: stack.memoryAddress, audience: "memory", signer });
 }
 
 /**
@@ -117,7 +117,7 @@ function userClient(stack: CoreServices): Promise<MemoryRpc> {
 /** Stores a memory through the real remember RPC. The stack must run without an embedder, so it is stored pending. */
 export async function storePending(stack: CoreServices, tenant: Tenant, fields: { topic: string; content: string }): Promise<string> {
   const memory = await userClient(stack);
-  const stored = await memory.remember({ memoryType: "decision", ...fields }, writer(tenant));
+  const stored = await memory.memories.remember({ memoryType: "decision", ...fields }, writer(tenant));
   if (stored.embedded !== "pending" || !stored.memory) throw new Error(`expected a pending memory, got embedded=${stored.embedded}`);
   return stored.memory.id;
 }
@@ -125,7 +125,7 @@ export async function storePending(stack: CoreServices, tenant: Tenant, fields: 
 /** The memory's embedding state as its tenant reads it, or "not_found". */
 export async function embeddingState(stack: CoreServices, tenant: Tenant, memoryId: string): Promise<string> {
   const memory = await userClient(stack);
-  const read = await memory.getMemories({ ids: [memoryId] }, writer(tenant));
+  const read = await memory.memories.getMemories({ ids: [memoryId] }, writer(tenant));
   return read.memories[0]?.embedded ?? "not_found";
 }
 

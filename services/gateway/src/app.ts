@@ -18,7 +18,6 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import express, { Router, type Express } from "express";
 import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth/api-key.js";
-import type { ArchiveClient } from "./clients/archive.js";
 import type { MemoryClient } from "./clients/memory.js";
 import type { SearchClient } from "./clients/search.js";
 import { healthRouter, type PeerChecks } from "./http/health.js";
@@ -56,8 +55,6 @@ import { createSessionCodec, generateSessionSecret } from "./ui/session.js";
 
 export interface GatewayAppDeps {
   memory: MemoryClient;
-  /** The memory service's ArchiveService: import, export, erasure. */
-  archive: ArchiveClient;
   search: SearchClient;
   log: Logger;
   /**
@@ -202,8 +199,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use("/api/v1", memoryListingRouter(deps.memory, auth), scopesRouter(deps.memory, auth));
   app.use("/api/v1", memoriesRouter(deps.memory, auth), searchRouter(deps.search, auth));
   app.use("/api/v1", factsRouter(deps.memory, auth));
-  app.use("/api/v1", lifecycleRouter(deps.memory, auth), erasureRouter(deps.archive, auth));
-  app.use("/api/v1", archiveRouter(deps.archive, auth, log));
+  app.use("/api/v1", lifecycleRouter(deps.memory, auth), erasureRouter(deps.memory, auth));
+  app.use("/api/v1", archiveRouter(deps.memory, auth, log));
   app.use("/api/v1", orientationRouter(deps.memory, auth));
   app.use("/api/v1", proposalsRouter(deps.memory, auth));
 

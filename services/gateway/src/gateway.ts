@@ -4,7 +4,6 @@ import { CredentialSigner } from "@3ngram/rpc";
 import { createLogger, type Logger } from "@3ngram/runtime";
 import { createGatewayApp } from "./app.js";
 import type { ApiKeyResolver } from "./auth/api-key.js";
-import { createArchiveClient, type ArchiveClient } from "./clients/archive.js";
 import { createMemoryClient, type MemoryClient } from "./clients/memory.js";
 import { createSearchClient, type SearchClient } from "./clients/search.js";
 import type { GatewayConfig } from "./config.js";
@@ -21,7 +20,6 @@ import { generateSessionSecret } from "./ui/session.js";
 export interface GatewayDeps {
   /** Injected clients are used as-is and not closed by close(). */
   memory?: MemoryClient;
-  archive?: ArchiveClient;
   search?: SearchClient;
   log?: Logger;
   metrics?: GatewayMetrics;
@@ -44,9 +42,8 @@ const CLOSE_GRACE_MS = 5_000;
 /** Builds the peer clients from config (unless injected), then listens on config.host:config.port (0 = any free port). */
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningGateway> {
   const log = deps.log ?? createLogger({ service: "gateway", level: config.logLevel });
-  const signer = deps.memory && deps.archive && deps.search ? undefined : await CredentialSigner.fromJwk("gateway", config.serviceSigningJwk);
+  const signer = deps.memory && deps.search ? undefined : await CredentialSigner.fromJwk("gateway", config.serviceSigningJwk);
   const memory = deps.memory ?? createMemoryClient(config.memoryAddr, signer!);
-  const archive = deps.archive ?? createArchiveClient(config.memoryAddr, signer!);
   const search = deps.search ?? createSearchClient(config.searchAddr, signer!);
   const metrics = deps.metrics ?? createGatewayMetrics();
   // /ready asks over the very channels requests use: a fresh probe connection could succeed while
@@ -64,7 +61,6 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     log.info("review ui sessions signed with a per-process secret (set UI_SESSION_SECRET to share them across replicas)");
   const app = createGatewayApp({
     memory,
-    archive,
     search,
     log,
     metrics,
@@ -116,7 +112,6 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       await limits.close();
       clearTimeout(timer);
       if (!deps.memory) memory.close();
-      if (!deps.archive) archive.close();
       if (!deps.search) search.close();
       log.info("gateway stopped");
     })();

@@ -1,5 +1,3 @@
-import { MemoryService } from "@3ngram/proto/memory/v1";
-import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
@@ -8,8 +6,7 @@ import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { OutboxRelay } from "./domain/outbox-relay.js";
-import { archiveHandlers, archivePolicies } from "./grpc/archive-handlers.js";
-import { memoryHandlers, memoryPolicies } from "./grpc/memory-service.js";
+import { addMemoryServices } from "./grpc/memory-service.js";
 
 export interface MemoryServiceDeps {
   pool?: Pool;
@@ -75,7 +72,7 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       // Every request fits gRPC's default 4 MiB: an import arrives as a stream of pieces.
       maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
     });
-    const domainDeps = {
+    addMemoryServices(server, {
       pool,
       runtimeRole: config.RUNTIME_DB_ROLE,
       embedder,
@@ -84,9 +81,7 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       ...(deadLetters ? { deadLetters } : {}),
       inlineEmbedBudgetMs: config.EMBED_INLINE_BUDGET_MS,
       log,
-    };
-    server.addService(MemoryService, memoryHandlers(domainDeps), memoryPolicies);
-    server.addService(ArchiveService, archiveHandlers(domainDeps), archivePolicies);
+    });
     const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
     server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.

@@ -56,7 +56,7 @@ describe("docs/examples/grpc-client.mjs", () => {
 
     // What the example wrote is really there, for this tenant, as memory itself reports it.
     const memory = await stack.memoryClient();
-    const read = await memory.getMemories({ ids: [id] }, { identity: { tenantId, scopes: ["memory:read"] } });
+    const read = await memory.memories.getMemories({ ids: [id] }, { identity: { tenantId, scopes: ["memory:read"] } });
     expect(read.memories.map((m) => m.id)).toEqual([id]);
   });
 });

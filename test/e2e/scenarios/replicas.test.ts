@@ -72,7 +72,7 @@ async function served(replica: Replica, rpc: string): Promise<number> {
 }
 
 const SEARCH_RPC = "search.v1.SearchService/Search";
-const REMEMBER_RPC = "memory.v1.MemoryService/Remember";
+const REMEMBER_RPC = "memory.v1.MemoriesService/Remember";
 
 beforeAll(async () => {
   db = await createTestDatabase("replicas");

@@ -20,7 +20,7 @@ const BACKFILL_MAX_PER_RUN = 500;
 const MAX_CONTENT_CHARS = 8000;
 
 export interface BackfillTenantDeps {
-  memory: Pick<ConsolidatorMemoryClient, "listPendingEmbeddings" | "getMemories" | "storeEmbedding">;
+  memory: Pick<ConsolidatorMemoryClient, "maintenance" | "memories">;
   embedder: Embedder;
   log: Logger;
 }
@@ -36,12 +36,14 @@ export async function backfillTenant(payload: unknown, deps: BackfillTenantDeps)
   let stored = 0;
   while (seen < BACKFILL_MAX_PER_RUN) {
     const page = await callPeer("memory", () =>
-      memoryCalls(memory).listPendingEmbeddings({ model: embedder.model, after, limit: MAX_GET_MEMORIES_IDS }, { identity }),
+      memoryCalls(memory).maintenance.listPendingEmbeddings({ model: embedder.model, after, limit: MAX_GET_MEMORIES_IDS }, { identity }),
     );
     if (page.memoryIds.length === 0) break;
     seen += page.memoryIds.length;
     after = page.memoryIds.at(-1)!;
-    const read = await callPeer("memory", () => memoryCalls(memory).getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }));
+    const read = await callPeer("memory", () =>
+      memoryCalls(memory).memories.getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }),
+    );
     if (read.memories.length > 0) {
       const vectors = await embedder.embed(read.memories.map((m) => memoryEmbeddingText(m)));
       for (const [index, record] of read.memories.entries()) {
@@ -49,7 +51,7 @@ export async function backfillTenant(payload: unknown, deps: BackfillTenantDeps)
         if (!vector || vector.length !== embedder.dimensions) throw new Error(`embedder returned no ${embedder.dimensions}-dimension vector`);
         try {
           const result = await callPeer("memory", () =>
-            memoryCalls(memory).storeEmbedding({ memoryId: record.id, model: embedder.model, vector }, { identity }),
+            memoryCalls(memory).maintenance.storeEmbedding({ memoryId: record.id, model: embedder.model, vector }, { identity }),
           );
           if (result.stored) stored += 1;
         } catch (err) {

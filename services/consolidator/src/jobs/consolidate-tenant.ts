@@ -16,7 +16,7 @@ import { callPeer, memoryCalls, parsePayload, searchCalls, tenantJobSchema, type
 export const CONSOLIDATE_TENANT_JOB = "consolidate-tenant";
 
 export interface ConsolidateTenantDeps {
-  memory: Pick<ConsolidatorMemoryClient, "createConsolidationProposals">;
+  memory: Pick<ConsolidatorMemoryClient, "proposals">;
   search: ConsolidatorSearchClient;
   log: Logger;
 }
@@ -64,7 +64,7 @@ export async function consolidateTenant(payload: unknown, deps: ConsolidateTenan
     deps.log.info({ scanned: scan.scanned, pairs: 0 }, "no similar pairs");
     return "nothing_new";
   }
-  const stored = await callPeer("memory", () => memoryCalls(deps.memory).createConsolidationProposals({ proposals }, { identity }));
+  const stored = await callPeer("memory", () => memoryCalls(deps.memory).proposals.createConsolidationProposals({ proposals }, { identity }));
   deps.log.info(
     { scanned: scan.scanned, pairs: proposals.length, proposed: stored.createdIds.length, skipped: stored.skipped },
     "consolidation proposals stored",

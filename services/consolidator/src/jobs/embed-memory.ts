@@ -7,14 +7,13 @@
  */
 import { isAppError } from "@3ngram/errors";
 import { memoryEmbeddingText, type Embedder } from "@3ngram/embeddings";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
+import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { EMBED_MEMORY_JOB, embedMemoryJobSchema } from "@3ngram/schema";
-import { callPeer, memoryCalls, parsePayload } from "./peer.js";
+import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
 
-/** The two memory RPCs this job uses (a full memory-service client satisfies it). */
-type MemoryClient = Pick<RpcClient<typeof MemoryService>, "getMemories" | "storeEmbedding">;
+/** The two memory services this job uses (getMemories, storeEmbedding). */
+type MemoryClient = Pick<ConsolidatorMemoryClient, "memories" | "maintenance">;
 
 export interface EmbedMemoryDeps {
   memory: MemoryClient;
@@ -35,7 +34,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   const { memory, embedder, log } = deps;
 
   const found = await callPeer("memory", () =>
-    memoryCalls(memory).getMemories(
+    memoryCalls(memory).memories.getMemories(
       { ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS },
       { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } },
     ),
@@ -61,7 +60,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
 
   try {
     const result = await callPeer("memory", () =>
-      memoryCalls(memory).storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
+      memoryCalls(memory).maintenance.storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
     );
     log.info({ memoryId, model: embedder.model, dimensions: vector.length, stored: result.stored }, "embedding stored");
     return result.stored ? "embedded" : "already_embedded";

@@ -17,7 +17,7 @@ import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } fr
 export { EXTRACT_FACTS_JOB };
 
 export interface ExtractFactsDeps {
-  memory: Pick<ConsolidatorMemoryClient, "getMemories" | "createFactProposals">;
+  memory: Pick<ConsolidatorMemoryClient, "memories" | "proposals">;
   extractor: FactExtractor;
   log: Logger;
 }
@@ -33,7 +33,7 @@ export async function extractFactsFromMemory(payload: unknown, deps: ExtractFact
   const { memory, extractor, log } = deps;
   const identity = { tenantId, scopes: [SCOPES.read, SCOPES.internalConsolidate] };
 
-  const found = await callPeer("memory", () => memoryCalls(memory).getMemories({ ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS }, { identity }));
+  const found = await callPeer("memory", () => memoryCalls(memory).memories.getMemories({ ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS }, { identity }));
   const record = found.memories.find((m) => m.id === memoryId);
   if (!record) {
     // Unknown or another tenant's: the memory service answers both alike, and retrying changes nothing.
@@ -50,7 +50,7 @@ export async function extractFactsFromMemory(payload: unknown, deps: ExtractFact
   }
   try {
     const stored = await callPeer("memory", () =>
-      memoryCalls(memory).createFactProposals(
+      memoryCalls(memory).proposals.createFactProposals(
         {
           memoryId,
           extractor: extractor.name,

@@ -19,7 +19,7 @@ export const OAUTH_GC_SCHEDULE: JobSchedule = { id: OAUTH_GC_JOB, name: OAUTH_GC
 const payloadSchema = z.strictObject({});
 
 export interface OAuthGcDeps {
-  memory: Pick<ConsolidatorMemoryClient, "collectOAuthGarbage">;
+  memory: Pick<ConsolidatorMemoryClient, "oauth">;
   /** Clients unused for this many days are removed. */
   oauthClientIdleDays: number;
   log: Logger;
@@ -28,7 +28,7 @@ export interface OAuthGcDeps {
 export async function collectOAuthGarbage(payload: unknown, deps: OAuthGcDeps): Promise<"collected"> {
   parsePayload(OAUTH_GC_JOB, payloadSchema, payload ?? {});
   const removed = await callPeer("memory", () =>
-    memoryCalls(deps.memory).collectOAuthGarbage({ clientIdleDays: deps.oauthClientIdleDays }, { identity: { scopes: [SCOPES.internalConsolidate] } }),
+    memoryCalls(deps.memory).oauth.collectOAuthGarbage({ clientIdleDays: deps.oauthClientIdleDays }, { identity: { scopes: [SCOPES.internalConsolidate] } }),
   );
   deps.log.info(
     {

@@ -4,35 +4,29 @@
  * a deadline, an internal error — propagates so the queue retries with backoff.
  */
 import { isAppError } from "@3ngram/errors";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { PermanentJobError } from "@3ngram/queue";
-import { bridgeClient, type BridgedClient, type RpcClient } from "@3ngram/rpc";
-import { memoryContract, searchContract } from "@3ngram/schema";
+import { bridgeClient, bridgeClients, type BridgedClient, type BridgedClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { memoryContracts, searchContract } from "@3ngram/schema";
 import { z } from "zod";
 
-/** The memory RPCs the consolidator's jobs use (a full memory-service client satisfies it). */
-export type ConsolidatorMemoryClient = Pick<
-  RpcClient<typeof MemoryService>,
-  | "getMemories"
-  | "storeEmbedding"
-  | "createConsolidationProposals"
-  | "createFactProposals"
-  | "listTenants"
-  | "listPendingEmbeddings"
-  | "expireCommitments"
-  | "collectOAuthGarbage"
->;
+type MemoryServices = typeof memoryServices;
+
+/** The memory services the consolidator's jobs use (a full memory client satisfies it). */
+export type ConsolidatorMemoryClient = Pick<RpcClients<MemoryServices>, "memories" | "proposals" | "maintenance" | "oauth">;
+type MemoryCalls = BridgedClients<MemoryServices, typeof memoryContracts>;
 
 /** The search RPC the consolidation scan uses. */
 export type ConsolidatorSearchClient = Pick<RpcClient<typeof SearchService>, "similarPairs">;
 
 /**
  * A client's RPCs in the public shapes, through the bridge (docs/adr/0029). Jobs take the plain
- * client (any subset of its RPCs, so tests can hand in what a job uses) and call through this.
+ * clients of the services they use and call through this.
  */
-export const memoryCalls = (client: Partial<RpcClient<typeof MemoryService>>): BridgedClient<typeof MemoryService, typeof memoryContract> =>
-  bridgeClient(MemoryService, memoryContract, client as RpcClient<typeof MemoryService>);
+export const memoryCalls = <K extends keyof ConsolidatorMemoryClient>(client: Pick<ConsolidatorMemoryClient, K>): Pick<MemoryCalls, K> =>
+  // Only the services the job was given are bridged; the wider type is for the compiler alone.
+  bridgeClients(memoryServices, memoryContracts, client as ConsolidatorMemoryClient);
 export const searchCalls = (client: Partial<RpcClient<typeof SearchService>>): BridgedClient<typeof SearchService, typeof searchContract> =>
   bridgeClient(SearchService, searchContract, client as RpcClient<typeof SearchService>);
 

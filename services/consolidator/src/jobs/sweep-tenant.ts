@@ -16,7 +16,7 @@ const BATCH = 500;
 const MAX_BATCHES = 10;
 
 export interface SweepTenantDeps {
-  memory: Pick<ConsolidatorMemoryClient, "expireCommitments">;
+  memory: Pick<ConsolidatorMemoryClient, "maintenance">;
   /** How long after its due time a commitment expires. */
   commitmentGraceMs: number;
   log: Logger;
@@ -31,7 +31,7 @@ export async function sweepTenant(payload: unknown, deps: SweepTenantDeps, now: 
   const dueBefore = new Date(dueBeforeMs).toISOString();
   let expired = 0;
   for (let batch = 0; batch < MAX_BATCHES; batch++) {
-    const result = await callPeer("memory", () => memoryCalls(deps.memory).expireCommitments({ dueBefore, limit: BATCH }, { identity }));
+    const result = await callPeer("memory", () => memoryCalls(deps.memory).maintenance.expireCommitments({ dueBefore, limit: BATCH }, { identity }));
     expired += result.memoryIds.length;
     if (result.memoryIds.length + result.skipped < BATCH) break;
   }

@@ -46,7 +46,7 @@ const TENANT_PAGE = 1000;
 const scanPayloadSchema = z.strictObject({});
 
 export interface TenantScanDeps {
-  memory: Pick<ConsolidatorMemoryClient, "listTenants">;
+  memory: Pick<ConsolidatorMemoryClient, "maintenance">;
   /** Where per-tenant jobs are queued. */
   queue: JobQueue;
   log: Logger;
@@ -60,7 +60,7 @@ export async function fanOutToTenants(scan: TenantScanJob, payload: unknown, dep
   let after: string | undefined;
   let tenants = 0;
   for (;;) {
-    const page = await callPeer("memory", () => memoryCalls(deps.memory).listTenants({ after, limit: TENANT_PAGE }, { identity }));
+    const page = await callPeer("memory", () => memoryCalls(deps.memory).maintenance.listTenants({ after, limit: TENANT_PAGE }, { identity }));
     for (const tenantId of page.tenantIds) {
       await deps.queue.enqueue(MAINTENANCE_QUEUE, perTenant, { tenantId }, { jobId: `${perTenant}:${tenantId}`, retry: TENANT_JOB_RETRY_POLICY });
     }

@@ -64,12 +64,12 @@ describe("embed-memory job against the real memory service", () => {
 
   it("embeds a memory that was stored pending", async () => {
     const memory = await stack.memoryClient();
-    const stored = await memory.remember({ memoryType: "decision", topic, content }, writer(tenantA));
+    const stored = await memory.memories.remember({ memoryType: "decision", topic, content }, writer(tenantA));
     expect(stored.embedded).toBe("pending");
     memoryId = stored.memory!.id;
 
     await eventually(async () => {
-      const read = await memory.getMemories({ ids: [memoryId] }, writer(tenantA));
+      const read = await memory.memories.getMemories({ ids: [memoryId] }, writer(tenantA));
       expect(read.memories[0]?.embedded).toBe("done");
     });
     await eventually(async () => expect(await producer.counts(EMBEDDINGS_QUEUE)).toEqual(idle));

@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 async function registerClient(name: string): Promise<string> {
-  const { client } = await gatewaySide.registerOAuthClient({ metadataJson: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT] }) }, auth);
+  const { client } = await gatewaySide.oauth.registerOAuthClient({ metadataJson: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT] }) }, auth);
   return client!.clientId;
 }
 
@@ -43,11 +43,11 @@ async function registerClient(name: string): Promise<string> {
 async function grant(clientId: string): Promise<string> {
   const verifier = randomBytes(32).toString("base64url");
   const challenge = createHash("sha256").update(verifier).digest("base64url");
-  const { code } = await gatewaySide.createAuthorizationCode(
+  const { code } = await gatewaySide.oauth.createAuthorizationCode(
     { clientId, redirectUri: REDIRECT, codeChallenge: challenge, scopes: ["memory:read"], resource: "http://127.0.0.1:1/mcp" },
     { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.internalAuth] } },
   );
-  const redeemed = await gatewaySide.redeemAuthorizationCode({ code, clientId, redirectUri: REDIRECT, codeVerifier: verifier }, auth);
+  const redeemed = await gatewaySide.oauth.redeemAuthorizationCode({ code, clientId, redirectUri: REDIRECT, codeVerifier: verifier }, auth);
   return redeemed.grant!.refreshToken!;
 }
 
@@ -71,7 +71,7 @@ describe("the OAuth GC job", () => {
     await grant(usedRecently);
     await grant(holdsLiveToken);
     // An expired, unredeemed code of a client that stays.
-    await gatewaySide.createAuthorizationCode(
+    await gatewaySide.oauth.createAuthorizationCode(
       { clientId: fresh, redirectUri: REDIRECT, codeChallenge: "a".repeat(43), scopes: ["memory:read"], resource: "http://127.0.0.1:1/mcp" },
       { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.internalAuth] } },
     );
@@ -98,12 +98,12 @@ describe("the OAuth GC job", () => {
     expect(tokens.rows.map((r) => r.client_id)).toEqual([holdsLiveToken, usedRecently].sort());
 
     // Nothing stale is left, so a second run removes nothing.
-    const again = await consolidatorSide.collectOAuthGarbage({ clientIdleDays: 30 }, { identity: { scopes: [SCOPES.internalConsolidate] } });
+    const again = await consolidatorSide.oauth.collectOAuthGarbage({ clientIdleDays: 30 }, { identity: { scopes: [SCOPES.internalConsolidate] } });
     expect(again).toMatchObject({ clientsRemoved: 0, codesRemoved: 0, tokensRemoved: 0 });
   });
 
   it("is refused without the consolidate scope, and the runtime role cannot DELETE OAuth rows itself", async () => {
-    await expect(gatewaySide.collectOAuthGarbage({ clientIdleDays: 30 }, auth)).rejects.toMatchObject({ reason: "insufficient_scope" });
+    await expect(gatewaySide.oauth.collectOAuthGarbage({ clientIdleDays: 30 }, auth)).rejects.toMatchObject({ reason: "insufficient_scope" });
     const client = await stack.ownerPool.connect();
     try {
       await client.query("BEGIN");

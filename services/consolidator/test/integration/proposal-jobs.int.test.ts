@@ -57,7 +57,7 @@ async function jobsTotal(port: number, job: string, outcome: string): Promise<nu
 async function remember(t: Tenant, fields: { memoryType: string; topic: string; content: string; dueAt?: Date }) {
   const memory = await stack.memoryClient();
   const { dueAt, ...rest } = fields;
-  const stored = await memory.remember({ ...rest, ...(dueAt ? { dueAt: timestampFromDate(dueAt) } : {}) }, writer(t));
+  const stored = await memory.memories.remember({ ...rest, ...(dueAt ? { dueAt: timestampFromDate(dueAt) } : {}) }, writer(t));
   return stored.memory!.id;
 }
 
@@ -178,8 +178,8 @@ describe("the consolidation scan", () => {
 
     // Reject it and run again, twice: the pair is never proposed again.
     const memory = await stack.memoryClient();
-    const listed = await memory.listProposals({}, reader(tenant));
-    await memory.rejectProposal({ proposalId: listed.proposals[0]!.id }, writer(tenant));
+    const listed = await memory.proposals.listProposals({}, reader(tenant));
+    await memory.proposals.rejectProposal({ proposalId: listed.proposals[0]!.id }, writer(tenant));
     const nothingNew = await jobsTotal(metricsPort, CONSOLIDATE_TENANT_JOB, "nothing_new");
     for (let run = 0; run < 2; run++) await producer.queue.enqueue(MAINTENANCE_QUEUE, CONSOLIDATE_TENANT_JOB, { tenantId: tenant.tenantId });
     await eventually(async () => expect(await jobsTotal(metricsPort, CONSOLIDATE_TENANT_JOB, "nothing_new")).toBe(nothingNew + 2));
@@ -253,7 +253,7 @@ describe("retries", () => {
     const own = await startCoreServices({ label: "retries" });
     const tenant = await own.createTenant("retries");
     const memory = await own.memoryClient();
-    const memoryId = (await memory.remember({ memoryType: "fact", topic: "Deadlift", content: "Top set 180 kg." }, writer(tenant))).memory!.id;
+    const memoryId = (await memory.memories.remember({ memoryType: "fact", topic: "Deadlift", content: "Top set 180 kg." }, writer(tenant))).memory!.id;
     // The consolidator under test points at a port where the memory service is not (yet).
     const prefix = uniqueKeyPrefix("retries");
     const port = await freePort();

@@ -66,7 +66,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
 
     let response;
     try {
-      response = await memoryApi(memory).resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
+      response = await memoryApi(memory).apiKeys.resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
     } catch (err) {
       const reason = isAppError(err) ? err.reason : "internal_error";
       if (reason === "unavailable") {

@@ -1,21 +1,11 @@
 /**
  * The memory service's ArchiveService as the gateway calls it (through the bridge): the streamed
- * import and export, and erasure, with their deadlines. It shares the memory address; the streams
- * keep every message small, so the channel needs no raised message limits.
+ * import and export with their deadlines. It rides the memory client's channel; the streams keep
+ * every message small, so the channel needs no raised message limits.
  */
-import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
-import { bridgeClient, createRpcClient, type BridgedClient, type CallerIdentity, type CredentialSigner, type RpcClient } from "@3ngram/rpc";
-import { archiveContract, type ImportFormat, type ImportOutput, type ImportPart } from "@3ngram/schema";
-
-export type ArchiveClient = RpcClient<typeof ArchiveService>;
-export type ArchiveApi = BridgedClient<typeof ArchiveService, typeof archiveContract>;
-
-export function createArchiveClient(address: string, signer: CredentialSigner): ArchiveClient {
-  return createRpcClient(ArchiveService, { address, audience: "memory", signer });
-}
-
-/** The client's RPCs in public shapes. */
-export const archiveApi = (client: ArchiveClient): ArchiveApi => bridgeClient(ArchiveService, archiveContract, client);
+import type { CallerIdentity } from "@3ngram/rpc";
+import type { ImportFormat, ImportOutput, ImportPart } from "@3ngram/schema";
+import { memoryApi, type MemoryClient } from "./memory.js";
 
 /** An import stores each record in its own transaction; a full 32 MB file takes minutes, not seconds. */
 const IMPORT_DEADLINE_MS = 15 * 60_000;
@@ -33,7 +23,7 @@ const EXPORT_DEADLINE_MS = 30 * 60_000;
  * those stored stay stored.
  */
 export async function importArchive(
-  archive: ArchiveClient,
+  memory: MemoryClient,
   format: ImportFormat,
   pieces: AsyncIterable<string>,
   identity: CallerIdentity,
@@ -43,10 +33,10 @@ export async function importArchive(
     yield { options: { format } };
     for await (const ndjson of pieces) if (ndjson.length > 0) yield { ndjson };
   }
-  return archiveApi(archive).import(parts(), { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
+  return memoryApi(memory).archive.import(parts(), { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
 }
 
 /** The whole archive as a stream of NDJSON lines (each without its newline); leaving the loop early cancels the export. */
-export async function* exportLines(archive: ArchiveClient, identity: CallerIdentity): AsyncGenerator<string> {
-  for await (const { record } of archiveApi(archive).export({}, { identity, deadlineMs: EXPORT_DEADLINE_MS })) yield JSON.stringify(record);
+export async function* exportLines(memory: MemoryClient, identity: CallerIdentity): AsyncGenerator<string> {
+  for await (const { record } of memoryApi(memory).archive.export({}, { identity, deadlineMs: EXPORT_DEADLINE_MS })) yield JSON.stringify(record);
 }

@@ -1,23 +1,25 @@
 /**
- * The memory service as the gateway sees it: a typed gRPC client, and the same client through the
- * bridge (memoryApi), whose calls take and answer the public shapes of @3ngram/schema. The bridge
- * converts generically (docs/grpc.md); nothing here maps a message by hand.
+ * The memory service as the gateway sees it: a typed gRPC client per service of memory.v1, all on
+ * one channel, and the same clients through the bridge (memoryApi), whose calls take and answer the
+ * public shapes of @3ngram/schema. The bridge converts generically (docs/grpc.md); nothing here maps
+ * a message by hand.
  */
-import { bridgeClient, createRpcClient, type BridgedClient, type CredentialSigner, type RpcClient } from "@3ngram/rpc";
-import { memoryContract } from "@3ngram/schema";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { bridgeClients, createRpcClients, type BridgedClients, type CredentialSigner, type RpcClients } from "@3ngram/rpc";
+import { memoryContracts } from "@3ngram/schema";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 
-export type MemoryClient = RpcClient<typeof MemoryService>;
-export type MemoryApi = BridgedClient<typeof MemoryService, typeof memoryContract>;
+export type MemoryClient = RpcClients<typeof memoryServices>;
+export type MemoryApi = BridgedClients<typeof memoryServices, typeof memoryContracts>;
 
 export function createMemoryClient(address: string, signer: CredentialSigner): MemoryClient {
-  return createRpcClient(MemoryService, {
+  return createRpcClients(memoryServices, {
     address,
     audience: "memory",
     signer,
+    // An import's answer lists every record of a file up to 32 MiB.
     maxReceiveMessageBytes: 64 * 1024 * 1024,
   });
 }
 
-/** The client's RPCs in public shapes. */
-export const memoryApi = (client: MemoryClient): MemoryApi => bridgeClient(MemoryService, memoryContract, client);
+/** The clients' RPCs in public shapes, by service. */
+export const memoryApi = (client: MemoryClient): MemoryApi => bridgeClients(memoryServices, memoryContracts, client);

@@ -7,7 +7,7 @@ import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
 import { proposalIdSchema, type EdgeProposalRecord, type FactProposalRecord, type ReviewProposalsInput, type ReviewProposalsOutput } from "@3ngram/schema";
 import { memoryApi, type MemoryApi, type MemoryClient } from "./memory.js";
 
-type OneProposal = Awaited<ReturnType<MemoryApi["getProposal"]>>;
+type OneProposal = Awaited<ReturnType<MemoryApi["proposals"]["getProposal"]>>;
 
 /** A proposal id from a URL path, validated like the tool's; a malformed one reads like an unknown one. */
 export function proposalIdFromPath(raw: unknown): string {
@@ -27,7 +27,7 @@ export async function reviewProposals(
   input: ReviewProposalsInput,
   options: { identity: CallerIdentity },
 ): Promise<ReviewProposalsOutput> {
-  const api = memoryApi(memory);
+  const api = memoryApi(memory).proposals;
   switch (input.action) {
     case "list":
       return { action: "list", ...(await api.listProposals({ status: input.status, limit: input.limit }, options)) };
@@ -49,7 +49,7 @@ function decision(action: "applied" | "rejected", { edge, fact }: OneProposal): 
 export type ProposalRecord = { kind: "edge"; proposal: EdgeProposalRecord } | { kind: "fact"; proposal: FactProposalRecord };
 
 export async function getProposal(memory: MemoryClient, proposalId: string, options: { identity: CallerIdentity }): Promise<ProposalRecord> {
-  const { edge, fact } = await memoryApi(memory).getProposal({ proposalId }, options);
+  const { edge, fact } = await memoryApi(memory).proposals.getProposal({ proposalId }, options);
   if (edge) return { kind: "edge", proposal: edge };
   if (fact) return { kind: "fact", proposal: fact };
   throw new AppError("internal_error", "memory service returned no proposal");

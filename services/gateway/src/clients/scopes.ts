@@ -18,7 +18,7 @@ function fieldsOf<T extends { action: string }>({ action: _action, ...fields }: 
 
 /** Runs one configure_scope action against the registry RPCs and answers in the tool's output shape. */
 export async function configureScope(memory: MemoryClient, input: ConfigureScopeInput, options: { identity: CallerIdentity }): Promise<ConfigureScopeOutput> {
-  const api = memoryApi(memory);
+  const api = memoryApi(memory).scopes;
   switch (input.action) {
     case "list":
       return { action: "list", ...(await api.listScopes({}, options)) };

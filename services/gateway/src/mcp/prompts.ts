@@ -99,7 +99,7 @@ async function completeDebriefScope(deps: PromptDeps, typed: string): Promise<st
   }
   try {
     const identity = { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes, actor: "user_mcp" };
-    const facets = await deps.memory.getFacets({}, { identity });
+    const facets = await deps.memory.memories.getFacets({}, { identity });
     metrics.mcpCompletions.inc({ outcome: "ok" });
     return completeScopes(facets.scopes, typed);
   } catch (err) {

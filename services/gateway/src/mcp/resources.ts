@@ -54,7 +54,7 @@ export function registerMemoryResource(server: McpServer, deps: ResourceDeps): v
         const id = memoryIdSchema.safeParse(typeof variables.id === "string" ? variables.id : undefined);
         if (!id.success) throw new AppError("not_found", "memory not found");
         const identity = { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes, actor: "user_mcp" };
-        const body = await memoryApi(deps.memory).readMemory({ id: id.data }, { identity });
+        const body = await memoryApi(deps.memory).memories.readMemory({ id: id.data }, { identity });
         log.info({ outcome: "ok", content_length: body.contentLength }, "resource read");
         return { contents: [{ uri: uri.href, mimeType: MEMORY_RESOURCE_MIME_TYPE, text: JSON.stringify(body) }] };
       } catch (err) {

@@ -221,7 +221,7 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
         redirectWith(res, request, { error: "access_denied", error_description: "the API key holds none of the requested scopes" }, location);
         return;
       }
-      const { code } = await memoryApi(deps.memory).createAuthorizationCode(
+      const { code } = await memoryApi(deps.memory).oauth.createAuthorizationCode(
         {
           clientId: request.client.clientId,
           redirectUri: request.redirectUri,

@@ -40,11 +40,11 @@ export function createClientDirectory(memory: MemoryClient, fetcher: ClientMetad
         }
         if (document.client_id !== clientId) throw new OAuthError("invalid_client", "the client's metadata document names another client_id");
         const { client_id: _url, ...metadata } = document;
-        await memoryApi(memory).saveMetadataDocumentClient({ clientId, metadataJson: JSON.stringify(document) }, { identity });
+        await memoryApi(memory).oauth.saveMetadataDocumentClient({ clientId, metadataJson: JSON.stringify(document) }, { identity });
         return { clientId, registration: "metadata_document", metadata };
       }
       try {
-        const { client } = await memoryApi(memory).getOAuthClient({ clientId }, { identity });
+        const { client } = await memoryApi(memory).oauth.getOAuthClient({ clientId }, { identity });
         return {
           clientId: client.clientId,
           registration: client.registration,

@@ -29,7 +29,7 @@ export function registrationRouter(memory: MemoryClient, log: Logger): Router {
         const code = field.startsWith("redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata";
         throw new OAuthError(code, `${field}: ${issue.message}`);
       }
-      const { client, clientSecret } = await memoryApi(memory).registerOAuthClient(
+      const { client, clientSecret } = await memoryApi(memory).oauth.registerOAuthClient(
         { metadataJson: JSON.stringify(parsed.data) },
         { identity: { scopes: [SCOPES.internalAuth] } },
       );

@@ -41,7 +41,7 @@ export function createSigningKeyRing(memory: MemoryClient, options: { now?: () =
   const fetchKeys = (): Promise<KeySet> => {
     inFlight ??= (async () => {
       try {
-        const response = await memoryApi(memory).getSigningKeys({}, { identity: { scopes: [SCOPES.internalAuth] } });
+        const response = await memoryApi(memory).oauth.getSigningKeys({}, { identity: { scopes: [SCOPES.internalAuth] } });
         const keys = new Map<string, CachedKey>();
         let active: KeySet["active"] | undefined;
         for (const key of response.keys) {

@@ -78,11 +78,11 @@ export function tokenRouter(deps: TokenDeps): Router {
       const client = clientCredentials(req, body);
       basic = client.basic;
       const secret = client.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {};
-      let grant: Awaited<ReturnType<MemoryApi["redeemAuthorizationCode"]>>["grant"];
+      let grant: Awaited<ReturnType<MemoryApi["oauth"]["redeemAuthorizationCode"]>>["grant"];
       if (grantType === "authorization_code") {
         const resource = singleParam(body, "resource");
         if (resource !== undefined && resource !== location.mcpResource()) throw new OAuthError("invalid_target", `resource must be ${location.mcpResource()}`);
-        ({ grant } = await memoryApi(memory).redeemAuthorizationCode(
+        ({ grant } = await memoryApi(memory).oauth.redeemAuthorizationCode(
           {
             code: required(body, "code"),
             clientId: client.clientId,
@@ -94,7 +94,7 @@ export function tokenRouter(deps: TokenDeps): Router {
         ));
       } else if (grantType === "refresh_token") {
         const scope = singleParam(body, "scope");
-        ({ grant } = await memoryApi(memory).refreshOAuthGrant(
+        ({ grant } = await memoryApi(memory).oauth.refreshOAuthGrant(
           {
             refreshToken: required(body, "refresh_token"),
             clientId: client.clientId,
@@ -142,7 +142,7 @@ export function tokenRouter(deps: TokenDeps): Router {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const client = clientCredentials(req, body);
       const token = required(body, "token");
-      await memoryApi(memory).revokeOAuthToken({ token, clientId: client.clientId, clientSecret: client.clientSecret }, { identity });
+      await memoryApi(memory).oauth.revokeOAuthToken({ token, clientId: client.clientId, clientSecret: client.clientSecret }, { identity });
       // RFC 7009 §2.2: unknown tokens (and access tokens, which expire on their own) answer 200 too.
       res.set({ "Cache-Control": "no-store" }).status(200).end();
     } catch (err) {

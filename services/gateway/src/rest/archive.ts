@@ -18,14 +18,15 @@ import { SCOPES } from "@3ngram/rpc";
 import { errorSummary, type Logger } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES, importQuerySchema, parseInput } from "@3ngram/schema";
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import { exportLines, importArchive, type ArchiveClient } from "../clients/archive.js";
+import { exportLines, importArchive } from "../clients/archive.js";
+import type { MemoryClient } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
 
 const NDJSON_TYPES = ["application/x-ndjson", "application/ndjson", "application/jsonl", "text/plain"];
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
-export function archiveRouter(archive: ArchiveClient, auth: RequestHandler, log: Logger): Router {
+export function archiveRouter(memory: MemoryClient, auth: RequestHandler, log: Logger): Router {
   const router = Router();
 
   router.post("/import", routeLabel("POST /api/v1/import"), auth, async (req, res) => {
@@ -43,7 +44,7 @@ export function archiveRouter(archive: ArchiveClient, auth: RequestHandler, log:
       if (!res.writableEnded) gone.abort();
     });
     try {
-      res.json(await importArchive(archive, format, bodyPieces(req), identity, gone.signal));
+      res.json(await importArchive(memory, format, bodyPieces(req), identity, gone.signal));
     } catch (err) {
       if (err instanceof BodyTooLarge) {
         // The import was cancelled before its last piece, so nothing was stored.
@@ -57,7 +58,7 @@ export function archiveRouter(archive: ArchiveClient, auth: RequestHandler, log:
 
   router.get("/export", routeLabel("GET /api/v1/export"), auth, async (_req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    const lines = exportLines(archive, identity)[Symbol.asyncIterator]();
+    const lines = exportLines(memory, identity)[Symbol.asyncIterator]();
     // The first record is awaited before anything is sent, so a refusal is still a normal error answer.
     let next = await lines.next();
     res.status(200);

@@ -30,7 +30,7 @@ export function factsRouter(memory: MemoryClient, auth: RequestHandler): Router 
   router.get("/facts", routeLabel("GET /api/v1/facts"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = factsQueryToInput(req.query as Record<string, unknown>);
-    res.json(await memoryApi(memory).getFacts(input, { identity }));
+    res.json(await memoryApi(memory).memories.getFacts(input, { identity }));
   });
   return router;
 }

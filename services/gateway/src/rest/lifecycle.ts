@@ -22,25 +22,25 @@ export function lifecycleRouter(memory: MemoryClient, auth: RequestHandler): Rou
     const identity = identityFor(res, SCOPES.write);
     const predecessorId = pathId(req);
     const input = parseInput(reviseInputSchema, { ...withIdempotencyKey(req, bodyWithout(req, "predecessorId")), predecessorId });
-    res.status(201).json(await memoryApi(memory).revise(input, { identity }));
+    res.status(201).json(await memoryApi(memory).memories.revise(input, { identity }));
   });
 
   router.post("/memories/:id/resolve", routeLabel("POST /api/v1/memories/:id/resolve"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const memoryId = pathId(req, "no commitment for memory");
     const input = parseInput(resolveInputSchema, { ...bodyWithout(req, "memoryId"), memoryId });
-    res.json(await memoryApi(memory).resolve(input, { identity }));
+    res.json(await memoryApi(memory).memories.resolve(input, { identity }));
   });
 
   // No body: the path says everything.
   router.post("/memories/:id/archive", routeLabel("POST /api/v1/memories/:id/archive"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
-    res.json(await memoryApi(memory).archive({ memoryId: pathId(req) }, { identity }));
+    res.json(await memoryApi(memory).memories.archive({ memoryId: pathId(req) }, { identity }));
   });
 
   router.get("/memories/:id/history", routeLabel("GET /api/v1/memories/:id/history"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    res.json(await memoryApi(memory).getHistory({ memoryId: pathId(req) }, { identity }));
+    res.json(await memoryApi(memory).memories.getHistory({ memoryId: pathId(req) }, { identity }));
   });
 
   return router;

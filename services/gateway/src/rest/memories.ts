@@ -19,7 +19,7 @@ export function memoriesRouter(memory: MemoryClient, auth: RequestHandler): Rout
   router.post("/memories", routeLabel("POST /api/v1/memories"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const input = parseInput(rememberInputSchema, withIdempotencyKey(req, req.body));
-    const output = await memoryApi(memory).remember(input, { identity });
+    const output = await memoryApi(memory).memories.remember(input, { identity });
     res.status(201).json(output);
   });
 
@@ -28,7 +28,7 @@ export function memoriesRouter(memory: MemoryClient, auth: RequestHandler): Rout
     // A malformed id is answered like an unknown one: the caller learns nothing either way.
     const parsed = getMemoriesInputSchema.safeParse({ ids: [req.params.id], maxContentChars: MAX_GET_CONTENT_CHARS });
     if (!parsed.success) throw notFound();
-    const output = await memoryApi(memory).getMemories(parsed.data, { identity });
+    const output = await memoryApi(memory).memories.getMemories(parsed.data, { identity });
     const record = output.memories[0];
     if (record === undefined) throw notFound();
     res.json(record);

@@ -17,12 +17,12 @@ export function memoryListingRouter(memory: MemoryClient, auth: RequestHandler):
   router.get("/memories", routeLabel("GET /api/v1/memories"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(listMemoriesInputSchema, { ...req.query });
-    res.json(await memoryApi(memory).listMemories(input, { identity }));
+    res.json(await memoryApi(memory).memories.listMemories(input, { identity }));
   });
 
   router.get("/memories/facets", routeLabel("GET /api/v1/memories/facets"), auth, async (_req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    res.json(await memoryApi(memory).getFacets({}, { identity }));
+    res.json(await memoryApi(memory).memories.getFacets({}, { identity }));
   });
 
   return router;

@@ -33,7 +33,7 @@ export function orientationRouter(memory: MemoryClient, auth: RequestHandler): R
     const identity = identityFor(res, SCOPES.read);
     const input = briefingQueryToInput(req.query as Record<string, unknown>);
     const answer = await memoryApi(memory)
-      .briefing(input, { identity })
+      .orientation.briefing(input, { identity })
       .catch((err: unknown) => {
         throw flattenSelectorField(err);
       });
@@ -43,7 +43,7 @@ export function orientationRouter(memory: MemoryClient, auth: RequestHandler): R
   router.post("/handoff", routeLabel("POST /api/v1/handoff"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(handoffInputSchema, req.body);
-    res.json(await memoryApi(memory).handoff(input, { identity }));
+    res.json(await memoryApi(memory).orientation.handoff(input, { identity }));
   });
 
   router.get("/environment", routeLabel("GET /api/v1/environment"), auth, async (req, res) => {

@@ -4,21 +4,49 @@
  * the gateway reads it), and both must come back equal and valid by the public zod schemas. The
  * test iterates the service descriptors, so a new RPC without a contract and a sample fails here.
  */
-import { MemoryService } from "@3ngram/proto/memory/v1";
-import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
+import * as memoryV1 from "@3ngram/proto/memory/v1";
+import { ArchiveService, FactSchema, MemoriesService, ProposalsService, memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { bridgeClient, bridgeHandlers, fromWire, parseWire, toWire, type CallContext, type MethodContract, type RpcClient } from "@3ngram/rpc";
-import { archiveContract, factRecordSchema, memoryContract, searchContract, type ImportPart } from "@3ngram/schema";
-import { FactSchema } from "@3ngram/proto/memory/v1";
+import {
+  bridgeClient,
+  bridgeClients,
+  bridgeHandlers,
+  fromWire,
+  parseWire,
+  toWire,
+  type AnyService,
+  type CallContext,
+  type MethodContract,
+  type RpcClient,
+  type RpcMethods,
+} from "@3ngram/rpc";
+import { factRecordSchema, memoryContracts, searchContract, type ImportPart } from "@3ngram/schema";
 import { fromBinary, isFieldSet, toBinary, type DescMessage, type DescMethod, type Message } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { archiveSamples, compactSearchResponse, memorySamples, searchSamples } from "./samples.js";
 
-const services = [
-  { service: MemoryService, contract: memoryContract as Record<string, MethodContract | undefined>, samples: memorySamples },
-  { service: ArchiveService, contract: archiveContract as Record<string, MethodContract | undefined>, samples: archiveSamples },
-  { service: SearchService, contract: searchContract as Record<string, MethodContract | undefined>, samples: searchSamples },
+type Entries = Record<string, MethodContract | undefined>;
+const services: Array<{ service: AnyService; contract: Entries; samples: typeof memorySamples }> = [
+  ...Object.entries(memoryServices).map(([key, service]) => ({
+    service,
+    contract: memoryContracts[key as keyof typeof memoryContracts] as Entries,
+    samples: key === "archive" ? archiveSamples : memorySamples,
+  })),
+  { service: SearchService, contract: searchContract as Entries, samples: searchSamples },
 ];
+
+it("memoryServices names every service memory.v1 declares, so each is round-tripped below", () => {
+  const declared = (Object.values(memoryV1) as unknown[])
+    .filter((value): value is AnyService => typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "service")
+    .map((service) => service.typeName)
+    .sort();
+  expect(declared.length).toBeGreaterThanOrEqual(8);
+  expect(
+    Object.values(memoryServices)
+      .map((service) => service.typeName)
+      .sort(),
+  ).toEqual(declared);
+});
 
 /** Through bytes, as on the network. */
 function overTheWire<D extends DescMessage>(desc: D, message: Message): Message {
@@ -96,7 +124,7 @@ describe("streams through the bridge, one message at a time", () => {
 
   it("a client stream: the service reads each message validated, in order, as the caller sent it", async () => {
     const seen: ImportPart[] = [];
-    const handlers = bridgeHandlers(ArchiveService, archiveContract, {
+    const handlers = bridgeHandlers(ArchiveService, memoryContracts.archive, {
       import: async (parts) => {
         for await (const part of parts) seen.push(part);
         return { format: "3ngram", results: [], created: 0, skipped: 0, failed: 0 };
@@ -116,7 +144,7 @@ describe("streams through the bridge, one message at a time", () => {
 
   it("a client stream refuses a bad message naming its field, before the next one is read", async () => {
     let read = 0;
-    const handlers = bridgeHandlers(ArchiveService, archiveContract, {
+    const handlers = bridgeHandlers(ArchiveService, memoryContracts.archive, {
       import: async (parts) => {
         for await (const part of parts) void part;
         return { format: "3ngram", results: [], created: 0, skipped: 0, failed: 0 };
@@ -137,7 +165,7 @@ describe("streams through the bridge, one message at a time", () => {
       { record: { kind: "archive", format: "3ngram", version: 1, exportedAt: "2026-01-31T09:00:00.000Z" } },
       { record: { kind: "memory", key: "k", tags: [], validTo: null, commitment: null }, cursor: "c" },
     ];
-    const handlers = bridgeHandlers(ArchiveService, archiveContract, {
+    const handlers = bridgeHandlers(ArchiveService, memoryContracts.archive, {
       export: async function* () {
         yield* records;
       },
@@ -149,7 +177,7 @@ describe("streams through the bridge, one message at a time", () => {
           for await (const message of wire) yield overTheWire(ArchiveService.method.export.output, message);
         })(),
     } as unknown as RpcClient<typeof ArchiveService>;
-    const received = await collect(bridgeClient(ArchiveService, archiveContract, client).export({}, { identity: { scopes: [] } }));
+    const received = await collect(bridgeClient(ArchiveService, memoryContracts.archive, client).export({}, { identity: { scopes: [] } }));
     expect(received).toEqual(records);
     // Key order survives the Struct, so an exported line reads back byte for byte.
     expect(received.map((r) => JSON.stringify(r.record))).toEqual(records.map((r) => JSON.stringify(r.record)));
@@ -207,21 +235,31 @@ describe("the bridge's generic rules", () => {
   });
 
   it("leaves an empty list out where the public shape has none to show (factProposals)", () => {
-    const method = MemoryService.method.listProposals;
-    const out = fromWire(memoryContract.listProposals.response, method.output, toWire(method.output, { proposals: [], count: 0, factProposals: [] }));
+    const method = ProposalsService.method.listProposals;
+    const out = fromWire(
+      memoryContracts.proposals.listProposals.response,
+      method.output,
+      toWire(method.output, { proposals: [], count: 0, factProposals: [] }),
+    );
     expect(out).toEqual({ proposals: [], count: 0 });
   });
 
   it("builds a client's bridged calls once per client and contract", () => {
-    const client = {} as RpcClient<typeof MemoryService>;
-    expect(bridgeClient(MemoryService, memoryContract, client)).toBe(bridgeClient(MemoryService, memoryContract, client));
-    expect(bridgeClient(MemoryService, memoryContract, client)).not.toBe(bridgeClient(MemoryService, memoryContract, {} as RpcClient<typeof MemoryService>));
+    const client = {} as RpcMethods<typeof MemoriesService>;
+    const contract = memoryContracts.memories;
+    expect(bridgeClient(MemoriesService, contract, client)).toBe(bridgeClient(MemoriesService, contract, client));
+    expect(bridgeClient(MemoriesService, contract, client)).not.toBe(bridgeClient(MemoriesService, contract, {} as RpcMethods<typeof MemoriesService>));
+    // A peer's clients are bridged service by service, with those same cached calls.
+    const peer = { memories: client, proposals: {} as RpcMethods<typeof ProposalsService> };
+    const bridged = bridgeClients(memoryServices, memoryContracts, peer);
+    expect(Object.keys(bridged).sort()).toEqual(["memories", "proposals"]);
+    expect(bridged.memories).toBe(bridgeClient(MemoriesService, contract, client));
   });
 
   it("names the field of an invalid request, as a trust boundary must", () => {
-    const method = MemoryService.method.resolve;
+    const method = MemoriesService.method.resolve;
     const wire = toWire(method.input, { memoryId: "not-a-uuid", status: "resolved" });
-    expect(() => parseWire(memoryContract.resolve.request, method.input, wire)).toThrow(
+    expect(() => parseWire(memoryContracts.memories.resolve.request, method.input, wire)).toThrow(
       expect.objectContaining({ reason: "invalid_input", details: { field: "memoryId" } }),
     );
   });

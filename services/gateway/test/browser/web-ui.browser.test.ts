@@ -35,11 +35,11 @@ async function seed(): Promise<void> {
   const memory = await core.memoryClient();
   // Written the way an agent writes them, so the history names who did what.
   const w: CallOptions = { identity: { ...writer(tenant).identity, actor: "user_mcp" } };
-  const remember = async (fields: Parameters<typeof memory.remember>[0]) => (await memory.remember(fields, w)).memory!.id;
+  const remember = async (fields: Parameters<typeof memory.memories.remember>[0]) => (await memory.memories.remember(fields, w)).memory!.id;
   // A decision corrected twice: three versions in one lineage.
   ids.v1 = await remember({ memoryType: "decision", topic: "Release date for atlas", content: "We ship atlas on 3 March.", scope: "work", project: "atlas" });
   ids.v2 = (
-    await memory.revise(
+    await memory.memories.revise(
       {
         predecessorId: ids.v1,
         memoryType: "decision",
@@ -52,7 +52,7 @@ async function seed(): Promise<void> {
     )
   ).memory!.id;
   ids.v3 = (
-    await memory.revise(
+    await memory.memories.revise(
       {
         predecessorId: ids.v2,
         memoryType: "decision",
@@ -80,7 +80,7 @@ async function seed(): Promise<void> {
     dueAt: daysAgo(-5),
     scope: "work",
   });
-  await memory.resolve({ memoryId: ids.done, status: "resolved" }, w);
+  await memory.memories.resolve({ memoryId: ids.done, status: "resolved" }, w);
   ids.blocker = await remember({
     memoryType: "blocker",
     topic: "Waiting on the security audit",
@@ -111,7 +111,7 @@ async function seed(): Promise<void> {
   // A link proposal between two notes, as the consolidator hands it over.
   ids.noteOld = await remember({ memoryType: "note", topic: "Standup time", content: "Standup is at 9:30 every weekday." });
   ids.noteNew = await remember({ memoryType: "note", topic: "Standup moved", content: "Standup moved to 9:45 every weekday." });
-  const proposal = await memory.createConsolidationProposals(
+  const proposal = await memory.proposals.createConsolidationProposals(
     {
       proposals: [
         {
@@ -290,7 +290,7 @@ describe("the web UI in chromium", () => {
     await clickAndWait(`form[action='/ui/proposals/${ids.proposal}/accept'] button`);
     expect(await text("p.flash")).toBe("Proposal accepted.");
     const memory = await core.memoryClient();
-    expect((await memory.getMemories({ ids: [ids.noteOld!] }, reader(tenant))).memories[0]!.supersededBy).toBe(ids.noteNew);
+    expect((await memory.memories.getMemories({ ids: [ids.noteOld!] }, reader(tenant))).memories[0]!.supersededBy).toBe(ids.noteNew);
   });
 
   it("creates a read-only key, shows it once, and revokes it", async () => {
@@ -301,7 +301,7 @@ describe("the web UI in chromium", () => {
     const issued = await text("#new-key-value");
     expect(issued).toMatch(/^3ng_[A-Za-z0-9_-]{8}_[A-Za-z0-9_-]{43}$/);
     const memory = await core.memoryClient();
-    const resolved = await memory.resolveApiKey({ apiKey: issued }, internalAuth);
+    const resolved = await memory.apiKeys.resolveApiKey({ apiKey: issued }, internalAuth);
     expect(resolved.scopes).toEqual([SCOPES.read]);
     expect(await text("tbody tr:first-child")).toContain("browser reader");
     expect(await text("tbody tr:first-child")).toContain("Read only");
@@ -314,7 +314,7 @@ describe("the web UI in chromium", () => {
     await clickAndWait(`form[action='/ui/keys/${resolved.keyId}/revoke'] button`);
     expect(await text("p.flash")).toContain("Key revoked");
     expect(await text("tbody tr:first-child")).toContain("Revoked");
-    expect((await rejection(memory.resolveApiKey({ apiKey: issued }, internalAuth))).reason).toBe("unauthenticated");
+    expect((await rejection(memory.apiKeys.resolveApiKey({ apiKey: issued }, internalAuth))).reason).toBe("unauthenticated");
   });
 
   it("is usable from the keyboard: the first Tab reaches the skip link, and the form submits with Enter", async () => {

@@ -204,11 +204,11 @@ describe("the OpenAPI document", () => {
     await call("get", "/api/v1/briefing", { query: "kind=all&mode=full" });
     await call("post", "/api/v1/handoff", { json: { selector: { kind: "all" } } });
     await call("get", "/api/v1/environment");
-    const older = (await memory.remember({ memoryType: "decision", topic: "older", content: `older ${randomUUID()}` }, writer(tenant))).memory!.id;
-    const newer = (await memory.remember({ memoryType: "decision", topic: "newer", content: `newer ${randomUUID()}` }, writer(tenant))).memory!.id;
-    const third = (await memory.remember({ memoryType: "note", topic: "third", content: `third ${randomUUID()}` }, writer(tenant))).memory!.id;
+    const older = (await memory.memories.remember({ memoryType: "decision", topic: "older", content: `older ${randomUUID()}` }, writer(tenant))).memory!.id;
+    const newer = (await memory.memories.remember({ memoryType: "decision", topic: "newer", content: `newer ${randomUUID()}` }, writer(tenant))).memory!.id;
+    const third = (await memory.memories.remember({ memoryType: "note", topic: "third", content: `third ${randomUUID()}` }, writer(tenant))).memory!.id;
     const [edge, other] = (
-      await memory.createConsolidationProposals(
+      await memory.proposals.createConsolidationProposals(
         {
           proposals: [
             { fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.95 },
@@ -220,7 +220,7 @@ describe("the OpenAPI document", () => {
     ).createdIds;
     expect(other).toBeDefined();
     const fact = (
-      await memory.createFactProposals(
+      await memory.proposals.createFactProposals(
         { memoryId: older, extractor: "rules/1", facts: [{ subject: "lift", predicate: "top_set.weight_kg", value: "98" }] },
         asConsolidator(tenant),
       )

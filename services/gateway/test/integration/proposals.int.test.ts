@@ -44,10 +44,10 @@ afterAll(async () => {
 async function edgeProposal(t: { tenantId: string; userId: string }, edgeType = "supersedes") {
   const memory = await core.memoryClient();
   const remember = async (label: string) =>
-    (await memory.remember({ memoryType: "decision", topic: `topic ${label}`, content: `${label} ${randomUUID()}` }, writer(t))).memory!.id;
+    (await memory.memories.remember({ memoryType: "decision", topic: `topic ${label}`, content: `${label} ${randomUUID()}` }, writer(t))).memory!.id;
   const older = await remember("older");
   const newer = await remember("newer");
-  const created = await memory.createConsolidationProposals(
+  const created = await memory.proposals.createConsolidationProposals(
     { proposals: [{ fromId: newer, toId: older, edgeType, similarity: 0.95, rationale: "cosine 0.950 >= near-duplicate threshold 0.92" }] },
     asConsolidator(t),
   );
@@ -58,8 +58,9 @@ async function edgeProposal(t: { tenantId: string; userId: string }, edgeType = 
 async function factProposal(t: { tenantId: string; userId: string }, value = "98") {
   const memory = await core.memoryClient();
   const subject = `lift_${randomUUID().slice(0, 8)}`;
-  const memoryId = (await memory.remember({ memoryType: "fact", topic: "lift", content: `Top set ${value} kg ${randomUUID()}` }, writer(t))).memory!.id;
-  const created = await memory.createFactProposals(
+  const memoryId = (await memory.memories.remember({ memoryType: "fact", topic: "lift", content: `Top set ${value} kg ${randomUUID()}` }, writer(t))).memory!
+    .id;
+  const created = await memory.proposals.createFactProposals(
     { memoryId, extractor: "rules/1", facts: [{ subject, predicate: "top_set.weight_kg", value, confidence: 0.8, rationale: "rule:measure(kg)" }] },
     asConsolidator(t),
   );

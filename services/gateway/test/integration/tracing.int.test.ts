@@ -115,7 +115,7 @@ describe("tracing", () => {
     const http = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && s.name === "POST /mcp");
     expect(http).toBeDefined();
     const spans = spansOf(http!.spanContext().traceId);
-    const [resolve] = server(spans, "memory.v1.MemoryService/ResolveApiKey");
+    const [resolve] = server(spans, "memory.v1.ApiKeysService/ResolveApiKey");
     const [search] = server(spans, "search.v1.SearchService/Search");
     expect(resolve, "memory's span is in the trace").toBeDefined();
     expect(search, "search's span is in the trace").toBeDefined();
@@ -128,7 +128,7 @@ describe("tracing", () => {
     });
     // Each server span hangs off the gateway's client span for it, under the request (and, for the search, the tool call).
     expect(ancestry(search!, spans)).toEqual(["search.v1.SearchService/Search", "tools/call search", "POST /mcp"]);
-    expect(ancestry(resolve!, spans)).toEqual(["memory.v1.MemoryService/ResolveApiKey", "POST /mcp"]);
+    expect(ancestry(resolve!, spans)).toEqual(["memory.v1.ApiKeysService/ResolveApiKey", "POST /mcp"]);
     expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
     // The gateway's log lines for this request carry the trace id.
     const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.request_id === requestId);
@@ -150,7 +150,7 @@ describe("tracing", () => {
     const https = spans.filter((s) => s.kind === SpanKind.SERVER && s.name === "POST /mcp");
     expect(https.length).toBeGreaterThanOrEqual(2); // server/discover, then tools/call
     for (const s of https) expect(parentOf(s)).toBe(parentSpan);
-    expect(server(spans, "memory.v1.MemoryService/ResolveApiKey")).toHaveLength(1);
+    expect(server(spans, "memory.v1.ApiKeysService/ResolveApiKey")).toHaveLength(1);
     expect(server(spans, "search.v1.SearchService/Search")).toHaveLength(1);
   });
 
@@ -168,19 +168,19 @@ describe("tracing", () => {
     // The consolidator's extraction job hands its fact proposal back to memory, inside the same trace.
     // The consumer span ends once the job handler returns, a moment after its last RPC.
     await eventually(() => {
-      expect(server(spansOf(traceId), "memory.v1.MemoryService/CreateFactProposals")).toHaveLength(1);
+      expect(server(spansOf(traceId), "memory.v1.ProposalsService/CreateFactProposals")).toHaveLength(1);
       expect(spansOf(traceId).filter((s) => s.kind === SpanKind.CONSUMER && s.name === "process extraction")).toHaveLength(1);
     }, 20_000);
-    const [proposed] = server(spansOf(traceId), "memory.v1.MemoryService/CreateFactProposals");
+    const [proposed] = server(spansOf(traceId), "memory.v1.ProposalsService/CreateFactProposals");
     const spans = spansOf(traceId);
     const consumer = spans.find((s) => s.kind === SpanKind.CONSUMER && s.name === "process extraction");
     const producer = spans.find((s) => s.kind === SpanKind.PRODUCER && s.name === "send extraction");
     expect(producer).toBeDefined();
     expect(consumer?.attributes["messaging.message.type"]).toBe("extract-facts");
     expect(parentOf(consumer!)).toBe(producer!.spanContext().spanId);
-    expect(ancestry(producer!, spans)).toContain("memory.v1.MemoryService/Remember");
+    expect(ancestry(producer!, spans)).toContain("memory.v1.MemoriesService/Remember");
     expect(ancestry(proposed!, spans)).toEqual(
-      expect.arrayContaining(["process extraction", "send extraction", "memory.v1.MemoryService/Remember", "POST /mcp"]),
+      expect.arrayContaining(["process extraction", "send extraction", "memory.v1.MemoriesService/Remember", "POST /mcp"]),
     );
     expect(memoryId).toMatch(/^[0-9a-f-]{36}$/);
   });

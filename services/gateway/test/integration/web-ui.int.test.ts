@@ -50,7 +50,7 @@ afterAll(async () => {
 
 async function remember(t: Tenant | CreatedTenant, topic: string, content: string): Promise<string> {
   const memory = await core.memoryClient();
-  return (await memory.remember({ memoryType: "decision", topic, content }, writer(t))).memory!.id;
+  return (await memory.memories.remember({ memoryType: "decision", topic, content }, writer(t))).memory!.id;
 }
 
 /** Two memories and a supersedes proposal from the newer to the older. */
@@ -58,7 +58,7 @@ async function edgeProposal(t: Tenant | CreatedTenant, label = "plain") {
   const memory = await core.memoryClient();
   const older = await remember(t, `older ${label}`, `older content ${label} ${randomUUID()}`);
   const newer = await remember(t, `newer ${label}`, `newer content ${label} ${randomUUID()}`);
-  const created = await memory.createConsolidationProposals(
+  const created = await memory.proposals.createConsolidationProposals(
     { proposals: [{ fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.95, rationale: "cosine 0.950 >= 0.92" }] },
     asConsolidator(t),
   );
@@ -70,7 +70,7 @@ async function factProposal(t: Tenant | CreatedTenant, value = "98") {
   const memory = await core.memoryClient();
   const subject = `lift_${randomUUID().slice(0, 8)}`;
   const memoryId = await remember(t, "lift", `Top set ${value} kg ${randomUUID()}`);
-  const created = await memory.createFactProposals(
+  const created = await memory.proposals.createFactProposals(
     { memoryId, extractor: "rules/1", facts: [{ subject, predicate: "top_set.weight_kg", value, confidence: 0.8, rationale: "rule:measure(kg)" }] },
     asConsolidator(t),
   );
@@ -80,7 +80,7 @@ async function factProposal(t: Tenant | CreatedTenant, value = "98") {
 async function statusOf(t: Tenant | CreatedTenant, id: string): Promise<string | undefined> {
   const memory = await core.memoryClient();
   for (const status of ["proposed", "applied", "rejected"]) {
-    const list = await memory.listProposals({ status, limit: 100 }, reader(t));
+    const list = await memory.proposals.listProposals({ status, limit: 100 }, reader(t));
     if ([...list.proposals, ...list.factProposals].some((p) => p.id === id)) return status;
   }
   return undefined;
@@ -199,11 +199,14 @@ describe("reviewing proposals", () => {
     const older = await remember(tenant, `older ${HOSTILE}`, "older");
     const newer = await remember(tenant, `newer ${HOSTILE}`, "newer");
     const edge = (
-      await memory.createConsolidationProposals({ proposals: [{ fromId: newer, toId: older, edgeType: "updates", similarity: 0.9 }] }, asConsolidator(tenant))
+      await memory.proposals.createConsolidationProposals(
+        { proposals: [{ fromId: newer, toId: older, edgeType: "updates", similarity: 0.9 }] },
+        asConsolidator(tenant),
+      )
     ).createdIds[0]!;
     const memoryId = await remember(tenant, "weights", "Top set 100 kg");
     const fact = (
-      await memory.createFactProposals(
+      await memory.proposals.createFactProposals(
         { memoryId, extractor: "rules/1", facts: [{ subject: "lift", predicate: "top_set.weight_kg", value: HOSTILE }] },
         asConsolidator(tenant),
       )
@@ -247,7 +250,7 @@ describe("reviewing proposals", () => {
     const older = await remember(tenant, "older plan", `old ${HOSTILE}`);
     const newer = await remember(tenant, "newer plan", "new plan");
     const id = (
-      await memory.createConsolidationProposals(
+      await memory.proposals.createConsolidationProposals(
         { proposals: [{ fromId: newer, toId: older, edgeType: "supersedes", similarity: 0.97, rationale: HOSTILE }] },
         asConsolidator(tenant),
       )
@@ -280,7 +283,7 @@ describe("reviewing proposals", () => {
     expect(answer).toMatchObject({ status: 303, location: "/ui/proposals?done=applied" });
     expect((await browser.get(answer.location!)).html).toContain("Proposal accepted.");
     const memory = await core.memoryClient();
-    const facts = await memory.getFacts({ subject: fact.subject }, reader(tenantA));
+    const facts = await memory.memories.getFacts({ subject: fact.subject }, reader(tenantA));
     expect(facts.facts.map((f) => `${f.predicate} = ${f.value}`)).toEqual(["top_set.weight_kg = 102.5"]);
     expect(await statusOf(tenantA, fact.id)).toBe("applied");
   });
@@ -292,7 +295,7 @@ describe("reviewing proposals", () => {
     const answer = await browser.post(`/ui/proposals/${edge.id}/accept`, { csrf_token: csrfOf(page) });
     expect(answer.status).toBe(303);
     const memory = await core.memoryClient();
-    const read = await memory.getMemories({ ids: [edge.older] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [edge.older] }, reader(tenantA));
     expect(read.memories[0]!.supersededBy).toBe(edge.newer);
 
     const again = await browser.post(`/ui/proposals/${edge.id}/accept`, { csrf_token: csrfOf(page) });
@@ -314,7 +317,7 @@ describe("reviewing proposals", () => {
     expect(decided.html).not.toContain(`action="/ui/proposals/${edge.id}/reject"`);
 
     const memory = await core.memoryClient();
-    const proposedAgain = await memory.createConsolidationProposals(
+    const proposedAgain = await memory.proposals.createConsolidationProposals(
       { proposals: [{ fromId: edge.newer, toId: edge.older, edgeType: "supersedes", similarity: 0.95 }] },
       asConsolidator(tenantA),
     );
@@ -428,7 +431,7 @@ describe("browsing", () => {
     const tenant = await core.createTenant("web ui hostile");
     const memory = await core.memoryClient();
     const id = (
-      await memory.remember(
+      await memory.memories.remember(
         {
           memoryType: "commitment",
           topic: `plan ${HOSTILE}`,
@@ -486,7 +489,7 @@ describe("keys", () => {
     expect(key).toMatch(/^3ng_/);
     expect(created.html).toContain("mine &#60;script&#62;");
     const memory = await core.memoryClient();
-    const resolved = await memory.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } });
+    const resolved = await memory.apiKeys.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } });
     expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: [SCOPES.read, SCOPES.write] });
     const again = await browser.get("/ui/keys");
     expect(again.html).not.toContain(key!);
@@ -496,11 +499,11 @@ describe("keys", () => {
     const otherList = await other.get("/ui/keys");
     expect(otherList.html).not.toContain(resolved.keyId);
     expect((await other.post(`/ui/keys/${resolved.keyId}/revoke`, { csrf_token: csrfOf(otherList) })).status).toBe(404);
-    expect((await memory.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } })).keyId).toBe(resolved.keyId);
+    expect((await memory.apiKeys.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } })).keyId).toBe(resolved.keyId);
 
     const revoked = await browser.post(`/ui/keys/${resolved.keyId}/revoke`, { csrf_token: csrfOf(again) });
     expect(revoked).toMatchObject({ status: 303, location: "/ui/keys?done=revoked" });
-    const err = await memory.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } }).catch((e: unknown) => e);
+    const err = await memory.apiKeys.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } }).catch((e: unknown) => e);
     expect((err as { reason?: string }).reason).toBe("unauthenticated");
     expect(logLines.join("\n")).not.toContain(key!);
   });
@@ -512,7 +515,7 @@ describe("keys", () => {
     const forged = await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: "escalate", access: "read_write" });
     expect(forged.status).toBe(403);
     const memory = await core.memoryClient();
-    const names = async () => (await memory.listMyApiKeys({}, reader(readOnly))).keys.map((k) => k.name);
+    const names = async () => (await memory.apiKeys.listMyApiKeys({}, reader(readOnly))).keys.map((k) => k.name);
     expect(await names()).not.toContain("escalate");
     expect((await browser.post("/ui/keys", { name: "no csrf", access: "read" })).status).toBe(403);
     expect((await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: "", access: "read" })).status).toBe(400);

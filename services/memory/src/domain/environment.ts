@@ -1,8 +1,8 @@
 import { withTenant } from "@3ngram/db";
 import type { DeadLetterCounts, QueueCounts } from "@3ngram/queue";
-import { CONSOLIDATOR_QUEUES } from "@3ngram/schema";
-import { selectPendingProposals, selectTenantStats, type PendingProposalsRow, type TenantStatsRow } from "../db/environment.js";
-import { selectRetrievalPolicy, selectScopes, type RetrievalPolicyRow, type ScopeRow } from "../db/scopes.js";
+import { COMMITMENT_STATUSES, CONSOLIDATOR_QUEUES, JOB_FAILURE_CAUSES, MEMORY_TYPES } from "@3ngram/schema";
+import { selectPendingProposals, selectTenantStats } from "../db/environment.js";
+import { selectRetrievalPolicy, selectScopes } from "../db/scopes.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 
 /** The background queues this deployment runs (all consumed by the consolidator), in the order they are reported. */
@@ -18,42 +18,61 @@ interface QueueReport {
   deadLetters: DeadLetterCounts | null;
 }
 
-export interface EnvironmentReport {
-  embedding: { model: string; dimensions: number } | null;
-  searchLegs: Array<{ leg: "vector" | "fts" | "recency"; live: boolean }>;
-  queues: QueueReport[];
-  scopes: ScopeRow[];
-  policy: RetrievalPolicyRow;
-  stats: TenantStatsRow & { pendingProposals: PendingProposalsRow };
+/** Every key of `keys` in their order, with its count or 0 (the database leaves out keys with nothing to count). */
+function countsFor<K extends string>(keys: readonly K[], counts: Partial<Record<string, number>>): Record<K, number> {
+  return Object.fromEntries(keys.map((k) => [k, counts[k] ?? 0])) as Record<K, number>;
 }
 
 /**
  * What this deployment is and what the tenant holds: the configured embedding model (its id and
  * dimension, never a URL or key), which search legs can run, the queues and their depth, the scope
- * registry with the retrieval default, and counts. Tenant counts come from one REPEATABLE READ
- * snapshot; queue depths are deployment-wide and read alongside.
+ * registry with the retrieval default, and complete counts (every type, status and cause, zero or
+ * not; the totals). Tenant counts come from one REPEATABLE READ snapshot; queue depths are
+ * deployment-wide and read alongside.
  */
-export async function describeEnvironment(deps: MemoryDeps, actor: Actor): Promise<EnvironmentReport> {
+export async function describeEnvironment(deps: MemoryDeps, actor: Actor) {
   const queues = Promise.all(REPORTED_QUEUES.map((name) => queueReport(deps, name)));
   const tenant = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true, snapshot: true }, async (db) => ({
     scopes: await selectScopes(db, actor.tenantId),
-    policy: await selectRetrievalPolicy(db, actor.tenantId),
-    stats: { ...(await selectTenantStats(db, actor.tenantId)), pendingProposals: await selectPendingProposals(db, actor.tenantId) },
+    retrievalScopePolicy: await selectRetrievalPolicy(db, actor.tenantId),
+    counts: await selectTenantStats(db, actor.tenantId),
+    pending: await selectPendingProposals(db, actor.tenantId),
   }));
+  const { counts, pending, ...registry } = tenant;
+  const reports = await queues;
+  const depths = reports.flatMap(({ name, counts: c, deadLetters }) =>
+    c === null
+      ? []
+      : [{ name, waiting: c.waiting, active: c.active, delayed: c.delayed, failed: c.failed, failedByCause: countsFor(JOB_FAILURE_CAUSES, deadLetters ?? {}) }],
+  );
   const embedder = deps.embedder;
   return {
-    embedding: embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null,
-    // Full text and recency need nothing but the database; the vector leg needs a query embedding.
-    // Memory and search read the same EMBEDDINGS_* settings (search can only match vectors of the
-    // model memory stores), so this service's embedder stands for search's: a deployment that gives
-    // them different settings makes this line, and the vector leg, wrong.
-    searchLegs: [
-      { leg: "vector", live: embedder !== null },
-      { leg: "fts", live: true },
-      { leg: "recency", live: true },
-    ],
-    queues: await queues,
-    ...tenant,
+    capabilities: {
+      embedding: embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null,
+      // Full text and recency need nothing but the database; the vector leg needs a query embedding.
+      // Memory and search read the same EMBEDDINGS_* settings (search can only match vectors of the
+      // model memory stores), so this service's embedder stands for search's: a deployment that gives
+      // them different settings makes this line, and the vector leg, wrong.
+      searchLegs: [
+        { leg: "vector" as const, live: embedder !== null },
+        { leg: "fts" as const, live: true },
+        { leg: "recency" as const, live: true },
+      ],
+      queues: reports.map((q) => ({ name: q.name, live: q.counts !== null })),
+    },
+    ...registry,
+    stats: {
+      ...counts,
+      memoriesByType: countsFor(MEMORY_TYPES, counts.memoriesByType),
+      commitmentsByStatus: countsFor(COMMITMENT_STATUSES, counts.commitmentsByStatus),
+      pendingProposals: { ...pending, total: pending.consolidation + pending.fact },
+      queues: depths,
+      deadLetter: depths.reduce((sum, q) => sum + q.failed, 0),
+      deadLetterByCause: countsFor(
+        JOB_FAILURE_CAUSES,
+        Object.fromEntries(JOB_FAILURE_CAUSES.map((cause) => [cause, depths.reduce((sum, q) => sum + q.failedByCause[cause], 0)])),
+      ),
+    },
   };
 }
 

@@ -1,10 +1,13 @@
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { ApiKeysService } from "@3ngram/proto/memory/v1";
 import { AppError } from "@3ngram/errors";
-import { PUBLIC_SCOPES, bridgeHandlers, type CallContext, type Handlers, type Policies } from "@3ngram/rpc";
-import { apiKeyIdSchema, memoryContract } from "@3ngram/schema";
+import { PUBLIC_SCOPES, SCOPES, bridgeHandlers, type CallContext, type Handlers, type Policies } from "@3ngram/rpc";
+import { apiKeyIdSchema, memoryContracts } from "@3ngram/schema";
 import type { ApiKeyListing } from "../db/tenants.js";
 import type { MemoryDeps } from "../domain/deps.js";
 import { createMyApiKey, listMyApiKeys, revokeMyApiKey, type KeyOwner } from "../domain/my-api-keys.js";
+import { resolveApiKey } from "../domain/tenants.js";
+
+// ApiKeysService: a user's own keys, and the gateway's resolution of a presented key.
 
 /** The credential's tenant, user and public scopes: whose keys these are and what they may hold. */
 function ownerOf(ctx: CallContext): KeyOwner {
@@ -16,8 +19,8 @@ function ownerOf(ctx: CallContext): KeyOwner {
 /** The public key record: the owner is the caller, so the user id stays out. */
 const record = ({ userId: _userId, ...key }: ApiKeyListing) => key;
 
-export function apiKeyHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof apiKeyPolicies> {
-  return bridgeHandlers(MemoryService, memoryContract, {
+export function apiKeyHandlers(deps: MemoryDeps): Handlers<typeof ApiKeysService> {
+  return bridgeHandlers(ApiKeysService, memoryContracts.apiKeys, {
     listMyApiKeys: async (_input, ctx) => ({ keys: (await listMyApiKeys(deps, ownerOf(ctx))).map(record) }),
     async createMyApiKey(input, ctx) {
       const issued = await createMyApiKey(deps, ownerOf(ctx), input);
@@ -30,6 +33,7 @@ export function apiKeyHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemorySer
       if (!id.success) throw new AppError("not_found", "no such key");
       return { key: record(await revokeMyApiKey(deps, owner, id.data.toLowerCase())) };
     },
+    resolveApiKey: async ({ apiKey }) => resolveApiKey(deps.pool, deps.runtimeRole, apiKey, deps.log),
   });
 }
 
@@ -40,4 +44,5 @@ export const apiKeyPolicies = {
   listMyApiKeys: ownKeys,
   createMyApiKey: ownKeys,
   revokeMyApiKey: ownKeys,
-} satisfies Partial<Policies<typeof MemoryService>>;
+  resolveApiKey: { anyScope: [SCOPES.internalAuth], tenant: false },
+} satisfies Policies<typeof ApiKeysService>;

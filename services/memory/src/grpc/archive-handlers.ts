@@ -1,6 +1,6 @@
-import { ArchiveService } from "@3ngram/proto/memory/v1/archive";
+import { ArchiveService } from "@3ngram/proto/memory/v1";
 import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rpc";
-import { archiveContract } from "@3ngram/schema";
+import { memoryContracts } from "@3ngram/schema";
 import type { MemoryDeps } from "../domain/deps.js";
 import { erase } from "../domain/erasure.js";
 import { exportRecords } from "../domain/export.js";
@@ -11,7 +11,7 @@ import { actorOf } from "./mappers.js";
 // credential holds unless it was asked for by name).
 
 export function archiveHandlers(deps: MemoryDeps): Handlers<typeof ArchiveService> {
-  return bridgeHandlers(ArchiveService, archiveContract, {
+  return bridgeHandlers(ArchiveService, memoryContracts.archive, {
     import: async (parts, ctx) => importArchive(deps, actorOf(ctx), parts, ctx.signal),
     export: (input, ctx) => exportRecords(deps, actorOf(ctx), input, ctx.signal),
     erase: async (input, ctx) => erase(deps, actorOf(ctx), input),

@@ -1,39 +1,32 @@
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { Handlers, Policies } from "@3ngram/rpc";
+import {
+  ApiKeysService,
+  ArchiveService,
+  MaintenanceService,
+  MemoriesService,
+  OAuthStorageService,
+  OrientationService,
+  ProposalsService,
+  ScopesService,
+} from "@3ngram/proto/memory/v1";
+import type { RpcServer } from "@3ngram/rpc";
 import type { MemoryDeps } from "../domain/deps.js";
 import { apiKeyHandlers, apiKeyPolicies } from "./api-key-handlers.js";
-import { coreHandlers, corePolicies } from "./core-handlers.js";
-import { factHandlers, factPolicies } from "./fact-handlers.js";
-import { lifecycleHandlers, lifecyclePolicies } from "./lifecycle-handlers.js";
+import { archiveHandlers, archivePolicies } from "./archive-handlers.js";
+import { maintenanceHandlers, maintenancePolicies } from "./maintenance-handlers.js";
+import { memoriesHandlers, memoriesPolicies } from "./memories-handlers.js";
 import { oauthHandlers, oauthPolicies } from "./oauth-handlers.js";
 import { orientationHandlers, orientationPolicies } from "./orientation-handlers.js";
 import { proposalHandlers, proposalPolicies } from "./proposal-handlers.js";
-import { resourceHandlers, resourcePolicies } from "./resource-handlers.js";
 import { scopeHandlers, scopePolicies } from "./scope-handlers.js";
 
-/** Every MemoryService RPC, grouped by area; each area module owns its handlers and scope policy. */
-export function memoryHandlers(deps: MemoryDeps): Handlers<typeof MemoryService> {
-  return {
-    ...coreHandlers(deps),
-    ...lifecycleHandlers(deps),
-    ...factHandlers(deps),
-    ...scopeHandlers(deps),
-    ...orientationHandlers(deps),
-    ...resourceHandlers(deps),
-    ...proposalHandlers(deps),
-    ...oauthHandlers(deps),
-    ...apiKeyHandlers(deps),
-  };
+/** Every memory.v1 service on the one server: each bounded context's handlers and scope policy (docs/adr/0033). */
+export function addMemoryServices(server: RpcServer, deps: MemoryDeps): void {
+  server.addService(MemoriesService, memoriesHandlers(deps), memoriesPolicies);
+  server.addService(ScopesService, scopeHandlers(deps), scopePolicies);
+  server.addService(OrientationService, orientationHandlers(deps), orientationPolicies);
+  server.addService(ProposalsService, proposalHandlers(deps), proposalPolicies);
+  server.addService(MaintenanceService, maintenanceHandlers(deps), maintenancePolicies);
+  server.addService(ApiKeysService, apiKeyHandlers(deps), apiKeyPolicies);
+  server.addService(OAuthStorageService, oauthHandlers(deps), oauthPolicies);
+  server.addService(ArchiveService, archiveHandlers(deps), archivePolicies);
 }
-
-export const memoryPolicies: Policies<typeof MemoryService> = {
-  ...corePolicies,
-  ...lifecyclePolicies,
-  ...factPolicies,
-  ...scopePolicies,
-  ...orientationPolicies,
-  ...resourcePolicies,
-  ...proposalPolicies,
-  ...oauthPolicies,
-  ...apiKeyPolicies,
-};

@@ -1,6 +1,6 @@
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { OAuthStorageService } from "@3ngram/proto/memory/v1";
 import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rpc";
-import { memoryContract } from "@3ngram/schema";
+import { memoryContracts } from "@3ngram/schema";
 import type { OAuthClientRow } from "../db/oauth.js";
 import type { MemoryDeps } from "../domain/deps.js";
 import * as oauth from "../domain/oauth.js";
@@ -12,8 +12,8 @@ function clientRecord(row: OAuthClientRow) {
   return { ...client, metadataJson: JSON.stringify(metadata) };
 }
 
-export function oauthHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof oauthPolicies> {
-  return bridgeHandlers(MemoryService, memoryContract, {
+export function oauthHandlers(deps: MemoryDeps): Handlers<typeof OAuthStorageService> {
+  return bridgeHandlers(OAuthStorageService, memoryContracts.oauth, {
     async registerOAuthClient({ metadataJson }) {
       const { client, clientSecret } = await oauth.registerClient(deps, metadataJson);
       return { client: clientRecord(client), clientSecret };
@@ -59,4 +59,4 @@ export const oauthPolicies = {
   revokeOAuthToken: { anyScope: [SCOPES.internalAuth], tenant: false },
   getSigningKeys: { anyScope: [SCOPES.internalAuth], tenant: false },
   collectOAuthGarbage: { anyScope: [SCOPES.internalConsolidate], tenant: false },
-} satisfies Partial<Policies<typeof MemoryService>>;
+} satisfies Policies<typeof OAuthStorageService>;

@@ -1,6 +1,6 @@
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { OrientationService } from "@3ngram/proto/memory/v1";
 import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rpc";
-import { HANDOFF_SECTIONS, memoryContract, type HandoffSection } from "@3ngram/schema";
+import { HANDOFF_SECTIONS, memoryContracts, type HandoffSection } from "@3ngram/schema";
 import { briefing } from "../domain/briefing.js";
 import type { MemoryDeps } from "../domain/deps.js";
 import { describeEnvironment } from "../domain/environment.js";
@@ -10,8 +10,8 @@ import { actorOf } from "./mappers.js";
 
 // Orientation: briefing, handoff and describe_environment. All read-only.
 
-export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof MemoryService>, keyof typeof orientationPolicies> {
-  return bridgeHandlers(MemoryService, memoryContract, {
+export function orientationHandlers(deps: MemoryDeps): Handlers<typeof OrientationService> {
+  return bridgeHandlers(OrientationService, memoryContracts.orientation, {
     async briefing(input, ctx) {
       const { sections, ...out } = await briefing(deps, actorOf(ctx), input);
       return {
@@ -45,15 +45,7 @@ export function orientationHandlers(deps: MemoryDeps): Pick<Handlers<typeof Memo
         ...(out.decisions.changes !== undefined ? { changes: perSection((s) => s.changes ?? NO_CHANGES) } : {}),
       };
     },
-    async describeEnvironment(_input, ctx) {
-      const { queues, stats, ...env } = await describeEnvironment(deps, actorOf(ctx));
-      const { pendingProposals, ...counts } = stats;
-      return {
-        ...env,
-        queues: queues.map((q) => ({ name: q.name, live: q.counts !== null, ...q.counts, failedByCause: q.deadLetters ?? {} })),
-        stats: { ...counts, pendingConsolidationProposals: pendingProposals.consolidation, pendingFactProposals: pendingProposals.fact },
-      };
-    },
+    describeEnvironment: async (_input, ctx) => describeEnvironment(deps, actorOf(ctx)),
   });
 }
 
@@ -61,4 +53,4 @@ export const orientationPolicies = {
   briefing: { anyScope: [SCOPES.read], tenant: true },
   handoff: { anyScope: [SCOPES.read], tenant: true },
   describeEnvironment: { anyScope: [SCOPES.read], tenant: true },
-} satisfies Partial<Policies<typeof MemoryService>>;
+} satisfies Policies<typeof OrientationService>;

@@ -6,9 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
+import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +16,7 @@ import { exportFile, importFile, importMessages } from "../../../../test/support
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
-type Client = RpcClient<typeof MemoryService>;
+type Client = RpcClients<typeof memoryServices>;
 interface Tenant {
   tenantId: string;
   userId: string;
@@ -91,21 +90,21 @@ describe("export → import → export", () => {
     const w = as(source);
 
     // Scope registry: aliases, project mappings and a retrieval default.
-    await memory.createScope({ name: "engineering", aliases: ["eng", "dev"] }, w);
-    await memory.setScopeMappings({ name: "engineering", projects: ["atlas", "zeus"] }, w);
-    await memory.createScope({ name: "ops", aliases: [] }, w);
-    await memory.setScopeAliases({ name: "work", aliases: ["job"] }, w);
-    await memory.setRetrievalDefault({ mode: "default", scope: "engineering" }, w);
+    await memory.scopes.createScope({ name: "engineering", aliases: ["eng", "dev"] }, w);
+    await memory.scopes.setScopeMappings({ name: "engineering", projects: ["atlas", "zeus"] }, w);
+    await memory.scopes.createScope({ name: "ops", aliases: [] }, w);
+    await memory.scopes.setScopeAliases({ name: "work", aliases: ["job"] }, w);
+    await memory.scopes.setRetrievalDefault({ mode: "default", scope: "engineering" }, w);
 
     // Several types; a write through an alias and one through a project mapping.
-    await memory.remember({ memoryType: "preference", topic: "editor", content: `Prefers vim keybindings ${marker}.`, tags: ["tools", "editor"] }, w);
-    await memory.remember({ memoryType: "pattern", topic: "reviews", content: `Reviews happen before noon ${marker}.`, scope: "eng" }, w);
-    await memory.remember({ memoryType: "event", topic: "launch", content: `Atlas beta launched ${marker}.`, project: "atlas" }, w);
-    await memory.remember({ memoryType: "note", topic: "quotes", content: `Line with "quotes", a tab\tand unicode ✓ ${marker}.`, scope: "ops" }, w);
+    await memory.memories.remember({ memoryType: "preference", topic: "editor", content: `Prefers vim keybindings ${marker}.`, tags: ["tools", "editor"] }, w);
+    await memory.memories.remember({ memoryType: "pattern", topic: "reviews", content: `Reviews happen before noon ${marker}.`, scope: "eng" }, w);
+    await memory.memories.remember({ memoryType: "event", topic: "launch", content: `Atlas beta launched ${marker}.`, project: "atlas" }, w);
+    await memory.memories.remember({ memoryType: "note", topic: "quotes", content: `Line with "quotes", a tab\tand unicode ✓ ${marker}.`, scope: "ops" }, w);
 
     // Facts whose value changes twice: three generations of one subject + predicate.
     for (const weight of ["100", "105", "110"]) {
-      await memory.remember(
+      await memory.memories.remember(
         {
           memoryType: "fact",
           topic: "training",
@@ -120,15 +119,15 @@ describe("export → import → export", () => {
     }
 
     // A commitment with a due date and an owner, moved through waiting to resolved.
-    const commitment = await memory.remember(
+    const commitment = await memory.memories.remember(
       { memoryType: "commitment", topic: "report", content: `Send the quarterly report ${marker}.`, dueAt: at("2026-03-31T17:00:00.000Z"), owner: "dana" },
       w,
     );
-    await memory.resolve({ memoryId: commitment.memory!.id, status: "waiting" }, w);
-    await memory.resolve({ memoryId: commitment.memory!.id, status: "resolved" }, w);
+    await memory.memories.resolve({ memoryId: commitment.memory!.id, status: "waiting" }, w);
+    await memory.memories.resolve({ memoryId: commitment.memory!.id, status: "resolved" }, w);
     // An open commitment revised into another commitment (the state carries over).
-    const open = await memory.remember({ memoryType: "commitment", topic: "deploy", content: `Deploy atlas ${marker}.`, owner: "lee" }, w);
-    await memory.revise(
+    const open = await memory.memories.remember({ memoryType: "commitment", topic: "deploy", content: `Deploy atlas ${marker}.`, owner: "lee" }, w);
+    await memory.memories.revise(
       {
         predecessorId: open.memory!.id,
         edgeIntent: "updates",
@@ -141,8 +140,11 @@ describe("export → import → export", () => {
     );
 
     // A revise chain with both edge kinds.
-    const v1 = await memory.remember({ memoryType: "decision", topic: "database", content: `Use MySQL ${marker}.`, scope: "engineering", project: "atlas" }, w);
-    const v2 = await memory.revise(
+    const v1 = await memory.memories.remember(
+      { memoryType: "decision", topic: "database", content: `Use MySQL ${marker}.`, scope: "engineering", project: "atlas" },
+      w,
+    );
+    const v2 = await memory.memories.revise(
       {
         predecessorId: v1.memory!.id,
         edgeIntent: "supersedes",
@@ -154,7 +156,7 @@ describe("export → import → export", () => {
       },
       w,
     );
-    await memory.revise(
+    await memory.memories.revise(
       {
         predecessorId: v2.memory!.id,
         edgeIntent: "updates",
@@ -168,10 +170,10 @@ describe("export → import → export", () => {
     );
 
     // An archived note and a blocker resolved by archiving.
-    const archived = await memory.remember({ memoryType: "note", topic: "old", content: `Obsolete note ${marker}.` }, w);
-    await memory.archive({ memoryId: archived.memory!.id }, w);
-    const blocker = await memory.remember({ memoryType: "blocker", topic: "ci", content: `CI is red ${marker}.` }, w);
-    await memory.resolve({ memoryId: blocker.memory!.id, status: "resolved" }, w);
+    const archived = await memory.memories.remember({ memoryType: "note", topic: "old", content: `Obsolete note ${marker}.` }, w);
+    await memory.memories.archive({ memoryId: archived.memory!.id }, w);
+    const blocker = await memory.memories.remember({ memoryType: "blocker", topic: "ci", content: `CI is red ${marker}.` }, w);
+    await memory.memories.resolve({ memoryId: blocker.memory!.id, status: "resolved" }, w);
 
     first = (await exportAll(source)).lines;
   });
@@ -243,20 +245,20 @@ describe("export → import → export", () => {
 
   it("keeps history readable in the new tenant: chain, commitment state, times", async () => {
     const records = first.map((l) => JSON.parse(l));
-    const listed = await memory.listMemories({ limit: 100 }, as(target));
+    const listed = await memory.memories.listMemories({ limit: 100 }, as(target));
     expect(listed.total).toBeGreaterThan(0);
     const v3 = records.find((r) => r.kind === "memory" && r.content.startsWith("Use PostgreSQL with pgvector"));
     const { rows } = await stack.ownerPool.query<{ id: string }>("SELECT id FROM memories WHERE tenant_id = $1 AND import_key = $2", [target.tenantId, v3.key]);
-    const history = await memory.getHistory({ memoryId: rows[0]!.id }, as(target));
+    const history = await memory.memories.getHistory({ memoryId: rows[0]!.id }, as(target));
     expect(history.lineage.map((m) => m.content)).toEqual([`Use MySQL ${marker}.`, `Use PostgreSQL ${marker}.`, `Use PostgreSQL with pgvector ${marker}.`]);
     expect(history.edges.map((e) => e.edgeType).sort()).toEqual(["supersedes", "updates"]);
-    const got = await memory.getMemories({ ids: [rows[0]!.id] }, as(target));
+    const got = await memory.memories.getMemories({ ids: [rows[0]!.id] }, as(target));
     expect(got.memories[0]!.recordedAt).toEqual(at(v3.recordedAt));
     expect(got.memories[0]!.embedded).toBe("pending");
     // asKnownAt between the second and third fact writes answers the middle generation in the new tenant too.
     const facts = records.filter((r) => r.kind === "fact" && r.subject === "bench");
     const between = new Date((Date.parse(facts[1].recordedAt) + Date.parse(facts[2].recordedAt)) / 2);
-    const known = await memory.getFacts(
+    const known = await memory.memories.getFacts(
       { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: timestampFromDate(between) }, limit: 10 },
       as(target),
     );
@@ -351,7 +353,7 @@ describe("per-line results", () => {
 
   it("keeps historical times and refuses a live duplicate with the existing id (closed rows are exempt)", async () => {
     const content = `Historical memory ${randomUUID()}`;
-    const live = await memory.remember({ memoryType: "note", topic: "live", content }, as(tenant));
+    const live = await memory.memories.remember({ memoryType: "note", topic: "live", content }, as(tenant));
     const result = await importFile(
       archiveRpc,
       {
@@ -375,7 +377,7 @@ describe("per-line results", () => {
     );
     expect(result.results[0]).toMatchObject({ line: 1, outcome: "error", reason: "duplicate_memory", id: live.memory!.id });
     expect(result.results[1]).toMatchObject({ line: 2, outcome: "created" });
-    const got = await memory.getMemories({ ids: [result.results[1]!.id!] }, as(tenant));
+    const got = await memory.memories.getMemories({ ids: [result.results[1]!.id!] }, as(tenant));
     expect(got.memories[0]).toMatchObject({
       validFrom: at("2020-01-01T00:00:00.000Z"),
       validTo: at("2021-01-01T00:00:00.000Z"),
@@ -406,7 +408,7 @@ describe("per-line results", () => {
     );
     expect(result.results.map((r) => r.outcome)).toEqual(["created", "created", "error"]);
     expect(result.results[2]).toMatchObject({ reason: "invalid_input", message: expect.stringMatching(/^content: /) });
-    const got = await memory.getMemories({ ids: [result.results[0]!.id!], maxContentChars: 65_536 }, as(tenant));
+    const got = await memory.memories.getMemories({ ids: [result.results[0]!.id!], maxContentChars: 65_536 }, as(tenant));
     expect(got.memories[0]).toMatchObject({ contentLength: 200_000, truncated: true });
     const { rows } = await stack.ownerPool.query<{ content: string }>("SELECT content FROM memories WHERE id = $1", [result.results[1]!.id]);
     expect(rows[0]!.content).toBe(cMax);
@@ -436,7 +438,7 @@ describe("per-line results", () => {
 
   it("merges scopes and reports a conflicting one as an error line", async () => {
     const w = as(tenant);
-    await memory.createScope({ name: "research", aliases: ["rnd"] }, w);
+    await memory.scopes.createScope({ name: "research", aliases: ["rnd"] }, w);
     const result = await importFile(
       archiveRpc,
       {
@@ -459,7 +461,7 @@ describe("per-line results", () => {
       ["error", "conflict"],
     ]);
     expect(result.results[1]!.message).toMatch(/^aliases: rnd is already the alias of scope research/);
-    const scopes = await memory.listScopes({}, w);
+    const scopes = await memory.scopes.listScopes({}, w);
     expect(scopes.scopes.find((s) => s.name === "research")).toMatchObject({ aliases: ["rnd", "lab"], projects: ["quark"] });
     expect(scopes.scopes.map((s) => s.name)).not.toContain("science");
     expect(scopes.policy).toMatchObject({ mode: "require" });
@@ -558,7 +560,7 @@ describe("the MCP memory-server importer", () => {
     expect(result.results[5]!.message).toMatch(/^content: /);
     expect(result.results[6]!.message).toMatch(/^type/);
 
-    const listed = await memory.listMemories({ memoryTypes: ["fact"], limit: 100 }, as(tenant));
+    const listed = await memory.memories.listMemories({ memoryTypes: ["fact"], limit: 100 }, as(tenant));
     expect(listed.memories.map((m) => [m.topic, m.tags]).sort()).toEqual([
       ["Ada_Lovelace", ["person"]],
       ["Ada_Lovelace", ["person"]],
@@ -569,9 +571,9 @@ describe("the MCP memory-server importer", () => {
     ]);
     expect(rows.map((r) => r.import_key)).toEqual(["mcp:Ada_Lovelace:0", "mcp:Ada_Lovelace:1", "mcp:Analytical_Engine:0"]);
 
-    const facts = await memory.getFacts({ subject: "Ada_Lovelace", limit: 10 }, as(tenant));
+    const facts = await memory.memories.getFacts({ subject: "Ada_Lovelace", limit: 10 }, as(tenant));
     expect(facts.facts.map((f) => [f.predicate, f.value])).toEqual([["wrote_notes_on", "Analytical_Engine"]]);
-    const designed = await memory.getFacts({ subject: "Analytical_Engine", predicate: "designed_by", limit: 10 }, as(tenant));
+    const designed = await memory.memories.getFacts({ subject: "Analytical_Engine", predicate: "designed_by", limit: 10 }, as(tenant));
     expect(designed.facts.map((f) => f.value)).toEqual(["Charles_Babbage"]);
   });
 
@@ -607,7 +609,7 @@ describe("streaming and isolation", () => {
     // loaded machine cannot hit (the 10 s default did, with the full suite running beside it).
     const result = await importFile(archiveRpc, { format: "3ngram", ndjson: ndjson(records) }, { ...as(big), deadlineMs: 120_000 });
     expect(result.created).toBe(612);
-    await memory.remember({ memoryType: "note", topic: "other", content: "Belongs to the other tenant only." }, as(other));
+    await memory.memories.remember({ memoryType: "note", topic: "other", content: "Belongs to the other tenant only." }, as(other));
 
     exported = await exportAll(big);
   });

@@ -8,9 +8,8 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { BriefingResponse, MemoryService, RememberRequestSchema } from "@3ngram/proto/memory/v1";
-import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import type { ArchiveService, BriefingResponse, RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
@@ -24,7 +23,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const PROJECT = { kind: "project", project: "delta" };
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
@@ -34,7 +33,7 @@ const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 const eraser = (t: TestTenant): CallOptions => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.erase] } });
 
 async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryType: string }, project = "delta"): Promise<string> {
-  const stored = await memory.remember(
+  const stored = await memory.memories.remember(
     { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), project, ...fields } as RememberInit,
     writer(t),
   );
@@ -42,7 +41,7 @@ async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryT
 }
 
 const brief = (t: TestTenant, since?: string, selector: Record<string, unknown> = PROJECT) =>
-  memory.briefing({ selector, mode: "full", ...(since !== undefined ? { since } : {}) }, reader(t));
+  memory.orientation.briefing({ selector, mode: "full", ...(since !== undefined ? { since } : {}) }, reader(t));
 
 type SectionName = "commitments" | "overdue" | "blockers" | "staleCandidates" | "recentDecisions" | "preferences";
 const SECTIONS: readonly SectionName[] = ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"];
@@ -83,7 +82,7 @@ describe("changes since a cursor", () => {
     });
     ids.commitmentToggled = await remember(tenantA, { memoryType: "commitment" });
     ids.commitmentReopened = await remember(tenantA, { memoryType: "commitment" });
-    await memory.resolve({ memoryId: ids.commitmentReopened, status: "resolved" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: ids.commitmentReopened, status: "resolved" }, writer(tenantA));
     ids.blocker = await remember(tenantA, { memoryType: "blocker" });
     ids.preferenceOld = await remember(tenantA, { memoryType: "preference" });
     // Two memories that cross a section's time line a few seconds after the cursor: one falls due,
@@ -117,19 +116,19 @@ describe("changes since a cursor", () => {
 
     // The changes.
     ids.decisionNew = await remember(tenantA, { memoryType: "decision" });
-    await memory.resolve({ memoryId: ids.commitmentResolved, status: "resolved" }, writer(tenantA));
-    await memory.resolve({ memoryId: ids.commitmentExpired, status: "expired" }, writer(tenantA));
-    await memory.resolve({ memoryId: ids.commitmentReopened, status: "open" }, writer(tenantA));
-    await memory.resolve({ memoryId: ids.blocker, status: "resolved" }, writer(tenantA));
-    const revised = await memory.revise(
+    await memory.memories.resolve({ memoryId: ids.commitmentResolved, status: "resolved" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: ids.commitmentExpired, status: "expired" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: ids.commitmentReopened, status: "open" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: ids.blocker, status: "resolved" }, writer(tenantA));
+    const revised = await memory.memories.revise(
       { predecessorId: ids.preferenceOld, memoryType: "preference", topic: "preference topic", content: unique("preference"), project: "delta" },
       writer(tenantA),
     );
     ids.preferenceNew = revised.memory!.id;
     await archiveRpc.erase({ ids: [ids.decisionErased], reason: "mistake" }, eraser(tenantA));
     // Not section changes: a toggle between two open states, an embedding, another project's memory.
-    await memory.resolve({ memoryId: ids.commitmentToggled, status: "waiting" }, writer(tenantA));
-    await memory.storeEmbedding(
+    await memory.memories.resolve({ memoryId: ids.commitmentToggled, status: "waiting" }, writer(tenantA));
+    await memory.maintenance.storeEmbedding(
       { memoryId: ids.decisionKept, model: "another-model", vector: [0.6, 0.8] },
       { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.internalEmbed] } },
     );
@@ -179,7 +178,10 @@ describe("changes since a cursor", () => {
       await remember(tenantA, { memoryType: "decision" }),
       await remember(tenantA, { memoryType: "decision" }),
     ];
-    const res = await memory.briefing({ selector: PROJECT, sections: ["recentDecisions"], sectionLimit: 2, since: before.changesCursor }, reader(tenantA));
+    const res = await memory.orientation.briefing(
+      { selector: PROJECT, sections: ["recentDecisions"], sectionLimit: 2, since: before.changesCursor },
+      reader(tenantA),
+    );
     expect(res.commitments).toBeUndefined();
     expect(res.recentDecisions).toMatchObject({ count: 3, hasMore: true, changes: { new: 3 } });
     // Latest change first.
@@ -219,7 +221,7 @@ describe("changes since a cursor", () => {
     const before = await brief(tenantA);
     const decision = await remember(tenantA, { memoryType: "decision", content: "Handoff sees this new decision." });
     const commitment = await remember(tenantA, { memoryType: "commitment" });
-    const res = await memory.handoff({ selector: PROJECT, since: before.changesCursor }, reader(tenantA));
+    const res = await memory.orientation.handoff({ selector: PROJECT, since: before.changesCursor }, reader(tenantA));
     expect(res.decisions.map((d) => [d.change, d.id, d.content])).toEqual([["new", decision, "Handoff sees this new decision."]]);
     expect(res.commitments.map((d) => [d.change, d.memoryId])).toEqual([["new", commitment]]);
     expect(res.preferences).toEqual([]);
@@ -238,7 +240,7 @@ describe("changes since a cursor", () => {
       [() => brief(tenantA, mine, { kind: "all" }), /different selector/],
       [() => brief(tenantA, `${mine.slice(0, -2)}${mine.endsWith("AA") ? "AB" : "AA"}`), /not a changesCursor/],
       [() => brief(tenantA, "garbage"), /not a changesCursor/],
-      [() => memory.handoff({ selector: { kind: "scope", scope: "work" }, since: mine }, reader(tenantA)), /different selector/],
+      [() => memory.orientation.handoff({ selector: { kind: "scope", scope: "work" }, since: mine }, reader(tenantA)), /different selector/],
     ];
     // A cursor signed with the real key for a read 31 days ago: well formed, this tenant's, too old.
     const { rows } = await stack.ownerPool.query<{ secret: string; snapshot: string }>(

@@ -11,9 +11,8 @@ import { execFile } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import type { ArchiveService, MemoriesService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,8 +21,8 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import { exportFile, importFile } from "../../../../test/support/archive.js";
 import { REPO_ROOT } from "../../../../test/support/processes.js";
 
-type Client = RpcClient<typeof MemoryService>;
-type RememberInit = MessageInitShape<(typeof MemoryService)["method"]["remember"]["input"]>;
+type Client = RpcClients<typeof memoryServices>;
+type RememberInit = MessageInitShape<(typeof MemoriesService)["method"]["remember"]["input"]>;
 type EraseInit = MessageInitShape<(typeof ArchiveService)["method"]["erase"]["input"]>;
 
 let stack: CoreServices;
@@ -69,7 +68,7 @@ interface MemoryFields {
 
 async function remember(t: TestTenant, fields: MemoryFields): Promise<string> {
   const request: RememberInit = { topic: "erasure test", ...fields };
-  const out = await memory.remember(request, writer(t));
+  const out = await memory.memories.remember(request, writer(t));
   return out.memory!.id;
 }
 
@@ -124,7 +123,7 @@ beforeAll(async () => {
 
   // A predecessor holding the secret, corrected by a successor that does not.
   ids.predecessor = await remember(tenantA, { memoryType: "decision", content: `The vault passphrase is ${T.content}.`, scope: "work" });
-  const revised = await memory.revise(
+  const revised = await memory.memories.revise(
     {
       predecessorId: ids.predecessor,
       memoryType: "decision",
@@ -146,7 +145,7 @@ beforeAll(async () => {
     // A client's retry key is its own text (and its request hash hashes the content): it goes too.
     idempotencyKey: T.retry,
   });
-  const proposed = await memory.createFactProposals(
+  const proposed = await memory.proposals.createFactProposals(
     {
       memoryId: ids.rich,
       extractor: "llm/test",
@@ -157,16 +156,16 @@ beforeAll(async () => {
     },
     consolidator(tenantA),
   );
-  await memory.acceptProposal({ proposalId: proposed.createdIds[0]! }, writer(tenantA));
-  await memory.rejectProposal({ proposalId: proposed.createdIds[1]!, rationale: `not ${T.rationale}` }, writer(tenantA));
+  await memory.proposals.acceptProposal({ proposalId: proposed.createdIds[0]! }, writer(tenantA));
+  await memory.proposals.rejectProposal({ proposalId: proposed.createdIds[1]!, rationale: `not ${T.rationale}` }, writer(tenantA));
 
   // A consolidation proposal between it and a memory that stays, decided with a rationale quoting the secret.
   ids.bystander = await remember(tenantA, { memoryType: "fact", content: "The production vault is in another region." });
-  const edge = await memory.createConsolidationProposals(
+  const edge = await memory.proposals.createConsolidationProposals(
     { proposals: [{ fromId: ids.rich, toId: ids.bystander, edgeType: "extends", similarity: 0.8, rationale: `both mention ${T.rationale}` }] },
     consolidator(tenantA),
   );
-  await memory.rejectProposal({ proposalId: edge.createdIds[0]!, rationale: `unrelated to ${T.content}` }, writer(tenantA));
+  await memory.proposals.rejectProposal({ proposalId: edge.createdIds[0]!, rationale: `unrelated to ${T.content}` }, writer(tenantA));
 
   // A commitment whose owner names the secret keeper.
   ids.commitment = await remember(tenantA, { memoryType: "commitment", content: `Rotate ${T.content} by Friday.`, owner: T.owner });
@@ -261,7 +260,7 @@ describe("erasing", () => {
     expect(foreign).toMatchObject({ erased: [], alreadyErased: [], notFound: [ids.bystander], factsErased: 0 });
     expect(missing).toMatchObject({ erased: [], alreadyErased: [], notFound: [unknown], factsErased: 0 });
     expect(foreign.erasureId).toBeUndefined();
-    const read = await memory.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
     expect(read.memories[0]!.content).toBe("The production vault is in another region.");
     expect(read.memories[0]!.erasedAt).toBeUndefined();
   });
@@ -305,7 +304,7 @@ describe("erasing", () => {
   });
 
   it("shows the memories as erased, keeps the supersession chain, and records who erased what and when", async () => {
-    const read = await memory.getMemories({ ids: [ids.predecessor!, ids.rich!] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [ids.predecessor!, ids.rich!] }, reader(tenantA));
     for (const m of read.memories) {
       expect(m).toMatchObject({ topic: ERASED_MARKER, content: ERASED_MARKER, tags: [], embedded: "pending" });
       expect(m.erasedAt).toBeDefined();
@@ -314,7 +313,7 @@ describe("erasing", () => {
     expect(read.memories.find((m) => m.id === ids.rich)!.status).toBe("archived");
     expect(read.memories.find((m) => m.id === ids.predecessor)!.supersededBy).toBe(ids.successor);
 
-    const history = await memory.getHistory({ memoryId: ids.successor! }, reader(tenantA));
+    const history = await memory.memories.getHistory({ memoryId: ids.successor! }, reader(tenantA));
     expect(history.lifecycleState).toBe("current");
     expect(history.lineage.map((m) => m.id)).toEqual([ids.predecessor, ids.successor]);
     expect(history.lineage[0]).toMatchObject({ content: ERASED_MARKER });
@@ -351,19 +350,19 @@ describe("erasing", () => {
     for (const hit of listed.hits) for (const needle of NEEDLES) expect(`${hit.topic} ${hit.content}`).not.toContain(needle);
 
     // A late embedding job stores nothing, and erased memories are never listed as pending.
-    expect((await memory.storeEmbedding({ memoryId: ids.rich!, model: "late-model", vector: [1, 0, 0] }, embedJob(tenantA))).stored).toBe(false);
-    const pending = await memory.listPendingEmbeddings({ model: "late-model", limit: 100 }, embedJob(tenantA));
+    expect((await memory.maintenance.storeEmbedding({ memoryId: ids.rich!, model: "late-model", vector: [1, 0, 0] }, embedJob(tenantA))).stored).toBe(false);
+    const pending = await memory.maintenance.listPendingEmbeddings({ model: "late-model", limit: 100 }, embedJob(tenantA));
     expect(pending.memoryIds).not.toContain(ids.rich);
     expect(pending.memoryIds).toContain(ids.successor);
     // An extraction that read the text before the erasure proposes nothing after it.
-    const late = await memory.createFactProposals(
+    const late = await memory.proposals.createFactProposals(
       { memoryId: ids.rich!, extractor: "llm/test", facts: [{ subject: "late", predicate: "p", value: "v" }] },
       consolidator(tenantA),
     );
     expect(late.createdIds).toEqual([]);
-    const facts = await memory.getFacts({ limit: 200 }, reader(tenantA));
+    const facts = await memory.memories.getFacts({ limit: 200 }, reader(tenantA));
     expect(facts.facts.filter((f) => f.value === ERASED_MARKER)).toEqual([]);
-    const proposals = await memory.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
+    const proposals = await memory.proposals.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
     expect(proposals.factProposals.every((p) => p.value === ERASED_MARKER)).toBe(true);
   });
 
@@ -378,7 +377,7 @@ describe("erasing", () => {
     const imported = await importFile(archiveRpc, { format: "3ngram", ndjson: archive }, writer(tenantC));
     expect(imported.failed).toBe(0);
     const copy = imported.results.find((r) => r.line === lines.findIndex((l) => l.includes(`"key":"${ids.rich}"`)) + 1)!;
-    const read = await memory.getMemories({ ids: [copy.id!] }, reader(tenantC));
+    const read = await memory.memories.getMemories({ ids: [copy.id!] }, reader(tenantC));
     expect(read.memories[0]).toMatchObject({ content: ERASED_MARKER, topic: ERASED_MARKER });
     expect(read.memories[0]!.erasedAt).toBeDefined();
     const [job] = await ownerRows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE id = $1 AND search_tsv IS NULL AND erased_at IS NOT NULL", [
@@ -445,7 +444,7 @@ describe("the grants behind it", () => {
          FROM pg_proc p, pg_roles r WHERE p.proname = 'erase_memories' AND r.rolname = 'threengram_eraser'`,
     );
     expect(role).toEqual({ rolcanlogin: false, rolbypassrls: false, owner: "threengram_eraser", definer: true });
-    const read = await memory.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
     expect(read.memories[0]!.erasedAt).toBeUndefined();
   });
 });
@@ -478,7 +477,7 @@ describe("the operator command", () => {
         .sort(),
     ).toEqual([...doomed].sort());
 
-    const read = await memory.getMemories({ ids: [...doomed, kept] }, reader(tenantB));
+    const read = await memory.memories.getMemories({ ids: [...doomed, kept] }, reader(tenantB));
     expect(
       read.memories
         .filter((m) => m.erasedAt !== undefined)

@@ -6,9 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import type { Fact } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
+import type { Fact, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClients } from "@3ngram/rpc";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
 import { waitPastOnServer } from "../../../../test/support/clock.js";
@@ -16,7 +15,7 @@ import { waitPastOnServer } from "../../../../test/support/clock.js";
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let tenantA: Tenant;
 let tenantB: Tenant;
 
@@ -44,7 +43,7 @@ async function count(table: "memories" | "facts", tenantId: string): Promise<num
 
 /** Remembers one fact-carrying memory and returns the fact it wrote. */
 async function assert(tenant: Tenant, fact: { subject: string; predicate: string; value: string; validFrom?: Timestamp }): Promise<Fact> {
-  const stored = await memory.remember(
+  const stored = await memory.memories.remember(
     { memoryType: "fact", topic: fact.subject, content: `${fact.subject} ${fact.predicate} is now ${fact.value} (${randomUUID()})`, facts: [fact] },
     writer(tenant),
   );
@@ -118,55 +117,55 @@ describe("a fact that changes twice", () => {
   });
 
   it("by default answers only the current generation", async () => {
-    const now = await memory.getFacts(query, readOnly(tenantA));
+    const now = await memory.memories.getFacts(query, readOnly(tenantA));
     expect(ids(now.facts)).toEqual([g3.id]);
     expect(now.facts[0]).toMatchObject({ subject, predicate, value: "90" });
     expect(now.facts[0]!.validTo).toBeUndefined();
   });
 
   it("asKnownAt between the 2nd and 3rd writes returns the middle generation, as it was then: open", async () => {
-    const out = await memory.getFacts({ ...query, asOf: { asKnownAt: between(r2, r3) } }, readOnly(tenantA));
+    const out = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: between(r2, r3) } }, readOnly(tenantA));
     expect(ids(out.facts)).toEqual([g2.id]);
     expect(out.facts[0]!.value).toBe("85");
     expect(out.facts[0]!.validTo).toBeUndefined();
   });
 
   it("asKnownAt between the 1st and 2nd writes returns the first generation although it is closed now", async () => {
-    const out = await memory.getFacts({ ...query, asOf: { asKnownAt: between(r1, r2) } }, readOnly(tenantA));
+    const out = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(out.facts)).toEqual([g1.id]);
     expect(out.facts[0]!.value).toBe("80");
     expect(out.facts[0]!.validTo).toBeUndefined();
   });
 
   it("asKnownAt before the first write knows nothing; at a write's own instant it knows that write", async () => {
-    expect((await memory.getFacts({ ...query, asOf: { asKnownAt: ts(r1 - 1) } }, readOnly(tenantA))).facts).toEqual([]);
+    expect((await memory.memories.getFacts({ ...query, asOf: { asKnownAt: ts(r1 - 1) } }, readOnly(tenantA))).facts).toEqual([]);
     // recorded_at carries microseconds; the next millisecond is past it and before the next write.
-    expect(ids((await memory.getFacts({ ...query, asOf: { asKnownAt: ts(r3 + 1) } }, readOnly(tenantA))).facts)).toEqual([g3.id]);
+    expect(ids((await memory.memories.getFacts({ ...query, asOf: { asKnownAt: ts(r3 + 1) } }, readOnly(tenantA))).facts)).toEqual([g3.id]);
   });
 
   it("validAt alone reads what is known now about that valid instant, closing times included", async () => {
-    const first = await memory.getFacts({ ...query, asOf: { validAt: between(r1, r2) } }, readOnly(tenantA));
+    const first = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(first.facts)).toEqual([g1.id]);
     expect(ms(first.facts[0]!.validTo)).toBe(r2);
-    const middle = await memory.getFacts({ ...query, asOf: { validAt: between(r2, r3) } }, readOnly(tenantA));
+    const middle = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r2, r3) } }, readOnly(tenantA));
     expect(ids(middle.facts)).toEqual([g2.id]);
     expect(ms(middle.facts[0]!.validTo)).toBe(r3);
-    expect((await memory.getFacts({ ...query, asOf: { validAt: ts(r1 - 1) } }, readOnly(tenantA))).facts).toEqual([]);
+    expect((await memory.memories.getFacts({ ...query, asOf: { validAt: ts(r1 - 1) } }, readOnly(tenantA))).facts).toEqual([]);
   });
 
   it("validAt with asKnownAt: what we believed then about a later instant", async () => {
     // Between the 1st and 2nd writes nobody knew the value would change, so the first generation
     // was believed to hold at an instant that, as we know now, belongs to the second.
-    const then = await memory.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: between(r1, r2) } }, readOnly(tenantA));
+    const then = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(then.facts)).toEqual([g1.id]);
     expect(then.facts[0]!.validTo).toBeUndefined();
-    const later = await memory.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: ts(r3 + 1) } }, readOnly(tenantA));
+    const later = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: ts(r3 + 1) } }, readOnly(tenantA));
     expect(ids(later.facts)).toEqual([g2.id]);
     expect(ms(later.facts[0]!.validTo)).toBe(r3);
   });
 
   it("range with no bounds returns all three generations oldest first, each ending where the next begins", async () => {
-    const out = await memory.getFacts({ ...query, range: {} }, readOnly(tenantA));
+    const out = await memory.memories.getFacts({ ...query, range: {} }, readOnly(tenantA));
     expect(ids(out.facts)).toEqual([g1.id, g2.id, g3.id]);
     expect(values(out.facts)).toEqual(["80", "85", "90"]);
     expect(ms(out.facts[0]!.validTo)).toBe(ms(out.facts[1]!.validFrom));
@@ -175,17 +174,17 @@ describe("a fact that changes twice", () => {
   });
 
   it("range bounds select the generations whose validity overlaps the window", async () => {
-    const fromOnly = await memory.getFacts({ ...query, range: { from: between(r2, r3) } }, readOnly(tenantA));
+    const fromOnly = await memory.memories.getFacts({ ...query, range: { from: between(r2, r3) } }, readOnly(tenantA));
     expect(ids(fromOnly.facts)).toEqual([g2.id, g3.id]);
-    const toOnly = await memory.getFacts({ ...query, range: { to: between(r1, r2) } }, readOnly(tenantA));
+    const toOnly = await memory.memories.getFacts({ ...query, range: { to: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(toOnly.facts)).toEqual([g1.id]);
-    const both = await memory.getFacts({ ...query, range: { from: between(r1, r2), to: between(r2, r3) } }, readOnly(tenantA));
+    const both = await memory.memories.getFacts({ ...query, range: { from: between(r1, r2), to: between(r2, r3) } }, readOnly(tenantA));
     expect(ids(both.facts)).toEqual([g1.id, g2.id]);
     // The window is half-open: a generation that starts exactly at `to` is outside it.
-    const upToSecond = await memory.getFacts({ ...query, range: { to: ts(r2) } }, readOnly(tenantA));
+    const upToSecond = await memory.memories.getFacts({ ...query, range: { to: ts(r2) } }, readOnly(tenantA));
     expect(ids(upToSecond.facts)).toEqual([g1.id]);
     // A generation that ends exactly at `from` is outside it too.
-    const fromThird = await memory.getFacts({ ...query, range: { from: ts(r3) } }, readOnly(tenantA));
+    const fromThird = await memory.memories.getFacts({ ...query, range: { from: ts(r3) } }, readOnly(tenantA));
     expect(ids(fromThird.facts)).toEqual([g3.id]);
   });
 });
@@ -199,20 +198,22 @@ describe("facts with a stated valid time", () => {
     const late = await assert(tenantA, { subject, predicate, value: "72", validFrom: iso("2025-01-01T00:00:00Z") });
     expect(early.validFrom && timestampDate(early.validFrom).toISOString()).toBe("2024-01-01T00:00:00.000Z");
 
-    const mid2024 = await memory.getFacts({ subject, predicate, asOf: { validAt: iso("2024-06-01T00:00:00Z") } }, readOnly(tenantA));
+    const mid2024 = await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2024-06-01T00:00:00Z") } }, readOnly(tenantA));
     expect(ids(mid2024.facts)).toEqual([early.id]);
     expect(timestampDate(mid2024.facts[0]!.validTo!).toISOString()).toBe("2025-01-01T00:00:00.000Z");
-    expect((await memory.getFacts({ subject, predicate, asOf: { validAt: iso("2023-06-01T00:00:00Z") } }, readOnly(tenantA))).facts).toEqual([]);
-    expect(ids((await memory.getFacts({ subject, predicate, asOf: { validAt: iso("2025-06-01T00:00:00Z") } }, readOnly(tenantA))).facts)).toEqual([late.id]);
+    expect((await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2023-06-01T00:00:00Z") } }, readOnly(tenantA))).facts).toEqual([]);
+    expect(ids((await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2025-06-01T00:00:00Z") } }, readOnly(tenantA))).facts)).toEqual([
+      late.id,
+    ]);
 
-    const window = await memory.getFacts(
+    const window = await memory.memories.getFacts(
       { subject, predicate, range: { from: iso("2024-03-01T00:00:00Z"), to: iso("2024-09-01T00:00:00Z") } },
       readOnly(tenantA),
     );
     expect(ids(window.facts)).toEqual([early.id]);
-    const since = await memory.getFacts({ subject, predicate, range: { from: iso("2024-06-01T00:00:00Z") } }, readOnly(tenantA));
+    const since = await memory.memories.getFacts({ subject, predicate, range: { from: iso("2024-06-01T00:00:00Z") } }, readOnly(tenantA));
     expect(ids(since.facts)).toEqual([early.id, late.id]);
-    const before = await memory.getFacts({ subject, predicate, range: { to: iso("2023-12-31T00:00:00Z") } }, readOnly(tenantA));
+    const before = await memory.memories.getFacts({ subject, predicate, range: { to: iso("2023-12-31T00:00:00Z") } }, readOnly(tenantA));
     expect(before.facts).toEqual([]);
   });
 
@@ -220,7 +221,7 @@ describe("facts with a stated valid time", () => {
     const memoriesBefore = await count("memories", tenantA.tenantId);
     const factsBefore = await count("facts", tenantA.tenantId);
     const err = await rejection(
-      memory.remember(
+      memory.memories.remember(
         {
           memoryType: "fact",
           topic: "late correction",
@@ -239,8 +240,8 @@ describe("facts with a stated valid time", () => {
     expect(await count("memories", tenantA.tenantId)).toBe(memoriesBefore);
     expect(await count("facts", tenantA.tenantId)).toBe(factsBefore);
     // The first fact of the refused call was rolled back and the open generation is untouched.
-    expect((await memory.getFacts({ subject, predicate: "height_cm" }, readOnly(tenantA))).facts).toEqual([]);
-    expect(values((await memory.getFacts({ subject, predicate }, readOnly(tenantA))).facts)).toEqual(["72"]);
+    expect((await memory.memories.getFacts({ subject, predicate: "height_cm" }, readOnly(tenantA))).facts).toEqual([]);
+    expect(values((await memory.memories.getFacts({ subject, predicate }, readOnly(tenantA))).facts)).toEqual(["72"]);
   });
 });
 
@@ -251,17 +252,17 @@ describe("listing and filtering", () => {
     await assert(tenantA, { subject: subjects[0]!, predicate: "weight_kg", value: "60" });
     await assert(tenantA, { subject: subjects[0]!, predicate: "height_cm", value: "165" });
 
-    const forA = await memory.getFacts({ subject: "list:a" }, readOnly(tenantA));
+    const forA = await memory.memories.getFacts({ subject: "list:a" }, readOnly(tenantA));
     expect(forA.facts.map((f) => `${f.subject} ${f.predicate}`)).toEqual(["list:a height_cm", "list:a weight_kg"]);
-    expect((await memory.getFacts({ subject: "LIST:A" }, readOnly(tenantA))).facts).toEqual([]);
-    expect((await memory.getFacts({ subject: "list:" }, readOnly(tenantA))).facts).toEqual([]);
+    expect((await memory.memories.getFacts({ subject: "LIST:A" }, readOnly(tenantA))).facts).toEqual([]);
+    expect((await memory.memories.getFacts({ subject: "list:" }, readOnly(tenantA))).facts).toEqual([]);
 
-    const heights = await memory.getFacts({ predicate: "height_cm" }, readOnly(tenantA));
+    const heights = await memory.memories.getFacts({ predicate: "height_cm" }, readOnly(tenantA));
     expect(heights.facts.map((f) => f.subject).filter((s) => s.startsWith("list:"))).toEqual(["list:a", "list:b"]);
     expect(heights.facts.every((f) => f.predicate === "height_cm")).toBe(true);
 
     // Neither subject nor predicate: every current fact of the tenant, still bounded.
-    const all = await memory.getFacts({}, readOnly(tenantA));
+    const all = await memory.memories.getFacts({}, readOnly(tenantA));
     // Grouped by subject (each subject one contiguous run), list:a before list:b, predicates in order.
     const runs = all.facts.map((f) => f.subject).filter((s, i, list) => i === 0 || list[i - 1] !== s);
     expect(new Set(runs).size).toBe(runs.length);
@@ -269,13 +270,13 @@ describe("listing and filtering", () => {
     expect(all.facts.filter((f) => f.subject === "list:a").map((f) => f.predicate)).toEqual(["height_cm", "weight_kg"]);
     expect(all.facts.every((f) => f.validTo === undefined)).toBe(true);
     expect(all.facts.length).toBeGreaterThanOrEqual(4);
-    expect((await memory.getFacts({ limit: 2 }, readOnly(tenantA))).facts).toEqual(all.facts.slice(0, 2));
-    expect((await memory.getFacts({ range: {}, limit: 1 }, readOnly(tenantA))).facts).toHaveLength(1);
-    expect((await memory.getFacts({ asOf: { asKnownAt: timestampFromDate(new Date()) }, limit: 3 }, readOnly(tenantA))).facts).toHaveLength(3);
+    expect((await memory.memories.getFacts({ limit: 2 }, readOnly(tenantA))).facts).toEqual(all.facts.slice(0, 2));
+    expect((await memory.memories.getFacts({ range: {}, limit: 1 }, readOnly(tenantA))).facts).toHaveLength(1);
+    expect((await memory.memories.getFacts({ asOf: { asKnownAt: timestampFromDate(new Date()) }, limit: 3 }, readOnly(tenantA))).facts).toHaveLength(3);
   });
 
   it("rejects bad input naming the field", async () => {
-    const cases: Array<[Parameters<typeof memory.getFacts>[0], string]> = [
+    const cases: Array<[Parameters<typeof memory.memories.getFacts>[0], string]> = [
       [{ subject: "x", asOf: { validAt: iso("2025-01-01T00:00:00Z") }, range: {} }, "range"],
       [{ subject: "x", asOf: {} }, "asOf"],
       [{ subject: "x", range: { from: iso("2025-01-02T00:00:00Z"), to: iso("2025-01-01T00:00:00Z") } }, "range.to"],
@@ -284,16 +285,16 @@ describe("listing and filtering", () => {
       [{ predicate: "p".repeat(257) }, "predicate"],
     ];
     for (const [request, field] of cases) {
-      const err = await rejection(memory.getFacts(request, readOnly(tenantA)));
+      const err = await rejection(memory.memories.getFacts(request, readOnly(tenantA)));
       expect(err.reason, field).toBe("invalid_input");
       expect(err.details.field).toBe(field);
     }
     // At the ceiling is fine.
-    expect((await memory.getFacts({ subject: "x", limit: 200 }, readOnly(tenantA))).facts).toEqual([]);
+    expect((await memory.memories.getFacts({ subject: "x", limit: 200 }, readOnly(tenantA))).facts).toEqual([]);
   });
 
   it("needs the read scope", async () => {
-    const err = await rejection(memory.getFacts({}, { identity: { tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: [SCOPES.write] } }));
+    const err = await rejection(memory.memories.getFacts({}, { identity: { tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: [SCOPES.write] } }));
     expect(err.reason).toBe("insufficient_scope");
   });
 });
@@ -310,7 +311,7 @@ describe("tenant isolation", () => {
       [tenantA, a],
       [tenantB, b],
     ] as const) {
-      const modes: Array<[string, Parameters<typeof memory.getFacts>[0]]> = [
+      const modes: Array<[string, Parameters<typeof memory.memories.getFacts>[0]]> = [
         ["subject+predicate", { subject, predicate }],
         ["subject", { subject }],
         ["everything current", {}],
@@ -320,12 +321,12 @@ describe("tenant isolation", () => {
         ["every generation", { range: {}, limit: 200 }],
       ];
       for (const [label, request] of modes) {
-        const out = await memory.getFacts(request, readOnly(tenant));
+        const out = await memory.memories.getFacts(request, readOnly(tenant));
         const shared = out.facts.filter((f) => f.subject === subject);
         expect(ids(shared), label).toEqual([own.id]);
       }
       const { rows } = await stack.ownerPool.query<{ tenantId: string }>(`SELECT tenant_id AS "tenantId" FROM facts WHERE id = ANY($1)`, [
-        (await memory.getFacts({ range: {}, limit: 200 }, readOnly(tenant))).facts.map((f) => f.id),
+        (await memory.memories.getFacts({ range: {}, limit: 200 }, readOnly(tenant))).facts.map((f) => f.id),
       ]);
       expect(new Set(rows.map((r) => r.tenantId))).toEqual(new Set([tenant.tenantId]));
     }

@@ -36,7 +36,7 @@ describe("API key administration", () => {
     expect(issued.userId).toBe(tenantA.userId);
     expect(issued.apiKey.startsWith(`3ng_${issued.prefix}_`)).toBe(true);
     const memory = await stack.memoryClient();
-    const resolved = await memory.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
+    const resolved = await memory.apiKeys.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
     expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: ["memory:read"], keyId: issued.keyId });
   });
 
@@ -45,14 +45,14 @@ describe("API key administration", () => {
     const lastUsed = async () => (await listApiKeys(stack.ownerPool, tenantA.tenantId)).find((k) => k.id === issued.keyId)?.lastUsedAt;
     expect(await lastUsed()).toBeNull();
     const memory = await stack.memoryClient();
-    await memory.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
+    await memory.apiKeys.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
     const first = await lastUsed();
     expect(first).toBeInstanceOf(Date);
-    await memory.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
+    await memory.apiKeys.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
     expect((await lastUsed())?.getTime()).toBe(first!.getTime());
     // An hour later (as far as the row knows), the next lookup records the use again.
     await stack.ownerPool.query("UPDATE api_keys SET last_used_at = last_used_at - interval '1 hour' WHERE id = $1", [issued.keyId]);
-    await memory.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
+    await memory.apiKeys.resolveApiKey({ apiKey: issued.apiKey }, internalAuth);
     expect((await lastUsed())!.getTime()).toBeGreaterThan(first!.getTime() - 3_600_000);
   });
 
@@ -72,15 +72,15 @@ describe("API key administration", () => {
     const memory = await stack.memoryClient();
     const byPrefix = await issueApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, name: "revoke me", scopes: ["memory:write"] });
     expect(await revokeApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, key: byPrefix.prefix })).toBe(byPrefix.keyId);
-    expect((await rejection(memory.resolveApiKey({ apiKey: byPrefix.apiKey }, internalAuth))).reason).toBe("unauthenticated");
+    expect((await rejection(memory.apiKeys.resolveApiKey({ apiKey: byPrefix.apiKey }, internalAuth))).reason).toBe("unauthenticated");
     expect((await listApiKeys(stack.ownerPool, tenantA.tenantId)).find((k) => k.id === byPrefix.keyId)?.revokedAt).toBeInstanceOf(Date);
     expect((await rejection(revokeApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, key: byPrefix.prefix }))).reason).toBe("not_found");
 
     const byId = await issueApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, name: "by id", scopes: ["memory:read"] });
     await revokeApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, key: byId.keyId });
-    expect((await rejection(memory.resolveApiKey({ apiKey: byId.apiKey }, internalAuth))).reason).toBe("unauthenticated");
+    expect((await rejection(memory.apiKeys.resolveApiKey({ apiKey: byId.apiKey }, internalAuth))).reason).toBe("unauthenticated");
     // The tenant's other keys keep working.
-    expect((await memory.resolveApiKey({ apiKey: tenantA.apiKey }, internalAuth)).tenantId).toBe(tenantA.tenantId);
+    expect((await memory.apiKeys.resolveApiKey({ apiKey: tenantA.apiKey }, internalAuth)).tenantId).toBe(tenantA.tenantId);
   });
 
   it("cannot reach another tenant's key: its prefix or id answers not_found there and the key stays live", async () => {
@@ -88,7 +88,7 @@ describe("API key administration", () => {
     const foreign = await issueApiKey(stack.ownerPool, { tenantId: tenantB.tenantId, name: "b's", scopes: ["memory:read"] });
     expect((await rejection(revokeApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, key: foreign.prefix }))).reason).toBe("not_found");
     expect((await rejection(revokeApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, key: foreign.keyId }))).reason).toBe("not_found");
-    expect((await memory.resolveApiKey({ apiKey: foreign.apiKey }, internalAuth)).tenantId).toBe(tenantB.tenantId);
+    expect((await memory.apiKeys.resolveApiKey({ apiKey: foreign.apiKey }, internalAuth)).tenantId).toBe(tenantB.tenantId);
     expect(
       (await rejection(issueApiKey(stack.ownerPool, { tenantId: tenantA.tenantId, userId: tenantB.userId, name: "x", scopes: ["memory:read"] }))).reason,
     ).toBe("not_found");
@@ -120,7 +120,7 @@ describe("API key administration", () => {
     expect(listed.find((k) => k.id === created.keyId)?.name).toBe("from the cli");
     expect((await cli("revoke-key", tenantA.tenantId, created.prefix)).stdout).toContain(created.keyId);
     const memory = await stack.memoryClient();
-    expect((await rejection(memory.resolveApiKey({ apiKey: created.apiKey }, internalAuth))).reason).toBe("unauthenticated");
+    expect((await rejection(memory.apiKeys.resolveApiKey({ apiKey: created.apiKey }, internalAuth))).reason).toBe("unauthenticated");
     await expect(cli("revoke-key", tenantA.tenantId)).rejects.toMatchObject({ code: 1 });
   });
 

@@ -5,8 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { RpcClient } from "@3ngram/rpc";
-import type { MemoryService, RememberRequestSchema } from "@3ngram/proto/memory/v1";
+import type { RpcClients } from "@3ngram/rpc";
+import type { RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AppError } from "@3ngram/errors";
 import { COMMITMENT_STATUSES, COMMITMENT_TRANSITIONS, type CommitmentStatus } from "@3ngram/schema";
@@ -17,7 +17,7 @@ type Tenant = { tenantId: string; userId: string; apiKey: string };
 type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let tenantA: Tenant;
 let tenantB: Tenant;
 
@@ -33,13 +33,13 @@ let seq = 0;
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
 async function remember(t: Tenant, fields: Partial<RememberInit> & { memoryType: string }) {
-  const stored = await memory.remember({ topic: "topic", content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
+  const stored = await memory.memories.remember({ topic: "topic", content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
   // A write answers with the memory's identity only; read it back whole.
   return readOne(t, stored.memory!.id);
 }
 
 function revise(t: Tenant, predecessorId: string, successor: Record<string, unknown>, edgeIntent?: string) {
-  return memory.revise(
+  return memory.memories.revise(
     { predecessorId, edgeIntent, memoryType: "note", topic: "revised", content: unique("revised"), ...(successor as RememberInit) },
     writer(t),
   );
@@ -66,7 +66,7 @@ async function commitmentRow(memoryId: string) {
 }
 
 async function readOne(t: Tenant, id: string) {
-  const read = await memory.getMemories({ ids: [id] }, reader(t));
+  const read = await memory.memories.getMemories({ ids: [id] }, reader(t));
   expect(read.notFound).toEqual([]);
   return read.memories[0]!;
 }
@@ -125,7 +125,7 @@ describe("revise", () => {
     expect(edge!.edge_type).toBe("updates");
     expect((await readOne(tenantA, original.id)).supersededBy).toBe(out.memory!.id);
     // The freed slot is taken again: a third copy of the content is a duplicate of the successor.
-    const dup = await rejection(memory.remember({ memoryType: "note", topic: "t", content }, writer(tenantA)));
+    const dup = await rejection(memory.memories.remember({ memoryType: "note", topic: "t", content }, writer(tenantA)));
     expect(dup.reason).toBe("duplicate_memory");
     expect(dup.details.ids?.existing).toBe(out.memory!.id);
   });
@@ -157,7 +157,7 @@ describe("revise", () => {
 
   it("refuses an archived predecessor with conflict", async () => {
     const a = await remember(tenantA, { memoryType: "note" });
-    await memory.archive({ memoryId: a.id }, writer(tenantA));
+    await memory.memories.archive({ memoryId: a.id }, writer(tenantA));
     const err = await rejection(revise(tenantA, a.id, {}));
     expect(err.reason).toBe("conflict");
     expect(err.message).toBe(`memory ${a.id} is archived`);
@@ -184,9 +184,9 @@ describe("revise", () => {
     expect(badId).toMatchObject({ reason: "invalid_input", details: { field: "predecessorId" } });
     const dueOnNote = await rejection(revise(tenantA, a.id, { dueAt: timestampFromDate(new Date("2030-01-01T00:00:00Z")) }));
     expect(dueOnNote).toMatchObject({ reason: "invalid_input", details: { field: "dueAt" } });
-    const noSuccessor = await rejection(memory.revise({ predecessorId: a.id }, writer(tenantA)));
+    const noSuccessor = await rejection(memory.memories.revise({ predecessorId: a.id }, writer(tenantA)));
     expect(noSuccessor).toMatchObject({ reason: "invalid_input", details: { field: "memoryType" } });
-    const readOnly = await rejection(memory.revise({ predecessorId: a.id, memoryType: "note", topic: "t", content: unique("x") }, reader(tenantA)));
+    const readOnly = await rejection(memory.memories.revise({ predecessorId: a.id, memoryType: "note", topic: "t", content: unique("x") }, reader(tenantA)));
     expect(readOnly.reason).toBe("insufficient_scope");
     expect((await readOne(tenantA, a.id)).supersededBy).toBeUndefined();
   });
@@ -239,7 +239,7 @@ describe("commitment carry-over on revise", () => {
 
   it("commitment → commitment: status, owner and due date survive on the successor", async () => {
     const a = await remember(tenantA, { memoryType: "commitment", owner: "ana", dueAt: timestampFromDate(due) });
-    await memory.resolve({ memoryId: a.id, status: "waiting" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: a.id, status: "waiting" }, writer(tenantA));
     const oldCommitment = (await commitmentRow(a.id))!;
 
     const b = await revise(tenantA, a.id, { memoryType: "commitment" });
@@ -267,7 +267,7 @@ describe("commitment carry-over on revise", () => {
 
   it("commitment → commitment keeps a resolved commitment resolved", async () => {
     const a = await remember(tenantA, { memoryType: "commitment" });
-    await memory.resolve({ memoryId: a.id, status: "resolved" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: a.id, status: "resolved" }, writer(tenantA));
     const resolvedAt = (await commitmentRow(a.id))!.resolved_at;
     const b = await revise(tenantA, a.id, { memoryType: "commitment" });
     expect(await commitmentRow(b.memory!.id)).toMatchObject({ status: "resolved", resolved_at: resolvedAt });
@@ -286,7 +286,7 @@ describe("commitment carry-over on revise", () => {
     expect(events[2]!.payload).toEqual({ commitmentId: row.id, from: "open", to: "resolved", successorId: out.memory!.id });
 
     const expired = await remember(tenantA, { memoryType: "commitment" });
-    await memory.resolve({ memoryId: expired.id, status: "expired" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: expired.id, status: "expired" }, writer(tenantA));
     await revise(tenantA, expired.id, { memoryType: "note" });
     expect((await commitmentRow(expired.id))!.status).toBe("expired");
     expect((await eventsOf(expired.id)).map((e) => e.kind)).toEqual(["create", "status_change", "supersede"]);
@@ -307,7 +307,7 @@ describe("resolve", () => {
     const covered = new Set<string>();
     let from: CommitmentStatus = "open";
     for (const to of path) {
-      const out = await memory.resolve({ memoryId: c.id, status: to }, writer(tenantA));
+      const out = await memory.memories.resolve({ memoryId: c.id, status: to }, writer(tenantA));
       expect(out).toEqual({
         $typeName: "memory.v1.ResolveResponse",
         memoryId: c.id,
@@ -332,32 +332,32 @@ describe("resolve", () => {
 
   it("treats the current state as a no-op and refuses an illegal move with invalid_transition", async () => {
     const c = await remember(tenantA, { memoryType: "commitment" });
-    const same = await memory.resolve({ memoryId: c.id, status: "open" }, writer(tenantA));
+    const same = await memory.memories.resolve({ memoryId: c.id, status: "open" }, writer(tenantA));
     expect(same).toMatchObject({ status: "open", previousStatus: "open" });
     expect((await eventsOf(c.id)).map((e) => e.kind)).toEqual(["create"]);
 
-    await memory.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA));
-    const illegal = await rejection(memory.resolve({ memoryId: c.id, status: "waiting" }, writer(tenantA)));
+    await memory.memories.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA));
+    const illegal = await rejection(memory.memories.resolve({ memoryId: c.id, status: "waiting" }, writer(tenantA)));
     expect(illegal.reason).toBe("invalid_transition");
     expect(illegal.message).toBe("resolved -> waiting");
     expect((await commitmentRow(c.id))!.status).toBe("resolved");
 
-    await memory.resolve({ memoryId: c.id, status: "open" }, writer(tenantA));
-    await memory.resolve({ memoryId: c.id, status: "expired" }, writer(tenantA));
-    const fromExpired = await rejection(memory.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA)));
+    await memory.memories.resolve({ memoryId: c.id, status: "open" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: c.id, status: "expired" }, writer(tenantA));
+    const fromExpired = await rejection(memory.memories.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA)));
     expect(fromExpired).toMatchObject({ reason: "invalid_transition", message: "expired -> resolved" });
 
-    const badStatus = await rejection(memory.resolve({ memoryId: c.id, status: "done" }, writer(tenantA)));
+    const badStatus = await rejection(memory.memories.resolve({ memoryId: c.id, status: "done" }, writer(tenantA)));
     expect(badStatus).toMatchObject({ reason: "invalid_input", details: { field: "status" } });
   });
 
   it("archives a live blocker, and only once", async () => {
     const b = await remember(tenantA, { memoryType: "blocker" });
-    const wrong = await rejection(memory.resolve({ memoryId: b.id, status: "waiting" }, writer(tenantA)));
+    const wrong = await rejection(memory.memories.resolve({ memoryId: b.id, status: "waiting" }, writer(tenantA)));
     expect(wrong.reason).toBe("invalid_transition");
     expect(wrong.message).toMatch(/^active -> waiting/);
 
-    const out = await memory.resolve({ memoryId: b.id, status: "resolved" }, writer(tenantA));
+    const out = await memory.memories.resolve({ memoryId: b.id, status: "resolved" }, writer(tenantA));
     expect(out).toMatchObject({ memoryId: b.id, commitmentId: b.id, status: "archived", previousStatus: "active" });
     const read = await readOne(tenantA, b.id);
     expect(read.status).toBe("archived");
@@ -371,20 +371,20 @@ describe("resolve", () => {
     expect(events.map((e) => e.kind)).toEqual(["create", "archive"]);
     expect(events[1]!.payload).toEqual({ via: "resolve", requested: "resolved" });
 
-    const again = await rejection(memory.resolve({ memoryId: b.id, status: "resolved" }, writer(tenantA)));
+    const again = await rejection(memory.memories.resolve({ memoryId: b.id, status: "resolved" }, writer(tenantA)));
     expect(again).toMatchObject({ reason: "conflict", message: `memory ${b.id} is archived` });
   });
 
   it("answers not_found for memories without a commitment, unknown ids and other tenants' ids alike", async () => {
     const note = await remember(tenantA, { memoryType: "note" });
-    const noCommitment = await rejection(memory.resolve({ memoryId: note.id, status: "resolved" }, writer(tenantA)));
+    const noCommitment = await rejection(memory.memories.resolve({ memoryId: note.id, status: "resolved" }, writer(tenantA)));
     expect(noCommitment).toMatchObject({ reason: "not_found", message: `no commitment for memory ${note.id}` });
 
     const commitment = await remember(tenantA, { memoryType: "commitment" });
     const blocker = await remember(tenantA, { memoryType: "blocker" });
     for (const mine of [commitment.id, blocker.id]) {
-      const foreign = await rejection(memory.resolve({ memoryId: mine, status: "resolved" }, writer(tenantB)));
-      const unknown = await rejection(memory.resolve({ memoryId: UNKNOWN_ID, status: "resolved" }, writer(tenantB)));
+      const foreign = await rejection(memory.memories.resolve({ memoryId: mine, status: "resolved" }, writer(tenantB)));
+      const unknown = await rejection(memory.memories.resolve({ memoryId: UNKNOWN_ID, status: "resolved" }, writer(tenantB)));
       expect(foreign.reason).toBe("not_found");
       expect(observable(foreign, mine)).toEqual(observable(unknown, UNKNOWN_ID));
     }
@@ -395,17 +395,17 @@ describe("resolve", () => {
   it("refuses to move a superseded commitment, naming the current head", async () => {
     const a = await remember(tenantA, { memoryType: "commitment" });
     const b = await revise(tenantA, a.id, { memoryType: "commitment" });
-    const err = await rejection(memory.resolve({ memoryId: a.id, status: "resolved" }, writer(tenantA)));
+    const err = await rejection(memory.memories.resolve({ memoryId: a.id, status: "resolved" }, writer(tenantA)));
     expect(err).toMatchObject({ reason: "conflict", details: { ids: { head: b.memory!.id } } });
     expect((await commitmentRow(a.id))!.status).toBe("open");
-    expect((await memory.resolve({ memoryId: b.memory!.id, status: "resolved" }, writer(tenantA))).status).toBe("resolved");
+    expect((await memory.memories.resolve({ memoryId: b.memory!.id, status: "resolved" }, writer(tenantA))).status).toBe("resolved");
   });
 });
 
 describe("archive", () => {
   it("archives a live memory once, keeping it readable and its valid time open", async () => {
     const a = await remember(tenantA, { memoryType: "decision" });
-    const out = await memory.archive({ memoryId: a.id }, writer(tenantA));
+    const out = await memory.memories.archive({ memoryId: a.id }, writer(tenantA));
     expect(out).toMatchObject({ id: a.id, status: "archived" });
     const read = await readOne(tenantA, a.id);
     expect(read).toMatchObject({ status: "archived", content: a.content });
@@ -414,26 +414,26 @@ describe("archive", () => {
       ["create", expect.anything()],
       ["archive", { via: "archive" }],
     ]);
-    const again = await rejection(memory.archive({ memoryId: a.id }, writer(tenantA)));
+    const again = await rejection(memory.memories.archive({ memoryId: a.id }, writer(tenantA)));
     expect(again).toMatchObject({ reason: "conflict", message: `memory ${a.id} is archived` });
   });
 
   it("refuses a superseded memory with conflict naming the head", async () => {
     const a = await remember(tenantA, { memoryType: "note" });
     const b = await revise(tenantA, a.id, {});
-    const err = await rejection(memory.archive({ memoryId: a.id }, writer(tenantA)));
+    const err = await rejection(memory.memories.archive({ memoryId: a.id }, writer(tenantA)));
     expect(err).toMatchObject({ reason: "conflict", details: { ids: { head: b.memory!.id } } });
     expect((await readOne(tenantA, a.id)).status).toBe("active");
   });
 
   it("answers unknown and other tenants' ids alike, and needs memory:write", async () => {
     const a = await remember(tenantA, { memoryType: "note" });
-    const foreign = await rejection(memory.archive({ memoryId: a.id }, writer(tenantB)));
-    const unknown = await rejection(memory.archive({ memoryId: UNKNOWN_ID }, writer(tenantB)));
+    const foreign = await rejection(memory.memories.archive({ memoryId: a.id }, writer(tenantB)));
+    const unknown = await rejection(memory.memories.archive({ memoryId: UNKNOWN_ID }, writer(tenantB)));
     expect(foreign.reason).toBe("not_found");
     expect(observable(foreign, a.id)).toEqual(observable(unknown, UNKNOWN_ID));
-    expect((await rejection(memory.archive({ memoryId: a.id }, reader(tenantA)))).reason).toBe("insufficient_scope");
-    expect((await rejection(memory.archive({ memoryId: "nope" }, writer(tenantA)))).details.field).toBe("memoryId");
+    expect((await rejection(memory.memories.archive({ memoryId: a.id }, reader(tenantA)))).reason).toBe("insufficient_scope");
+    expect((await rejection(memory.memories.archive({ memoryId: "nope" }, writer(tenantA)))).details.field).toBe("memoryId");
     expect((await readOne(tenantA, a.id)).status).toBe("active");
   });
 });
@@ -443,11 +443,11 @@ describe("history", () => {
     const a = await remember(tenantA, { memoryType: "commitment" });
     const b = (await revise(tenantA, a.id, { memoryType: "commitment" })).memory!;
     const c = (await revise(tenantA, b.id, { memoryType: "commitment" }, "updates")).memory!;
-    await memory.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA));
     const unrelated = await remember(tenantA, { memoryType: "note" });
 
     for (const asked of [a.id, b.id, c.id]) {
-      const h = await memory.getHistory({ memoryId: asked }, reader(tenantA));
+      const h = await memory.memories.getHistory({ memoryId: asked }, reader(tenantA));
       expect(h.memoryId).toBe(asked);
       expect(h.lineage.map((m) => m.id)).toEqual([a.id, b.id, c.id]);
       expect(h.lineage.map((m) => m.supersededBy ?? null)).toEqual([b.id, c.id, null]);
@@ -469,19 +469,19 @@ describe("history", () => {
       expect(h.events.at(-1)!.payload).toMatchObject({ from: "open", to: "resolved" });
       expect(h.lifecycleState).toBe(asked === c.id ? "current" : "superseded");
     }
-    const alone = await memory.getHistory({ memoryId: unrelated.id }, reader(tenantA));
+    const alone = await memory.memories.getHistory({ memoryId: unrelated.id }, reader(tenantA));
     expect(alone.lineage.map((m) => m.id)).toEqual([unrelated.id]);
     expect(alone.edges).toEqual([]);
     expect(alone.lifecycleState).toBe("current");
-    await memory.archive({ memoryId: unrelated.id }, writer(tenantA));
-    expect((await memory.getHistory({ memoryId: unrelated.id }, reader(tenantA))).lifecycleState).toBe("archived");
+    await memory.memories.archive({ memoryId: unrelated.id }, writer(tenantA));
+    expect((await memory.memories.getHistory({ memoryId: unrelated.id }, reader(tenantA))).lifecycleState).toBe("archived");
   });
 
   it("bounds the lineage to 25 memories and the events to the newest 50", async () => {
     const ids = [(await remember(tenantA, { memoryType: "note" })).id];
     for (let i = 0; i < 29; i++) ids.push((await revise(tenantA, ids.at(-1)!, {})).memory!.id);
     const head = ids.at(-1)!;
-    const h = await memory.getHistory({ memoryId: head }, reader(tenantA));
+    const h = await memory.memories.getHistory({ memoryId: head }, reader(tenantA));
     // Nearest to the asked-for memory first: the head and the 24 versions before it.
     expect(h.lineage.map((m) => m.id)).toEqual(ids.slice(-25));
     expect(h.edges).toHaveLength(24);
@@ -491,14 +491,14 @@ describe("history", () => {
     const times = h.events.map((e) => timestampDate(e.createdAt!).getTime());
     expect([...times].sort((x, y) => x - y)).toEqual(times);
 
-    const middle = await memory.getHistory({ memoryId: ids[0]! }, reader(tenantA));
+    const middle = await memory.memories.getHistory({ memoryId: ids[0]! }, reader(tenantA));
     expect(middle.lineage.map((m) => m.id)).toEqual(ids.slice(0, 25));
   });
 
   it("answers unknown and other tenants' ids alike", async () => {
     const a = await remember(tenantA, { memoryType: "note" });
-    const foreign = await rejection(memory.getHistory({ memoryId: a.id }, reader(tenantB)));
-    const unknown = await rejection(memory.getHistory({ memoryId: UNKNOWN_ID }, reader(tenantB)));
+    const foreign = await rejection(memory.memories.getHistory({ memoryId: a.id }, reader(tenantB)));
+    const unknown = await rejection(memory.memories.getHistory({ memoryId: UNKNOWN_ID }, reader(tenantB)));
     expect(foreign.reason).toBe("not_found");
     expect(observable(foreign, a.id)).toEqual(observable(unknown, UNKNOWN_ID));
   });
@@ -551,7 +551,7 @@ describe("database guarantees behind the lifecycle", () => {
 
   it("the trigger refuses an illegal status change made directly as the runtime role", async () => {
     const c = await remember(tenantA, { memoryType: "commitment" });
-    await memory.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA));
     await expect(
       asRuntimeRole(tenantA.tenantId, (q) => q("UPDATE commitments SET status = 'waiting' WHERE tenant_id = $1 AND memory_id = $2", [tenantA.tenantId, c.id])),
     ).rejects.toThrow(/invalid_transition: resolved -> waiting/);

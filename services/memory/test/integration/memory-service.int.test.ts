@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CredentialSigner, createRpcClient, generateServiceKeyPair, SCOPES } from "@3ngram/rpc";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { CredentialSigner, createRpcClients, generateServiceKeyPair, SCOPES } from "@3ngram/rpc";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
 
@@ -26,10 +26,10 @@ describe("memory service over gRPC", () => {
   it("stores a memory with its embedding and reads it back", async () => {
     const memory = await stack.memoryClient();
     const content = "We store memories in PostgreSQL with pgvector.";
-    const stored = await memory.remember({ memoryType: "decision", topic: "storage", content, project: "core", tags: ["db"] }, writer(tenantA));
+    const stored = await memory.memories.remember({ memoryType: "decision", topic: "storage", content, project: "core", tags: ["db"] }, writer(tenantA));
     expect(stored.embedded).toBe("done");
     expect(stored.memory?.scope).toBe("personal");
-    const read = await memory.getMemories({ ids: [stored.memory!.id] }, writer(tenantA));
+    const read = await memory.memories.getMemories({ ids: [stored.memory!.id] }, writer(tenantA));
     expect(read.notFound).toEqual([]);
     expect(read.memories).toHaveLength(1);
     expect(read.memories[0]).toMatchObject({
@@ -48,45 +48,48 @@ describe("memory service over gRPC", () => {
 
   it("refuses live duplicate content with the existing id", async () => {
     const memory = await stack.memoryClient();
-    const first = await memory.remember({ memoryType: "note", topic: "dup", content: "Exactly the same words." }, writer(tenantA));
-    const err = await rejection(memory.remember({ memoryType: "fact", topic: "dup again", content: "Exactly the same words." }, writer(tenantA)));
+    const first = await memory.memories.remember({ memoryType: "note", topic: "dup", content: "Exactly the same words." }, writer(tenantA));
+    const err = await rejection(memory.memories.remember({ memoryType: "fact", topic: "dup again", content: "Exactly the same words." }, writer(tenantA)));
     expect(err.reason).toBe("duplicate_memory");
     expect(err.details.ids?.existing).toBe(first.memory!.id);
     // Another tenant may hold the same content: the guard is per tenant.
-    const other = await memory.remember({ memoryType: "note", topic: "dup", content: "Exactly the same words." }, writer(tenantB));
+    const other = await memory.memories.remember({ memoryType: "note", topic: "dup", content: "Exactly the same words." }, writer(tenantB));
     expect(other.memory!.id).not.toBe(first.memory!.id);
   });
 
   it("rejects invalid input naming the field and writes nothing", async () => {
     const memory = await stack.memoryClient();
     const before = await memoryCount(tenantA.tenantId);
-    const tooLong = await rejection(memory.remember({ memoryType: "note", topic: "long", content: "x".repeat(2001) }, writer(tenantA)));
+    const tooLong = await rejection(memory.memories.remember({ memoryType: "note", topic: "long", content: "x".repeat(2001) }, writer(tenantA)));
     expect(tooLong.reason).toBe("invalid_input");
     expect(tooLong.details.field).toBe("content");
-    const badType = await rejection(memory.remember({ memoryType: "gossip", topic: "t", content: "c" }, writer(tenantA)));
+    const badType = await rejection(memory.memories.remember({ memoryType: "gossip", topic: "t", content: "c" }, writer(tenantA)));
     expect(badType.details.field).toBe("memoryType");
-    const badScope = await rejection(memory.remember({ memoryType: "note", topic: "t", content: "c", scope: "Not Kebab" }, writer(tenantA)));
+    const badScope = await rejection(memory.memories.remember({ memoryType: "note", topic: "t", content: "c", scope: "Not Kebab" }, writer(tenantA)));
     expect(badScope.details.field).toBe("scope");
-    const badIds = await rejection(memory.getMemories({ ids: ["not-a-uuid"] }, writer(tenantA)));
+    const badIds = await rejection(memory.memories.getMemories({ ids: ["not-a-uuid"] }, writer(tenantA)));
     expect(badIds.details.field).toBe("ids.0");
     expect(await memoryCount(tenantA.tenantId)).toBe(before);
   });
 
   it("answers a foreign id exactly like an unknown id", async () => {
     const memory = await stack.memoryClient();
-    const mine = await memory.remember({ memoryType: "preference", topic: "tea", content: "Tenant A prefers green tea." }, writer(tenantA));
+    const mine = await memory.memories.remember({ memoryType: "preference", topic: "tea", content: "Tenant A prefers green tea." }, writer(tenantA));
     const unknown = "01890a5d-ac96-774b-bcce-b302099a8057";
-    const asB = await memory.getMemories({ ids: [mine.memory!.id, unknown] }, writer(tenantB));
+    const asB = await memory.memories.getMemories({ ids: [mine.memory!.id, unknown] }, writer(tenantB));
     expect(asB.memories).toEqual([]);
     expect(asB.notFound.sort()).toEqual([mine.memory!.id, unknown].sort());
     const storeForeign = await rejection(
-      memory.storeEmbedding(
+      memory.maintenance.storeEmbedding(
         { memoryId: mine.memory!.id, model: "x", vector: [1, 0] },
         { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } },
       ),
     );
     const storeUnknown = await rejection(
-      memory.storeEmbedding({ memoryId: unknown, model: "x", vector: [1, 0] }, { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } }),
+      memory.maintenance.storeEmbedding(
+        { memoryId: unknown, model: "x", vector: [1, 0] },
+        { identity: { tenantId: tenantB.tenantId, scopes: [SCOPES.internalEmbed] } },
+      ),
     );
     expect(storeForeign.reason).toBe("not_found");
     expect(storeForeign.message.replace(mine.memory!.id, "ID")).toBe(storeUnknown.message.replace(unknown, "ID"));
@@ -94,49 +97,54 @@ describe("memory service over gRPC", () => {
 
   it("refuses calls without a credential, with a forged one, or without the scope", async () => {
     const forgedPair = await generateServiceKeyPair();
-    const forged = createRpcClient(MemoryService, {
+    const forged = createRpcClients(memoryServices, {
       address: stack.memoryAddress,
       audience: "memory",
       signer: await CredentialSigner.fromJwk("gateway", forgedPair.privateJwk),
     });
-    const forgedErr = await rejection(forged.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, writer(tenantA)));
+    const forgedErr = await rejection(forged.memories.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, writer(tenantA)));
     expect(forgedErr.reason).toBe("unauthenticated");
     forged.close();
 
     // A credential for another audience (search) is not accepted by memory either.
-    const wrongAudience = createRpcClient(MemoryService, { address: stack.memoryAddress, audience: "search", signer: await stack.keys.signer("gateway") });
-    expect((await rejection(wrongAudience.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, writer(tenantA)))).reason).toBe("unauthenticated");
+    const wrongAudience = createRpcClients(memoryServices, { address: stack.memoryAddress, audience: "search", signer: await stack.keys.signer("gateway") });
+    expect((await rejection(wrongAudience.memories.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, writer(tenantA)))).reason).toBe(
+      "unauthenticated",
+    );
     wrongAudience.close();
 
     const memory = await stack.memoryClient();
     const readOnly = await rejection(
-      memory.remember({ memoryType: "note", topic: "t", content: "read-only caller" }, { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.read] } }),
+      memory.memories.remember(
+        { memoryType: "note", topic: "t", content: "read-only caller" },
+        { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.read] } },
+      ),
     );
     expect(readOnly.reason).toBe("insufficient_scope");
-    const noTenant = await rejection(memory.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, { identity: { scopes: [SCOPES.read] } }));
+    const noTenant = await rejection(memory.memories.getMemories({ ids: ["01890a5d-ac96-774b-bcce-b302099a8057"] }, { identity: { scopes: [SCOPES.read] } }));
     expect(noTenant.reason).toBe("unauthenticated");
   });
 
   it("resolves API keys to their tenant and refuses bad ones", async () => {
     const memory = await stack.memoryClient();
     const auth = { identity: { scopes: [SCOPES.internalAuth] } };
-    const resolved = await memory.resolveApiKey({ apiKey: tenantA.apiKey }, auth);
+    const resolved = await memory.apiKeys.resolveApiKey({ apiKey: tenantA.apiKey }, auth);
     expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: ["memory:read", "memory:write"] });
     const tampered = tenantA.apiKey.slice(0, -1) + (tenantA.apiKey.endsWith("A") ? "B" : "A");
-    expect((await rejection(memory.resolveApiKey({ apiKey: tampered }, auth))).reason).toBe("unauthenticated");
-    expect((await rejection(memory.resolveApiKey({ apiKey: "nonsense" }, auth))).reason).toBe("unauthenticated");
+    expect((await rejection(memory.apiKeys.resolveApiKey({ apiKey: tampered }, auth))).reason).toBe("unauthenticated");
+    expect((await rejection(memory.apiKeys.resolveApiKey({ apiKey: "nonsense" }, auth))).reason).toBe("unauthenticated");
     // Only callers holding internal:auth may resolve keys.
-    expect((await rejection(memory.resolveApiKey({ apiKey: tenantA.apiKey }, writer(tenantA)))).reason).toBe("insufficient_scope");
+    expect((await rejection(memory.apiKeys.resolveApiKey({ apiKey: tenantA.apiKey }, writer(tenantA)))).reason).toBe("insufficient_scope");
   });
 
   it("stores an out-of-band embedding once per model", async () => {
     const memory = await stack.memoryClient();
-    const stored = await memory.remember({ memoryType: "fact", topic: "vec", content: "A memory whose vector is replaced." }, writer(tenantA));
+    const stored = await memory.memories.remember({ memoryType: "fact", topic: "vec", content: "A memory whose vector is replaced." }, writer(tenantA));
     const embed = { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.internalEmbed] } };
     const vector = Array.from({ length: 8 }, (_, i) => (i === 0 ? 1 : 0));
-    expect((await memory.storeEmbedding({ memoryId: stored.memory!.id, model: "other-model-8", vector }, embed)).stored).toBe(true);
-    expect((await memory.storeEmbedding({ memoryId: stored.memory!.id, model: "other-model-8", vector }, embed)).stored).toBe(false);
-    const bad = await rejection(memory.storeEmbedding({ memoryId: stored.memory!.id, model: "m", vector: [] }, embed));
+    expect((await memory.maintenance.storeEmbedding({ memoryId: stored.memory!.id, model: "other-model-8", vector }, embed)).stored).toBe(true);
+    expect((await memory.maintenance.storeEmbedding({ memoryId: stored.memory!.id, model: "other-model-8", vector }, embed)).stored).toBe(false);
+    const bad = await rejection(memory.maintenance.storeEmbedding({ memoryId: stored.memory!.id, model: "m", vector: [] }, embed));
     expect(bad.details.field).toBe("vector");
     const { rows } = await stack.ownerPool.query("SELECT embedding_model, embedding_dim FROM memories WHERE id = $1", [stored.memory!.id]);
     expect(rows[0]).toEqual({ embedding_model: "other-model-8", embedding_dim: 8 });

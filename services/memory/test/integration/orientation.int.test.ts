@@ -10,18 +10,18 @@ import { randomUUID } from "node:crypto";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type {
+  ArchiveService,
   BriefingCommitmentSection,
   BriefingMemorySection,
   BriefingRequestSchema,
   BriefingResponse,
   HandoffRequestSchema,
-  MemoryService,
   RememberRequestSchema,
+  memoryServices,
 } from "@3ngram/proto/memory/v1";
-import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
 import { PermanentJobError, UnavailableJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
-import { BRIEFING_SECTIONS, EMBEDDINGS_QUEUE, MAX_EXCERPT_LENGTH } from "@3ngram/schema";
+import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { BRIEFING_SECTIONS, COMMITMENT_STATUSES, EMBEDDINGS_QUEUE, MAX_EXCERPT_LENGTH, MEMORY_TYPES } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
@@ -37,7 +37,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const SECTION_FIELDS = ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"] as const;
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 
 let seq = 0;
@@ -45,12 +45,15 @@ let seq = 0;
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
 async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryType: string }): Promise<string> {
-  const stored = await memory.remember({ topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
+  const stored = await memory.memories.remember(
+    { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), ...fields } as RememberInit,
+    writer(t),
+  );
   return stored.memory!.id;
 }
 
-const briefing = (t: TestTenant, request: BriefingInit) => memory.briefing(request, reader(t));
-const handoff = (t: TestTenant, request: HandoffInit) => memory.handoff(request, reader(t));
+const briefing = (t: TestTenant, request: BriefingInit) => memory.orientation.briefing(request, reader(t));
+const handoff = (t: TestTenant, request: HandoffInit) => memory.orientation.handoff(request, reader(t));
 const ids = (s: BriefingMemorySection | BriefingCommitmentSection | undefined) => (s?.items ?? []).map((i) => i.id);
 const memoryIds = (s: BriefingCommitmentSection | undefined) => (s?.items ?? []).map((i) => i.memoryId);
 const sorted = (values: readonly string[]) => [...values].sort();
@@ -130,7 +133,7 @@ describe("briefing selectors", () => {
   });
 
   it("a scope alias selects the scope's memories", async () => {
-    await memory.setScopeAliases({ name: "work", aliases: ["job"] }, writer(t));
+    await memory.scopes.setScopeAliases({ name: "work", aliases: ["job"] }, writer(t));
     const { ids: got } = await decisions({ kind: "scope", scope: "job" });
     expect(got).toEqual(sorted([d.workAtlas!, d.work!, d.workZeus!]));
     const mixed = await decisions({ kind: "scope_project", scope: "job", project: "zeus" });
@@ -139,7 +142,7 @@ describe("briefing selectors", () => {
 
   it("superseded and archived memories are not live and never appear", async () => {
     const old = await remember(t, { memoryType: "decision", scope: "work", project: "atlas" });
-    const revised = await memory.revise(
+    const revised = await memory.memories.revise(
       {
         predecessorId: old,
         memoryType: "decision",
@@ -153,7 +156,7 @@ describe("briefing selectors", () => {
       writer(t),
     );
     const archived = await remember(t, { memoryType: "decision", scope: "work", project: "atlas" });
-    await memory.archive({ memoryId: archived }, writer(t));
+    await memory.memories.archive({ memoryId: archived }, writer(t));
     const { ids: got } = await decisions({ kind: "scope_project", scope: "work", project: "atlas" });
     expect(got).toEqual(sorted([d.workAtlas!, revised.memory!.id]));
   });
@@ -271,9 +274,9 @@ describe("commitments and overdue", () => {
     c.future = await remember(t, { memoryType: "commitment", topic: "next month", dueAt: at(Date.now() + 30 * DAY_MS) });
     c.undated = await remember(t, { memoryType: "commitment", topic: "someday" });
     c.waiting = await remember(t, { memoryType: "commitment", topic: "waiting on review", dueAt: at(Date.now() - DAY_MS) });
-    await memory.resolve({ memoryId: c.waiting, status: "waiting" }, writer(t));
+    await memory.memories.resolve({ memoryId: c.waiting, status: "waiting" }, writer(t));
     const resolved = await remember(t, { memoryType: "commitment", topic: "done already", dueAt: at(Date.now() - 3 * DAY_MS) });
-    await memory.resolve({ memoryId: resolved, status: "resolved" }, writer(t));
+    await memory.memories.resolve({ memoryId: resolved, status: "resolved" }, writer(t));
     // Due a moment from now: not overdue yet when it is written.
     c.soon = await remember(t, { memoryType: "commitment", topic: "due in a moment", dueAt: at(Date.now() + 1_500) });
   });
@@ -313,7 +316,7 @@ describe("commitments and overdue", () => {
   });
 
   it("a revised commitment shows once, through its successor", async () => {
-    const revised = await memory.revise(
+    const revised = await memory.memories.revise(
       { predecessorId: c.future!, memoryType: "commitment", topic: "next month (moved)", content: unique("moved"), tags: [], facts: [] },
       writer(t),
     );
@@ -374,7 +377,7 @@ describe("stale candidates", () => {
   });
 
   it("a stale memory revised today leaves the list (its successor is new)", async () => {
-    await memory.revise(
+    await memory.memories.revise(
       { predecessorId: stale[0]!, memoryType: "decision", topic: "reconfirmed", content: unique("reconfirmed"), tags: [], facts: [] },
       writer(t),
     );
@@ -429,7 +432,7 @@ describe("retrieval default", () => {
   });
 
   it("default narrows all to the default scope and says so; an explicit selector wins", async () => {
-    await memory.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t));
     const res = await briefing(t, { selector: { kind: "all" }, sections: ["blockers"] });
     expect(ids(res.blockers)).toEqual([work]);
     expect(res.appliedScope).toBe("work");
@@ -443,7 +446,7 @@ describe("retrieval default", () => {
   });
 
   it("require refuses all and names the registered scopes; other selectors still work", async () => {
-    await memory.setRetrievalDefault({ mode: "require" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "require" }, writer(t));
     const err = await rejection(briefing(t, { selector: { kind: "all" } }));
     expect(err.reason).toBe("invalid_input");
     expect(err.details.field).toBe("selector.kind");
@@ -452,7 +455,7 @@ describe("retrieval default", () => {
     expect(handoffErr.details.field).toBe("selector.kind");
     const res = await briefing(t, { selector: { kind: "scope", scope: "personal" }, sections: ["blockers"] });
     expect(ids(res.blockers)).toEqual([personal]);
-    await memory.setRetrievalDefault({ mode: "off" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "off" }, writer(t));
   });
 });
 
@@ -532,22 +535,25 @@ describe("describe_environment", () => {
     t = await stack.createTenant("environment");
     const kept = await remember(t, { memoryType: "decision" });
     const old = await remember(t, { memoryType: "decision" });
-    await memory.revise({ predecessorId: old, memoryType: "decision", topic: "t", content: unique("successor"), tags: [], facts: [] }, writer(t));
+    await memory.memories.revise({ predecessorId: old, memoryType: "decision", topic: "t", content: unique("successor"), tags: [], facts: [] }, writer(t));
     const archived = await remember(t, { memoryType: "note" });
-    await memory.archive({ memoryId: archived }, writer(t));
+    await memory.memories.archive({ memoryId: archived }, writer(t));
     await remember(t, { memoryType: "preference" });
     await remember(t, { memoryType: "commitment" });
     const done = await remember(t, { memoryType: "commitment" });
-    await memory.resolve({ memoryId: done, status: "resolved" }, writer(t));
+    await memory.memories.resolve({ memoryId: done, status: "resolved" }, writer(t));
     const waiting = await remember(t, { memoryType: "commitment" });
-    await memory.resolve({ memoryId: waiting, status: "waiting" }, writer(t));
+    await memory.memories.resolve({ memoryId: waiting, status: "waiting" }, writer(t));
     // Imported memories are stored without an embedding and queued for one.
     const [fact] = await importMemories(t, [{ memoryType: "fact" }]);
     // Background work proposes: one link and two extracted facts wait for review, then one is rejected.
     const consolidator = { identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.internalConsolidate] } };
-    const link = await memory.createConsolidationProposals({ proposals: [{ fromId: fact!, toId: kept, edgeType: "extends", similarity: 0.95 }] }, consolidator);
+    const link = await memory.proposals.createConsolidationProposals(
+      { proposals: [{ fromId: fact!, toId: kept, edgeType: "extends", similarity: 0.95 }] },
+      consolidator,
+    );
     expect(link.createdIds).toHaveLength(1);
-    const facts = await memory.createFactProposals(
+    const facts = await memory.proposals.createFactProposals(
       {
         memoryId: fact!,
         extractor: "test/1",
@@ -559,55 +565,55 @@ describe("describe_environment", () => {
       consolidator,
     );
     expect(facts.createdIds).toHaveLength(2);
-    await memory.rejectProposal({ proposalId: facts.createdIds[0]! }, writer(t));
+    await memory.proposals.rejectProposal({ proposalId: facts.createdIds[0]! }, writer(t));
   });
 
   it("counts the tenant's memories by type and state, and commitments by status", async () => {
-    const env = await memory.describeEnvironment({}, reader(t));
+    const env = await memory.orientation.describeEnvironment({}, reader(t));
     expect(env.stats).toMatchObject({
       memoriesByType: { decision: 2, preference: 1, commitment: 3, fact: 1 },
       activeMemories: 7,
       supersededMemories: 1,
       archivedMemories: 1,
-      commitmentsByStatus: { open: 1, resolved: 1, waiting: 1 },
+      commitmentsByStatus: { open: 1, resolved: 1, waiting: 1, expired: 0 },
       pendingEmbeddings: 1,
-      pendingConsolidationProposals: 1,
-      pendingFactProposals: 1,
+      pendingProposals: { consolidation: 1, fact: 1, total: 2 },
     });
-    expect(Object.keys(env.stats!.memoriesByType).sort()).toEqual(["commitment", "decision", "fact", "preference"]);
+    // Complete: every type is reported, zero or not, in the public order.
+    expect(Object.keys(env.stats!.memoriesByType)).toEqual([...MEMORY_TYPES]);
+    expect(env.stats!.memoriesByType).toMatchObject({ note: 0, pattern: 0, event: 0, blocker: 0 });
   });
 
   it("reports configuration without secrets: embedding model, legs, queues, scopes and policy", async () => {
-    const env = await memory.describeEnvironment({}, reader(t));
-    expect(env.embedding).toMatchObject({ model: "hashing-512", dimensions: 512 });
-    expect(env.searchLegs.map((l) => [l.leg, l.live])).toEqual([
+    const env = await memory.orientation.describeEnvironment({}, reader(t));
+    expect(env.capabilities!.embedding).toMatchObject({ model: "hashing-512", dimensions: 512 });
+    expect(env.capabilities!.searchLegs.map((l) => [l.leg, l.live])).toEqual([
       ["vector", true],
       ["fts", true],
       ["recency", true],
     ]);
-    const embeddings = env.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
-    expect(embeddings.live).toBe(true);
+    expect(env.capabilities!.queues.find((q) => q.name === EMBEDDINGS_QUEUE)?.live).toBe(true);
+    const embeddings = env.stats!.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
     // The imported memory's embedding job is waiting: nothing consumes this queue in this test.
-    expect((embeddings.waiting ?? 0) + (embeddings.delayed ?? 0) + (embeddings.active ?? 0)).toBeGreaterThanOrEqual(1);
+    expect(embeddings.waiting + embeddings.delayed + embeddings.active).toBeGreaterThanOrEqual(1);
     expect(env.scopes.map((s) => s.name)).toEqual(["personal", "work"]);
-    expect(env.policy).toMatchObject({ mode: "off" });
+    expect(env.retrievalScopePolicy).toMatchObject({ mode: "off" });
     const text = JSON.stringify(env, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
     expect(text).not.toMatch(/redis:|postgres|:\/\//i);
   });
 
   it("another tenant sees only its own counts", async () => {
     const other = await stack.createTenant("environment other");
-    const env = await memory.describeEnvironment({}, reader(other));
+    const env = await memory.orientation.describeEnvironment({}, reader(other));
     expect(env.stats).toMatchObject({
       activeMemories: 0,
       supersededMemories: 0,
       archivedMemories: 0,
       pendingEmbeddings: 0,
-      pendingConsolidationProposals: 0,
-      pendingFactProposals: 0,
+      pendingProposals: { consolidation: 0, fact: 0, total: 0 },
     });
-    expect(env.stats!.memoriesByType).toEqual({});
-    expect(env.stats!.commitmentsByStatus).toEqual({});
+    expect(env.stats!.memoriesByType).toEqual(Object.fromEntries(MEMORY_TYPES.map((k) => [k, 0])));
+    expect(env.stats!.commitmentsByStatus).toEqual(Object.fromEntries(COMMITMENT_STATUSES.map((k) => [k, 0])));
   });
 
   describe("dead letters", () => {
@@ -621,9 +627,9 @@ describe("describe_environment", () => {
     });
 
     it("counts jobs that failed for good in the dead-letter view, by cause", async () => {
-      const before = await memory.describeEnvironment({}, reader(t));
-      const queueBefore = before.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
-      const failedBefore = queueBefore.failed ?? 0;
+      const before = await memory.orientation.describeEnvironment({}, reader(t));
+      const queueBefore = before.stats!.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
+      const failedBefore = queueBefore.failed;
       backend.work(EMBEDDINGS_QUEUE, async (job) => {
         if (job.name === "doomed") throw new PermanentJobError("cannot succeed");
         if (job.name === "stranded") throw new UnavailableJobError("memory service unavailable");
@@ -631,20 +637,23 @@ describe("describe_environment", () => {
       await backend.queue.enqueue(EMBEDDINGS_QUEUE, "doomed", { n: 1 });
       await backend.queue.enqueue(EMBEDDINGS_QUEUE, "stranded", { n: 2 });
       await eventually(async () => {
-        const env = await memory.describeEnvironment({}, reader(t));
-        const queue = env.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
+        const env = await memory.orientation.describeEnvironment({}, reader(t));
+        const queue = env.stats!.queues.find((q) => q.name === EMBEDDINGS_QUEUE)!;
         expect(queue.failed).toBe(failedBefore + 2);
         expect(queue.failedByCause).toEqual({
           ...queueBefore.failedByCause,
-          permanent: (queueBefore.failedByCause.permanent ?? 0) + 1,
-          unavailable: (queueBefore.failedByCause.unavailable ?? 0) + 1,
+          permanent: queueBefore.failedByCause.permanent! + 1,
+          unavailable: queueBefore.failedByCause.unavailable! + 1,
         });
+        // The totals across queues are the service's too.
+        expect(env.stats!.deadLetter).toBe(env.stats!.queues.reduce((sum, q) => sum + q.failed, 0));
+        expect(env.stats!.deadLetterByCause.permanent).toBeGreaterThanOrEqual(1);
       });
     });
   });
 
   it("needs the read scope", async () => {
-    const err = await rejection(memory.describeEnvironment({}, { identity: { tenantId: t.tenantId, userId: t.userId, scopes: [] } }));
+    const err = await rejection(memory.orientation.describeEnvironment({}, { identity: { tenantId: t.tenantId, userId: t.userId, scopes: [] } }));
     expect(err.reason).toBe("insufficient_scope");
   });
 });

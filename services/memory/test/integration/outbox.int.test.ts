@@ -6,10 +6,10 @@
  * outbox onto the queue, each job once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryService } from "@3ngram/proto/memory/v1";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
-import { createRpcClient } from "@3ngram/rpc";
+import { createRpcClients } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { EMBEDDINGS_QUEUE, EXTRACTION_QUEUE } from "@3ngram/schema";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix, type TestDatabase } from "../../../../test/support/database.js";
@@ -84,17 +84,20 @@ describe("the job outbox", () => {
   it("acknowledges writes while the queue is unreachable, keeps their jobs, and drains them once a queue answers", async () => {
     const { offline, metricsPort } = await startOfflineMemory();
     const tenant = await createTenantWithKey(offline.pool, { tenantName: "outbox" });
-    const client = createRpcClient(MemoryService, { address: offline.address, audience: "memory", signer: await keys.signer("gateway") });
+    const client = createRpcClients(memoryServices, { address: offline.address, audience: "memory", signer: await keys.signer("gateway") });
     const ids: string[] = [];
     try {
       for (let i = 0; i < 5; i++) {
-        const stored = await client.remember({ memoryType: "note", topic: "outage", content: `Written while Redis is away, number ${i}.` }, writer(tenant));
+        const stored = await client.memories.remember(
+          { memoryType: "note", topic: "outage", content: `Written while Redis is away, number ${i}.` },
+          writer(tenant),
+        );
         expect(stored.embedded).toBe("pending");
         ids.push(stored.memory!.id);
       }
       // A refused write records no job.
       await expect(
-        client.remember({ memoryType: "note", topic: "outage", content: "Written while Redis is away, number 0." }, writer(tenant)),
+        client.memories.remember({ memoryType: "note", topic: "outage", content: "Written while Redis is away, number 0." }, writer(tenant)),
       ).rejects.toMatchObject({
         reason: "duplicate_memory",
       });

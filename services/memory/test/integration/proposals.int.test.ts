@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { AppError } from "@3ngram/errors";
-import type { MemoryService, RememberRequestSchema } from "@3ngram/proto/memory/v1";
+import type { RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
 import { createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import { SCOPES, type CallOptions, type RpcClients } from "@3ngram/rpc";
 import { EXTRACTION_QUEUE } from "@3ngram/schema";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
@@ -23,7 +23,7 @@ type Tenant = { tenantId: string; userId: string; apiKey: string };
 type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let queue: QueueBackend;
 let tenantA: Tenant;
 let tenantB: Tenant;
@@ -40,9 +40,9 @@ let seq = 0;
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
 async function remember(t: Tenant, fields: Partial<RememberInit> & { memoryType: string }) {
-  const stored = await memory.remember({ topic: "topic", content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
+  const stored = await memory.memories.remember({ topic: "topic", content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
   // A write answers with the memory's identity only; read it back whole.
-  return (await memory.getMemories({ ids: [stored.memory!.id] }, reader(t))).memories[0]!;
+  return (await memory.memories.getMemories({ ids: [stored.memory!.id] }, reader(t))).memories[0]!;
 }
 
 async function ownerRows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
@@ -54,7 +54,7 @@ function observable(err: AppError, id: string) {
 }
 
 async function propose(t: Tenant, fromId: string, toId: string, edgeType = "supersedes", similarity = 0.95) {
-  return memory.createConsolidationProposals({ proposals: [{ fromId, toId, edgeType, similarity, rationale: "cosine test" }] }, consolidator(t));
+  return memory.proposals.createConsolidationProposals({ proposals: [{ fromId, toId, edgeType, similarity, rationale: "cosine test" }] }, consolidator(t));
 }
 
 beforeAll(async () => {
@@ -74,7 +74,7 @@ describe("extraction is queued for every new memory", () => {
   it("remember and revise each queue one extract-facts job", async () => {
     // First in this file: nothing else has written yet, so the queue holds exactly these.
     const noted = await remember(tenantA, { memoryType: "note" });
-    await memory.revise({ predecessorId: noted.id, memoryType: "note", topic: "t", content: unique("revised") }, writer(tenantA));
+    await memory.memories.revise({ predecessorId: noted.id, memoryType: "note", topic: "t", content: unique("revised") }, writer(tenantA));
     await eventually(async () => expect((await queue.counts(EXTRACTION_QUEUE)).waiting).toBe(2));
   });
 });
@@ -83,10 +83,10 @@ describe("consolidation proposals", () => {
   it("only the consolidator's internal scope may hand proposals over", async () => {
     const [a, b] = [await remember(tenantA, { memoryType: "note" }), await remember(tenantA, { memoryType: "note" })];
     const refused = await rejection(
-      memory.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "extends", similarity: 0.9 }] }, writer(tenantA)),
+      memory.proposals.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "extends", similarity: 0.9 }] }, writer(tenantA)),
     );
     expect(refused.reason).toBe("insufficient_scope");
-    const facts = await rejection(memory.createFactProposals({ memoryId: a.id, extractor: "rules/1", facts: [] }, writer(tenantA)));
+    const facts = await rejection(memory.proposals.createFactProposals({ memoryId: a.id, extractor: "rules/1", facts: [] }, writer(tenantA)));
     expect(facts.reason).toBe("insufficient_scope");
   });
 
@@ -96,7 +96,7 @@ describe("consolidation proposals", () => {
     const first = await propose(tenantA, newer.id, older.id);
     expect(first.createdIds).toHaveLength(1);
     expect(first.skipped).toBe(0);
-    const again = await memory.createConsolidationProposals(
+    const again = await memory.proposals.createConsolidationProposals(
       {
         proposals: [
           { fromId: newer.id, toId: older.id, edgeType: "supersedes", similarity: 0.95 },
@@ -119,11 +119,11 @@ describe("consolidation proposals", () => {
     const a = await remember(tenantA, { memoryType: "note" });
     const b = await remember(tenantA, { memoryType: "note" });
     const archived = await remember(tenantA, { memoryType: "note" });
-    await memory.archive({ memoryId: archived.id }, writer(tenantA));
+    await memory.memories.archive({ memoryId: archived.id }, writer(tenantA));
     const revised = await remember(tenantA, { memoryType: "note" });
-    const head = await memory.revise({ predecessorId: revised.id, memoryType: "note", topic: "t", content: unique("head") }, writer(tenantA));
+    const head = await memory.memories.revise({ predecessorId: revised.id, memoryType: "note", topic: "t", content: unique("head") }, writer(tenantA));
     const foreign = await remember(tenantB, { memoryType: "note" });
-    const result = await memory.createConsolidationProposals(
+    const result = await memory.proposals.createConsolidationProposals(
       {
         proposals: [
           { fromId: a.id, toId: archived.id, edgeType: "extends", similarity: 0.9 },
@@ -138,7 +138,7 @@ describe("consolidation proposals", () => {
     expect(result.createdIds).toHaveLength(1);
     expect(result.skipped).toBe(4);
     const refused = await rejection(
-      memory.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "derives", similarity: 0.9 }] }, consolidator(tenantA)),
+      memory.proposals.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: "derives", similarity: 0.9 }] }, consolidator(tenantA)),
     );
     expect(refused).toMatchObject({ reason: "invalid_input" });
     expect(refused.details.field).toMatch(/edgeType/);
@@ -150,7 +150,7 @@ describe("consolidation proposals", () => {
     const third = await remember(tenantB, { memoryType: "note", topic: "tea" });
     const p1 = (await propose(tenantB, newer.id, older.id, "supersedes", 0.97)).createdIds[0]!;
     const p2 = (await propose(tenantB, third.id, older.id, "extends", 0.86)).createdIds[0]!;
-    const listed = await memory.listProposals({}, reader(tenantB));
+    const listed = await memory.proposals.listProposals({}, reader(tenantB));
     expect(listed.proposals.map((p) => p.id)).toEqual([p2, p1]);
     expect(listed.factProposals).toEqual([]);
     expect(listed.proposals[1]).toMatchObject({
@@ -165,26 +165,26 @@ describe("consolidation proposals", () => {
       status: "proposed",
     });
     expect(listed.proposals[1]!.decidedAt).toBeUndefined();
-    expect((await memory.listProposals({ limit: 1 }, reader(tenantB))).proposals.map((p) => p.id)).toEqual([p2]);
-    expect((await memory.listProposals({ status: "applied" }, reader(tenantB))).proposals).toEqual([]);
+    expect((await memory.proposals.listProposals({ limit: 1 }, reader(tenantB))).proposals.map((p) => p.id)).toEqual([p2]);
+    expect((await memory.proposals.listProposals({ status: "applied" }, reader(tenantB))).proposals).toEqual([]);
     // Tenant A sees none of B's.
-    const mine = await memory.listProposals({ limit: 100 }, reader(tenantA));
+    const mine = await memory.proposals.listProposals({ limit: 100 }, reader(tenantA));
     expect(mine.proposals.map((p) => p.id)).not.toContain(p1);
-    const bad = await rejection(memory.listProposals({ status: "pending" }, reader(tenantB)));
+    const bad = await rejection(memory.proposals.listProposals({ status: "pending" }, reader(tenantB)));
     expect(bad.details.field).toBe("status");
-    expect((await rejection(memory.listProposals({ limit: 101 }, reader(tenantB)))).details.field).toBe("limit");
+    expect((await rejection(memory.proposals.listProposals({ limit: 101 }, reader(tenantB)))).details.field).toBe("limit");
   });
 
   it("accepting supersedes closes the predecessor exactly like revise and records who decided", async () => {
     const older = await remember(tenantA, { memoryType: "decision", topic: "db" });
     const newer = await remember(tenantA, { memoryType: "decision", topic: "db restated" });
     const id = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
-    const accepted = await memory.acceptProposal({ proposalId: id }, writer(tenantA));
+    const accepted = await memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA));
     expect(accepted.fact).toBeUndefined();
     expect(accepted.edge).toMatchObject({ id, status: "applied", edgeType: "supersedes" });
     expect(accepted.edge!.decidedAt).toBeDefined();
 
-    const read = await memory.getMemories({ ids: [older.id, newer.id] }, reader(tenantA));
+    const read = await memory.memories.getMemories({ ids: [older.id, newer.id] }, reader(tenantA));
     const olderNow = read.memories.find((m) => m.id === older.id)!;
     expect(olderNow.supersededBy).toBe(newer.id);
     expect(olderNow.validTo).toBeDefined();
@@ -207,8 +207,8 @@ describe("consolidation proposals", () => {
     expect(events).toEqual([{ kind: "supersede", payload: { successorId: newer.id, edgeType: "supersedes", proposalId: id } }]);
 
     // Decided: a second accept or a reject is a conflict, and the pair is never proposed again.
-    expect((await rejection(memory.acceptProposal({ proposalId: id }, writer(tenantA)))).reason).toBe("conflict");
-    expect((await rejection(memory.rejectProposal({ proposalId: id }, writer(tenantA)))).message).toMatch(/already applied/);
+    expect((await rejection(memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA)))).reason).toBe("conflict");
+    expect((await rejection(memory.proposals.rejectProposal({ proposalId: id }, writer(tenantA)))).message).toMatch(/already applied/);
     expect((await propose(tenantA, newer.id, older.id, "extends")).createdIds).toEqual([]);
   });
 
@@ -216,8 +216,8 @@ describe("consolidation proposals", () => {
     const older = await remember(tenantA, { memoryType: "note" });
     const newer = await remember(tenantA, { memoryType: "note" });
     const id = (await propose(tenantA, newer.id, older.id, "extends", 0.87)).createdIds[0]!;
-    await memory.acceptProposal({ proposalId: id }, writer(tenantA));
-    const read = await memory.getMemories({ ids: [older.id] }, reader(tenantA));
+    await memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA));
+    const read = await memory.memories.getMemories({ ids: [older.id] }, reader(tenantA));
     expect(read.memories[0]).toMatchObject({ id: older.id });
     expect(read.memories[0]!.validTo).toBeUndefined();
     expect(read.memories[0]!.supersededBy).toBeUndefined();
@@ -229,25 +229,25 @@ describe("consolidation proposals", () => {
     const older = await remember(tenantA, { memoryType: "decision" });
     const newer = await remember(tenantA, { memoryType: "decision" });
     const id = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
-    const head = await memory.revise({ predecessorId: older.id, memoryType: "decision", topic: "t", content: unique("by hand") }, writer(tenantA));
-    const refused = await rejection(memory.acceptProposal({ proposalId: id }, writer(tenantA)));
+    const head = await memory.memories.revise({ predecessorId: older.id, memoryType: "decision", topic: "t", content: unique("by hand") }, writer(tenantA));
+    const refused = await rejection(memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA)));
     expect(refused.reason).toBe("conflict");
     expect(refused.message).toContain(head.memory!.id);
     const [row] = await ownerRows<{ status: string }>("SELECT status FROM consolidation_proposals WHERE id = $1", [id]);
     expect(row!.status).toBe("proposed");
     expect(await ownerRows("SELECT 1 FROM memory_edges WHERE proposal_id = $1", [id])).toEqual([]);
     // The reviewer can still reject it.
-    expect((await memory.rejectProposal({ proposalId: id }, writer(tenantA))).edge!.status).toBe("rejected");
+    expect((await memory.proposals.rejectProposal({ proposalId: id }, writer(tenantA))).edge!.status).toBe("rejected");
   });
 
   it("carries a commitment over to a commitment successor, and resolves it for any other type", async () => {
     const due = new Date("2031-05-01T00:00:00Z");
     const promise = await remember(tenantA, { memoryType: "commitment", owner: "ana", dueAt: timestampFromDate(due) });
-    await memory.resolve({ memoryId: promise.id, status: "waiting" }, writer(tenantA));
+    await memory.memories.resolve({ memoryId: promise.id, status: "waiting" }, writer(tenantA));
     const restated = await remember(tenantA, { memoryType: "commitment" });
     const carried = (await propose(tenantA, restated.id, promise.id)).createdIds[0]!;
-    await memory.acceptProposal({ proposalId: carried }, writer(tenantA));
-    const successor = (await memory.getMemories({ ids: [restated.id] }, reader(tenantA))).memories[0]!.commitment!;
+    await memory.proposals.acceptProposal({ proposalId: carried }, writer(tenantA));
+    const successor = (await memory.memories.getMemories({ ids: [restated.id] }, reader(tenantA))).memories[0]!.commitment!;
     expect(successor).toMatchObject({ status: "waiting", owner: "ana" });
     expect(timestampDate(successor.dueAt!).toISOString()).toBe(due.toISOString());
     const [frozen] = await ownerRows<{ next_surfacing_at: Date | null }>("SELECT next_surfacing_at FROM commitments WHERE memory_id = $1", [promise.id]);
@@ -256,7 +256,7 @@ describe("consolidation proposals", () => {
     const task = await remember(tenantA, { memoryType: "commitment" });
     const note = await remember(tenantA, { memoryType: "note" });
     const updates = (await propose(tenantA, note.id, task.id, "updates")).createdIds[0]!;
-    await memory.acceptProposal({ proposalId: updates }, writer(tenantA));
+    await memory.proposals.acceptProposal({ proposalId: updates }, writer(tenantA));
     const [resolved] = await ownerRows<{ status: string }>("SELECT status FROM commitments WHERE memory_id = $1", [task.id]);
     expect(resolved!.status).toBe("resolved");
     const kinds = await ownerRows<{ kind: string }>("SELECT event_kind AS kind FROM memory_events WHERE memory_id = $1 ORDER BY created_at, id", [task.id]);
@@ -267,19 +267,21 @@ describe("consolidation proposals", () => {
     const event = await remember(tenantA, { memoryType: "event" });
     const note = await remember(tenantA, { memoryType: "note" });
     const id = (await propose(tenantA, note.id, event.id, "supersedes")).createdIds[0]!;
-    expect((await rejection(memory.acceptProposal({ proposalId: id }, writer(tenantA)))).message).toMatch(/event/);
+    expect((await rejection(memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA)))).message).toMatch(/event/);
   });
 
   it("rejects with the reviewer's reason stored, and the pair stays rejected when offered again", async () => {
     const older = await remember(tenantA, { memoryType: "pattern" });
     const newer = await remember(tenantA, { memoryType: "pattern" });
     const id = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
-    const rejected = await memory.rejectProposal({ proposalId: id, rationale: "different projects" }, writer(tenantA));
+    const rejected = await memory.proposals.rejectProposal({ proposalId: id, rationale: "different projects" }, writer(tenantA));
     expect(rejected.edge).toMatchObject({ id, status: "rejected", decisionRationale: "different projects" });
     expect((await propose(tenantA, older.id, newer.id, "extends")).createdIds).toEqual([]);
-    const listed = await memory.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
+    const listed = await memory.proposals.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
     expect(listed.proposals.find((p) => p.id === id)?.decisionRationale).toBe("different projects");
-    expect((await rejection(memory.rejectProposal({ proposalId: id, rationale: "x".repeat(2001) }, writer(tenantA)))).details.field).toBe("rationale");
+    expect((await rejection(memory.proposals.rejectProposal({ proposalId: id, rationale: "x".repeat(2001) }, writer(tenantA)))).details.field).toBe(
+      "rationale",
+    );
   });
 
   it("answers another tenant's proposal id exactly like an unknown one, and needs the write scope", async () => {
@@ -287,16 +289,16 @@ describe("consolidation proposals", () => {
     const newer = await remember(tenantA, { memoryType: "note" });
     const id = (await propose(tenantA, newer.id, older.id, "extends")).createdIds[0]!;
     for (const call of [
-      (pid: string) => memory.acceptProposal({ proposalId: pid }, writer(tenantB)),
-      (pid: string) => memory.rejectProposal({ proposalId: pid }, writer(tenantB)),
+      (pid: string) => memory.proposals.acceptProposal({ proposalId: pid }, writer(tenantB)),
+      (pid: string) => memory.proposals.rejectProposal({ proposalId: pid }, writer(tenantB)),
     ]) {
       const foreign = await rejection(call(id));
       const unknown = await rejection(call(UNKNOWN_ID));
       expect(foreign.reason).toBe("not_found");
       expect(observable(foreign, id)).toEqual(observable(unknown, UNKNOWN_ID));
     }
-    expect((await rejection(memory.acceptProposal({ proposalId: id }, reader(tenantA)))).reason).toBe("insufficient_scope");
-    expect((await rejection(memory.acceptProposal({ proposalId: "nope" }, writer(tenantA)))).details.field).toBe("proposalId");
+    expect((await rejection(memory.proposals.acceptProposal({ proposalId: id }, reader(tenantA)))).reason).toBe("insufficient_scope");
+    expect((await rejection(memory.proposals.acceptProposal({ proposalId: "nope" }, writer(tenantA)))).details.field).toBe("proposalId");
     const [row] = await ownerRows<{ status: string }>("SELECT status FROM consolidation_proposals WHERE id = $1", [id]);
     expect(row!.status).toBe("proposed");
   });
@@ -309,31 +311,31 @@ describe("reading one proposal", () => {
     const edgeId = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
     const source = await remember(tenantA, { memoryType: "fact", topic: "swim", content: unique("Swam 2 km") });
     const factId = (
-      await memory.createFactProposals(
+      await memory.proposals.createFactProposals(
         { memoryId: source.id, extractor: "rules/1", facts: [{ subject: "swim", predicate: "distance_km", value: "2" }] },
         consolidator(tenantA),
       )
     ).createdIds[0]!;
 
-    const edge = await memory.getProposal({ proposalId: edgeId.toUpperCase() }, reader(tenantA));
+    const edge = await memory.proposals.getProposal({ proposalId: edgeId.toUpperCase() }, reader(tenantA));
     expect(edge.fact).toBeUndefined();
     expect(edge.edge).toMatchObject({ id: edgeId, fromId: newer.id, toId: older.id, edgeType: "supersedes", status: "proposed" });
-    const fact = await memory.getProposal({ proposalId: factId }, reader(tenantA));
+    const fact = await memory.proposals.getProposal({ proposalId: factId }, reader(tenantA));
     expect(fact.edge).toBeUndefined();
     expect(fact.fact).toMatchObject({ id: factId, memoryId: source.id, subject: "swim", value: "2", status: "proposed" });
 
-    await memory.rejectProposal({ proposalId: edgeId, rationale: "not the same plan" }, writer(tenantA));
-    expect((await memory.getProposal({ proposalId: edgeId }, reader(tenantA))).edge).toMatchObject({
+    await memory.proposals.rejectProposal({ proposalId: edgeId, rationale: "not the same plan" }, writer(tenantA));
+    expect((await memory.proposals.getProposal({ proposalId: edgeId }, reader(tenantA))).edge).toMatchObject({
       status: "rejected",
       decisionRationale: "not the same plan",
     });
 
-    const foreign = await rejection(memory.getProposal({ proposalId: factId }, reader(tenantB)));
-    const unknown = await rejection(memory.getProposal({ proposalId: UNKNOWN_ID }, reader(tenantB)));
+    const foreign = await rejection(memory.proposals.getProposal({ proposalId: factId }, reader(tenantB)));
+    const unknown = await rejection(memory.proposals.getProposal({ proposalId: UNKNOWN_ID }, reader(tenantB)));
     expect(foreign.reason).toBe("not_found");
     expect(observable(foreign, factId)).toEqual(observable(unknown, UNKNOWN_ID));
-    expect((await rejection(memory.getProposal({ proposalId: "nope" }, reader(tenantA)))).details.field).toBe("proposalId");
-    expect((await rejection(memory.getProposal({ proposalId: factId }, embedder(tenantA)))).reason).toBe("insufficient_scope");
+    expect((await rejection(memory.proposals.getProposal({ proposalId: "nope" }, reader(tenantA)))).details.field).toBe("proposalId");
+    expect((await rejection(memory.proposals.getProposal({ proposalId: factId }, embedder(tenantA)))).reason).toBe("insufficient_scope");
   });
 });
 
@@ -353,14 +355,14 @@ describe("fact proposals", () => {
         { subject: "back_squat", predicate: "top_set.reps", value: "3" },
       ],
     };
-    const first = await memory.createFactProposals(offered, consolidator(tenantA));
+    const first = await memory.proposals.createFactProposals(offered, consolidator(tenantA));
     expect(first.createdIds).toHaveLength(1);
     expect(first.skipped).toBe(1);
-    expect(await memory.createFactProposals(offered, consolidator(tenantA))).toMatchObject({ createdIds: [], skipped: 2 });
+    expect(await memory.proposals.createFactProposals(offered, consolidator(tenantA))).toMatchObject({ createdIds: [], skipped: 2 });
     const [kind] = await ownerRows<{ kind: string }>("SELECT kind FROM proposal_ids WHERE id = $1", [first.createdIds[0]]);
     expect(kind).toEqual({ kind: "fact" });
 
-    const listed = await memory.listProposals({}, reader(tenantA));
+    const listed = await memory.proposals.listProposals({}, reader(tenantA));
     expect(listed.factProposals.map((f) => f.id)).toContain(first.createdIds[0]);
     expect(listed.factProposals.find((f) => f.id === first.createdIds[0])).toMatchObject({
       memoryId: lift.id,
@@ -378,13 +380,13 @@ describe("fact proposals", () => {
     const foreign = await remember(tenantB, { memoryType: "note" });
     for (const memoryId of [foreign.id, UNKNOWN_ID]) {
       const refused = await rejection(
-        memory.createFactProposals({ memoryId, extractor: "rules/1", facts: [{ subject: "s", predicate: "p", value: "v" }] }, consolidator(tenantA)),
+        memory.proposals.createFactProposals({ memoryId, extractor: "rules/1", facts: [{ subject: "s", predicate: "p", value: "v" }] }, consolidator(tenantA)),
       );
       expect(refused.reason).toBe("not_found");
     }
     const note = await remember(tenantA, { memoryType: "note" });
     const bad = await rejection(
-      memory.createFactProposals(
+      memory.proposals.createFactProposals(
         { memoryId: note.id, extractor: "rules/1", facts: [{ subject: "s", predicate: "p".repeat(257), value: "v" }] },
         consolidator(tenantA),
       ),
@@ -395,16 +397,16 @@ describe("fact proposals", () => {
   it("accepting asserts the fact from the memory's valid time so get_facts returns it; the proposal links to it", async () => {
     const run = await remember(tenantA, { memoryType: "fact", topic: "run", content: unique("Ran 5 km") });
     const id = (
-      await memory.createFactProposals(
+      await memory.proposals.createFactProposals(
         { memoryId: run.id, extractor: "rules/1", facts: [{ subject: "morning_run", predicate: "distance_km", value: "5" }] },
         consolidator(tenantA),
       )
     ).createdIds[0]!;
-    expect((await memory.getFacts({ subject: "morning_run" }, reader(tenantA))).facts).toEqual([]);
-    const accepted = await memory.acceptProposal({ proposalId: id }, writer(tenantA));
+    expect((await memory.memories.getFacts({ subject: "morning_run" }, reader(tenantA))).facts).toEqual([]);
+    const accepted = await memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA));
     expect(accepted.edge).toBeUndefined();
     expect(accepted.fact).toMatchObject({ id, status: "applied" });
-    const [fact] = (await memory.getFacts({ subject: "morning_run" }, reader(tenantA))).facts;
+    const [fact] = (await memory.memories.getFacts({ subject: "morning_run" }, reader(tenantA))).facts;
     expect(fact).toMatchObject({ predicate: "distance_km", value: "5", memoryId: run.id, id: accepted.fact!.factId });
     expect(timestampDate(fact!.validFrom!).toISOString()).toBe(timestampDate(run.validFrom!).toISOString());
     const events = await ownerRows<{ payload: Record<string, unknown> }>("SELECT payload FROM memory_events WHERE memory_id = $1 AND event_kind = 'fact'", [
@@ -417,31 +419,35 @@ describe("fact proposals", () => {
     const first = await remember(tenantA, { memoryType: "fact", topic: "weight", content: unique("80 kg") });
     const second = await remember(tenantA, { memoryType: "fact", topic: "weight", content: unique("80 kg again") });
     const claim = { subject: "body", predicate: "weight_kg", value: "80" };
-    const p1 = (await memory.createFactProposals({ memoryId: first.id, extractor: "rules/1", facts: [claim] }, consolidator(tenantA))).createdIds[0]!;
-    const p2 = (await memory.createFactProposals({ memoryId: second.id, extractor: "rules/1", facts: [claim] }, consolidator(tenantA))).createdIds[0]!;
-    const a1 = await memory.acceptProposal({ proposalId: p1 }, writer(tenantA));
-    const a2 = await memory.acceptProposal({ proposalId: p2 }, writer(tenantA));
+    const p1 = (await memory.proposals.createFactProposals({ memoryId: first.id, extractor: "rules/1", facts: [claim] }, consolidator(tenantA))).createdIds[0]!;
+    const p2 = (await memory.proposals.createFactProposals({ memoryId: second.id, extractor: "rules/1", facts: [claim] }, consolidator(tenantA)))
+      .createdIds[0]!;
+    const a1 = await memory.proposals.acceptProposal({ proposalId: p1 }, writer(tenantA));
+    const a2 = await memory.proposals.acceptProposal({ proposalId: p2 }, writer(tenantA));
     expect(a2.fact!.factId).toBe(a1.fact!.factId);
-    expect((await memory.getFacts({ subject: "body", range: {} }, reader(tenantA))).facts).toHaveLength(1);
+    expect((await memory.memories.getFacts({ subject: "body", range: {} }, reader(tenantA))).facts).toHaveLength(1);
 
     const newer = await remember(tenantA, { memoryType: "fact", topic: "weight", content: unique("82 kg") });
     const older = first;
-    const pNew = (await memory.createFactProposals({ memoryId: newer.id, extractor: "rules/1", facts: [{ ...claim, value: "82" }] }, consolidator(tenantA)))
-      .createdIds[0]!;
-    const pOld = (await memory.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA)))
-      .createdIds[0]!;
-    await memory.acceptProposal({ proposalId: pNew }, writer(tenantA));
-    const refused = await rejection(memory.acceptProposal({ proposalId: pOld }, writer(tenantA)));
+    const pNew = (
+      await memory.proposals.createFactProposals({ memoryId: newer.id, extractor: "rules/1", facts: [{ ...claim, value: "82" }] }, consolidator(tenantA))
+    ).createdIds[0]!;
+    const pOld = (
+      await memory.proposals.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA))
+    ).createdIds[0]!;
+    await memory.proposals.acceptProposal({ proposalId: pNew }, writer(tenantA));
+    const refused = await rejection(memory.proposals.acceptProposal({ proposalId: pOld }, writer(tenantA)));
     expect(refused.reason).toBe("conflict");
     // Ids in the message are hex and may contain "79" by chance; only the value must never appear.
     expect(refused.message.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>")).not.toContain("79");
-    expect((await memory.getFacts({ subject: "body" }, reader(tenantA))).facts.map((f) => f.value)).toEqual(["82"]);
-    const rejected = await memory.rejectProposal({ proposalId: pOld, rationale: "stale" }, writer(tenantA));
+    expect((await memory.memories.getFacts({ subject: "body" }, reader(tenantA))).facts.map((f) => f.value)).toEqual(["82"]);
+    const rejected = await memory.proposals.rejectProposal({ proposalId: pOld, rationale: "stale" }, writer(tenantA));
     expect(rejected.fact).toMatchObject({ status: "rejected", decisionRationale: "stale" });
     expect(rejected.fact!.factId).toBeUndefined();
     // Rejected claims stay rejected when the extractor runs again.
     expect(
-      (await memory.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA))).createdIds,
+      (await memory.proposals.createFactProposals({ memoryId: older.id, extractor: "rules/1", facts: [{ ...claim, value: "79" }] }, consolidator(tenantA)))
+        .createdIds,
     ).toEqual([]);
   });
 });
@@ -473,13 +479,13 @@ describe("grants: proposals are append-and-decide only", () => {
 
 describe("maintenance for the consolidator", () => {
   it("lists every tenant id, in pages, to the internal scope only", async () => {
-    const all = (await memory.listTenants({}, consolidator())).tenantIds;
+    const all = (await memory.maintenance.listTenants({}, consolidator())).tenantIds;
     expect(all).toEqual(expect.arrayContaining([tenantA.tenantId, tenantB.tenantId]));
     expect([...all].sort()).toEqual(all);
-    const firstPage = (await memory.listTenants({ limit: 1 }, consolidator())).tenantIds;
-    const nextPage = (await memory.listTenants({ after: firstPage[0]!, limit: 1000 }, consolidator())).tenantIds;
+    const firstPage = (await memory.maintenance.listTenants({ limit: 1 }, consolidator())).tenantIds;
+    const nextPage = (await memory.maintenance.listTenants({ after: firstPage[0]!, limit: 1000 }, consolidator())).tenantIds;
     expect([...firstPage, ...nextPage]).toEqual(all);
-    expect((await rejection(memory.listTenants({}, writer(tenantA)))).reason).toBe("insufficient_scope");
+    expect((await rejection(memory.maintenance.listTenants({}, writer(tenantA)))).reason).toBe("insufficient_scope");
     // The directory is opened only by that call: an ordinary tenant read still sees its own row only.
     const client = await stack.ownerPool.connect();
     try {
@@ -499,14 +505,14 @@ describe("maintenance for the consolidator", () => {
     const embedded = await remember(tenant, { memoryType: "note" });
     const bare = await remember(tenant, { memoryType: "note" });
     await stack.ownerPool.query("UPDATE memories SET embedding = NULL, embedding_model = NULL, embedding_dim = NULL WHERE id = $1", [bare.id]);
-    expect((await memory.listPendingEmbeddings({ model: "hashing-512" }, embedder(tenant))).memoryIds).toEqual([bare.id]);
-    expect((await memory.listPendingEmbeddings({ model: "another-model" }, embedder(tenant))).memoryIds).toEqual([embedded.id, bare.id].sort());
-    await memory.storeEmbedding(
+    expect((await memory.maintenance.listPendingEmbeddings({ model: "hashing-512" }, embedder(tenant))).memoryIds).toEqual([bare.id]);
+    expect((await memory.maintenance.listPendingEmbeddings({ model: "another-model" }, embedder(tenant))).memoryIds).toEqual([embedded.id, bare.id].sort());
+    await memory.maintenance.storeEmbedding(
       { memoryId: bare.id, model: "hashing-512", vector: Array.from({ length: 512 }, (_, i) => (i === 0 ? 1 : 0)) },
       embedder(tenant),
     );
-    expect((await memory.listPendingEmbeddings({ model: "hashing-512" }, embedder(tenant))).memoryIds).toEqual([]);
-    expect((await rejection(memory.listPendingEmbeddings({ model: "x" }, writer(tenant)))).reason).toBe("insufficient_scope");
+    expect((await memory.maintenance.listPendingEmbeddings({ model: "hashing-512" }, embedder(tenant))).memoryIds).toEqual([]);
+    expect((await rejection(memory.maintenance.listPendingEmbeddings({ model: "x" }, writer(tenant)))).reason).toBe("insufficient_scope");
   });
 
   it("expires live commitments due before the cutoff through the state machine, once", async () => {
@@ -514,16 +520,16 @@ describe("maintenance for the consolidator", () => {
     const past = timestampFromDate(new Date(Date.now() - 3 * 86_400_000));
     const overdueOpen = await remember(tenant, { memoryType: "commitment", dueAt: past });
     const overdueWaiting = await remember(tenant, { memoryType: "commitment", dueAt: past });
-    await memory.resolve({ memoryId: overdueWaiting.id, status: "waiting" }, writer(tenant));
+    await memory.memories.resolve({ memoryId: overdueWaiting.id, status: "waiting" }, writer(tenant));
     const done = await remember(tenant, { memoryType: "commitment", dueAt: past });
-    await memory.resolve({ memoryId: done.id, status: "resolved" }, writer(tenant));
+    await memory.memories.resolve({ memoryId: done.id, status: "resolved" }, writer(tenant));
     const future = await remember(tenant, { memoryType: "commitment", dueAt: timestampFromDate(new Date(Date.now() + 86_400_000)) });
     const revisedAway = await remember(tenant, { memoryType: "commitment", dueAt: past });
-    await memory.revise({ predecessorId: revisedAway.id, memoryType: "note", topic: "t", content: unique("no longer a promise") }, writer(tenant));
+    await memory.memories.revise({ predecessorId: revisedAway.id, memoryType: "note", topic: "t", content: unique("no longer a promise") }, writer(tenant));
     const recent = await remember(tenant, { memoryType: "commitment", dueAt: timestampFromDate(new Date(Date.now() - 3_600_000)) });
 
     // Due more than a day ago; a cutoff in the future is clamped to now.
-    const swept = await memory.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() - 86_400_000)) }, consolidator(tenant));
+    const swept = await memory.maintenance.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() - 86_400_000)) }, consolidator(tenant));
     expect([...swept.memoryIds].sort()).toEqual([overdueOpen.id, overdueWaiting.id].sort());
     const statuses = await ownerRows<{ memory_id: string; status: string }>("SELECT memory_id, status FROM commitments WHERE tenant_id = $1", [
       tenant.tenantId,
@@ -541,11 +547,13 @@ describe("maintenance for the consolidator", () => {
       [overdueOpen.id],
     );
     expect(events).toEqual([{ actor: "system", payload: expect.objectContaining({ from: "open", to: "expired" }) }]);
-    expect((await memory.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() - 86_400_000)) }, consolidator(tenant))).memoryIds).toEqual([]);
+    expect(
+      (await memory.maintenance.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() - 86_400_000)) }, consolidator(tenant))).memoryIds,
+    ).toEqual([]);
 
-    const later = await memory.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() + 7 * 86_400_000)) }, consolidator(tenant));
+    const later = await memory.maintenance.expireCommitments({ dueBefore: timestampFromDate(new Date(Date.now() + 7 * 86_400_000)) }, consolidator(tenant));
     expect(later.memoryIds).toEqual([recent.id]);
     expect(status[future.id]).toBe("open");
-    expect((await rejection(memory.expireCommitments({}, consolidator(tenant)))).details.field).toBe("dueBefore");
+    expect((await rejection(memory.maintenance.expireCommitments({}, consolidator(tenant)))).details.field).toBe("dueBefore");
   });
 });

@@ -4,9 +4,8 @@
  * and other tenants' ids, and the read scope.
  */
 import { randomUUID } from "node:crypto";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
+import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { MAX_GET_CONTENT_CHARS, MAX_IMPORT_CONTENT_LENGTH } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
@@ -14,7 +13,7 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import { importFile } from "../../../../test/support/archive.js";
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 let owner: TestTenant;
 let stranger: TestTenant;
@@ -39,19 +38,19 @@ describe("ReadMemory", () => {
     const id = imported.results[0]!.id!;
     const expected = content.trim();
 
-    const read = await memory.readMemory({ id }, reader(owner));
+    const read = await memory.memories.readMemory({ id }, reader(owner));
     expect(read).toMatchObject({ id, content: expected, contentLength: expected.length, memoryType: "note", topic: "long" });
     expect(read.content.length).toBeGreaterThan(MAX_GET_CONTENT_CHARS);
 
-    const bounded = await memory.getMemories({ ids: [id], maxContentChars: MAX_GET_CONTENT_CHARS }, reader(owner));
+    const bounded = await memory.memories.getMemories({ ids: [id], maxContentChars: MAX_GET_CONTENT_CHARS }, reader(owner));
     expect(bounded.memories[0]).toMatchObject({ truncated: true, contentLength: expected.length });
   });
 
   it("answers another tenant's id exactly like an unknown one", async () => {
-    const mine = await memory.remember({ memoryType: "note", topic: "mine", content: `Private ${randomUUID()}`, tags: [], facts: [] }, writer(owner));
-    const foreign = await rejection(memory.readMemory({ id: mine.memory!.id }, reader(stranger)));
+    const mine = await memory.memories.remember({ memoryType: "note", topic: "mine", content: `Private ${randomUUID()}`, tags: [], facts: [] }, writer(owner));
+    const foreign = await rejection(memory.memories.readMemory({ id: mine.memory!.id }, reader(stranger)));
     const unknownId = randomUUID();
-    const unknown = await rejection(memory.readMemory({ id: unknownId }, reader(stranger)));
+    const unknown = await rejection(memory.memories.readMemory({ id: unknownId }, reader(stranger)));
     expect(foreign.reason).toBe("not_found");
     expect(unknown.reason).toBe("not_found");
     expect(foreign.message.replace(mine.memory!.id, "<id>")).toBe(unknown.message.replace(unknownId, "<id>"));
@@ -59,7 +58,7 @@ describe("ReadMemory", () => {
 
   it("needs memory:read and a well-formed id", async () => {
     const write = { identity: { tenantId: owner.tenantId, userId: owner.userId, scopes: [SCOPES.write] } };
-    expect((await rejection(memory.readMemory({ id: randomUUID() }, write))).reason).toBe("insufficient_scope");
-    expect((await rejection(memory.readMemory({ id: "not-a-uuid" }, reader(owner)))).reason).toBe("invalid_input");
+    expect((await rejection(memory.memories.readMemory({ id: randomUUID() }, write))).reason).toBe("insufficient_scope");
+    expect((await rejection(memory.memories.readMemory({ id: "not-a-uuid" }, reader(owner)))).reason).toBe("invalid_input");
   });
 });

@@ -7,15 +7,14 @@
  */
 import { withTenant } from "@3ngram/db";
 import { SearchService as SearchServiceDef } from "@3ngram/proto/search/v1";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { ArchiveService } from "@3ngram/proto/memory/v1/archive";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 let search: RpcClient<typeof SearchServiceDef>;
 let tenantA: TestTenant;
@@ -109,7 +108,7 @@ describe("tokeniser", () => {
   });
 
   it("finds a memory by an identifier's part and by its whole form through search", async () => {
-    const stored = await memory.remember(
+    const stored = await memory.memories.remember(
       { memoryType: "note", topic: "config field", content: "Set retry_policy.max_attempts to 7 in the consumer." },
       writer(tenantA),
     );
@@ -124,13 +123,13 @@ describe("statistics kept by the database", () => {
   it("counts inserts, keeps superseded memories, drops erased ones, per tenant", async () => {
     const startA = await stats(tenantA);
     const startB = await stats(tenantB);
-    const first = await memory.remember({ memoryType: "fact", topic: "gym", content: "I train at the council gym on Park Road." }, writer(tenantA));
-    await memory.remember({ memoryType: "fact", topic: "bike", content: "My bike has 35 mm tyres." }, writer(tenantA));
+    const first = await memory.memories.remember({ memoryType: "fact", topic: "gym", content: "I train at the council gym on Park Road." }, writer(tenantA));
+    await memory.memories.remember({ memoryType: "fact", topic: "bike", content: "My bike has 35 mm tyres." }, writer(tenantA));
     expect((await stats(tenantA)).docs).toBe(startA.docs + 2);
     expect(await stats(tenantA)).toEqual(await truth(tenantA));
 
     // A supersession appends the successor; the predecessor stays searchable, so it stays counted.
-    const successor = await memory.revise(
+    const successor = await memory.memories.revise(
       {
         predecessorId: first.memory!.id,
         edgeIntent: "supersedes",
@@ -172,8 +171,8 @@ describe("BM25 through search", () => {
   it("ranks the memory holding a rare query word above those holding only a common one", async () => {
     const t = await stack.createTenant("lexical-idf");
     for (let i = 0; i < 6; i++)
-      await memory.remember({ memoryType: "note", topic: `walk ${i}`, content: `A heron stood in the river on walk ${i}.` }, writer(t));
-    const rare = await memory.remember({ memoryType: "note", topic: "odd one", content: "A kingfisher flashed past." }, writer(t));
+      await memory.memories.remember({ memoryType: "note", topic: `walk ${i}`, content: `A heron stood in the river on walk ${i}.` }, writer(t));
+    const rare = await memory.memories.remember({ memoryType: "note", topic: "odd one", content: "A kingfisher flashed past." }, writer(t));
     const response = await search.search({ query: "heron kingfisher" }, reader(t));
     expect(response.hits[0]?.id).toBe(rare.memory!.id);
   });
@@ -181,8 +180,8 @@ describe("BM25 through search", () => {
   it("ranks a short memory above a long one with the same single match", async () => {
     const t = await stack.createTenant("lexical-length");
     const filler = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
-    const long = await memory.remember({ memoryType: "note", topic: "long", content: `The wren nested here. ${filler}` }, writer(t));
-    const short = await memory.remember({ memoryType: "note", topic: "short", content: "A wren sang." }, writer(t));
+    const long = await memory.memories.remember({ memoryType: "note", topic: "long", content: `The wren nested here. ${filler}` }, writer(t));
+    const short = await memory.memories.remember({ memoryType: "note", topic: "short", content: "A wren sang." }, writer(t));
     const response = await search.search({ query: "wren" }, reader(t));
     expect(response.hits.map((h) => h.id).slice(0, 2)).toEqual([short.memory!.id, long.memory!.id]);
   });

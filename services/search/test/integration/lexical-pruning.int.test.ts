@@ -18,9 +18,9 @@ beforeAll(async () => {
   tenant = await stack.createTenant("pruning");
   const memory = await stack.memoryClient();
   for (let i = 0; i < 5; i++)
-    await memory.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
-  await memory.remember({ memoryType: "note", topic: "rare pair", content: "A kestrel rode the zephyr at dusk." }, writer(tenant));
-  await memory.remember({ memoryType: "note", topic: "wind", content: "The zephyr came from the west." }, writer(tenant));
+    await memory.memories.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
+  await memory.memories.remember({ memoryType: "note", topic: "rare pair", content: "A kestrel rode the zephyr at dusk." }, writer(tenant));
+  await memory.memories.remember({ memoryType: "note", topic: "wind", content: "The zephyr came from the west." }, writer(tenant));
   search = await stack.searchClientWithPolicy({ lexicalTermMaxMatches: 3 });
 });
 
@@ -53,7 +53,7 @@ describe("full-text leg on common words", () => {
     const before = await search.search({ query: "kestrel osprey" }, reader(tenant));
     expect(before.coverage?.evidence?.termCoverage).toBe(0.5);
     const memory = await stack.memoryClient();
-    await memory.remember({ memoryType: "note", topic: "new bird", content: "An osprey dived into the lake." }, writer(tenant));
+    await memory.memories.remember({ memoryType: "note", topic: "new bird", content: "An osprey dived into the lake." }, writer(tenant));
     const after = await search.search({ query: "kestrel osprey" }, reader(tenant));
     expect(after.coverage?.evidence?.termCoverage).toBe(1);
     expect(after.hits[0]?.topic).toBe("new bird");

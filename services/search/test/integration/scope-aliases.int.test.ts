@@ -20,13 +20,13 @@ beforeAll(async () => {
   tenantB = await stack.createTenant("b");
   const memory = await stack.memoryClient();
   const remember = async (key: string, t: Tenant, scope: string, content: string) => {
-    const out = await memory.remember({ memoryType: "note", topic: "deployment pipeline", content, scope }, as(t));
+    const out = await memory.memories.remember({ memoryType: "note", topic: "deployment pipeline", content, scope }, as(t));
     ids[key] = out.memory!.id;
     return out.memory!;
   };
   // Stored under "eng" while no scope claimed that name.
   expect((await remember("early", tenantA, "eng", "The deployment pipeline runs on every merge.")).scope).toBe("eng");
-  await memory.createScope({ name: "engineering", aliases: ["eng", "dev"] }, as(tenantA));
+  await memory.scopes.createScope({ name: "engineering", aliases: ["eng", "dev"] }, as(tenantA));
   // Written to aliases after the registry knows them: stored under the canonical name.
   expect((await remember("viaAlias", tenantA, "dev", "The deployment pipeline deploys to staging first.")).scope).toBe("engineering");
   expect((await remember("canonical", tenantA, "engineering", "The deployment pipeline needs two approvals.")).scope).toBe("engineering");

@@ -5,9 +5,9 @@
  * topic bonus, and the tenant's retrieval-default policy.
  */
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
+import type { memoryServices } from "@3ngram/proto/memory/v1";
 import type { SearchService, SearchResponse } from "@3ngram/proto/search/v1";
-import type { RpcClient } from "@3ngram/rpc";
+import type { RpcClient, RpcClients } from "@3ngram/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, writer } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
@@ -16,7 +16,7 @@ import { instantBetween, waitPastOnServer } from "../../../../test/support/clock
 type Tenant = { tenantId: string; userId: string };
 
 let core: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let searchClient: RpcClient<typeof SearchService>;
 
 beforeAll(async () => {
@@ -35,13 +35,13 @@ const iso = (ts: Timestamp | undefined) => timestampDate(ts!).toISOString();
 const ts = (isoText: string) => timestampFromDate(new Date(isoText));
 
 async function remember(t: Tenant, fields: { memoryType?: string; topic: string; content: string; scope?: string; project?: string }) {
-  const out = await memory.remember({ memoryType: "note", ...fields }, writer(t));
+  const out = await memory.memories.remember({ memoryType: "note", ...fields }, writer(t));
   return storedAt(t, out.memory!.id);
 }
 
 /** A write answers with the memory's identity only; its recorded time is read back. */
 async function storedAt(t: Tenant, id: string) {
-  const [read] = (await memory.getMemories({ ids: [id] }, writer(t))).memories;
+  const [read] = (await memory.memories.getMemories({ ids: [id] }, writer(t))).memories;
   return { id, recordedAt: iso(read!.recordedAt) };
 }
 
@@ -134,7 +134,7 @@ describe("archived memories", () => {
     t = await core.createTenant("archived");
     kept = (await remember(t, { topic: "bike lock", content: "The bike lock code is kept in the blue notebook." })).id;
     archived = (await remember(t, { topic: "old bike lock", content: "The previous bike lock lived in the garage drawer." })).id;
-    await memory.archive({ memoryId: archived }, writer(t));
+    await memory.memories.archive({ memoryId: archived }, writer(t));
   });
 
   it("are left out by default and included when status archived is asked", async () => {
@@ -168,7 +168,7 @@ describe("supersession-aware ranking", () => {
       const before = await search(t, { query: `${edgeIntent} release train Tuesday platform four`, limit: 25 });
       expect(ids(before)[0]).toBe(predecessor.id);
 
-      const revised = await memory.revise(
+      const revised = await memory.memories.revise(
         {
           predecessorId: predecessor.id,
           edgeIntent,
@@ -203,7 +203,7 @@ describe("asOf", () => {
     predecessor = await remember(t, { topic: "office coffee machine", content: "The office coffee machine is on floor two, next to the lifts." });
     await waitPastOnServer(core.ownerPool, predecessor.recordedAt);
     // Learn the machine moved: the predecessor's validity closes at the revise's own instant.
-    const revised = await memory.revise(
+    const revised = await memory.memories.revise(
       {
         predecessorId: predecessor.id,
         edgeIntent: "supersedes",
@@ -326,14 +326,14 @@ describe("retrieval-default policy", () => {
   });
 
   it("off: an unscoped search sees every scope and applies none", async () => {
-    await memory.setRetrievalDefault({ mode: "off" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "off" }, writer(t));
     const result = await search(t, { query: "standup", limit: 25 });
     expect(ids(result).sort()).toEqual([personal, work].sort());
     expect(result.coverage!.appliedScope).toBeUndefined();
   });
 
   it("default: an unscoped search is narrowed to the default scope and says so; an explicit scope wins", async () => {
-    await memory.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t));
     const narrowed = await search(t, { query: "standup", limit: 25 });
     expect(ids(narrowed)).toEqual([work]);
     expect(narrowed.coverage!.appliedScope).toBe("work");
@@ -349,16 +349,16 @@ describe("retrieval-default policy", () => {
 
   it("a cursor issued under one default is refused after the default changes", async () => {
     for (let i = 0; i < 6; i++) await remember(t, { topic: `standup note ${i}`, content: `Standup note number ${i} for the team.`, scope: "work" });
-    await memory.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t));
     const first = await search(t, { query: "standup", limit: 2 });
     expect(first.nextCursor).toBeDefined();
-    await memory.setRetrievalDefault({ mode: "default", scope: "personal" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "default", scope: "personal" }, writer(t));
     const err = await rejection(search(t, { query: "standup", limit: 2, cursor: first.nextCursor! }));
     expect(err.details.field).toBe("cursor");
   });
 
   it("require: an unscoped search is refused naming the registered scopes; an explicit scope passes", async () => {
-    await memory.setRetrievalDefault({ mode: "require" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "require" }, writer(t));
     const err = await rejection(search(t, { query: "standup" }));
     expect(err.reason).toBe("invalid_input");
     expect(err.details.field).toBe("scope");
@@ -368,10 +368,10 @@ describe("retrieval-default policy", () => {
   });
 
   it("require lists at most eight scopes and counts the rest", async () => {
-    for (let i = 0; i < 9; i++) await memory.createScope({ name: `area-${i}`, aliases: [] }, writer(t));
+    for (let i = 0; i < 9; i++) await memory.scopes.createScope({ name: `area-${i}`, aliases: [] }, writer(t));
     const err = await rejection(search(t, { query: "standup" }));
     // 11 registered: area-0 … area-8, personal, work.
     expect(err.message).toContain("area-0, area-1, area-2, area-3, area-4, area-5, area-6, area-7 (+3 more)");
-    await memory.setRetrievalDefault({ mode: "off" }, writer(t));
+    await memory.scopes.setRetrievalDefault({ mode: "off" }, writer(t));
   });
 });

@@ -6,8 +6,8 @@
  */
 import { SearchService, type SearchResponse } from "@3ngram/proto/search/v1";
 import { HashingEmbedder, type EmbedOptions, type Embedder } from "@3ngram/embeddings";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { createRpcClient, type RpcClient } from "@3ngram/rpc";
+import type { memoryServices } from "@3ngram/proto/memory/v1";
+import { createRpcClient, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSearchConfig, startSearchService, type RunningSearchService } from "../../src/index.js";
@@ -45,7 +45,7 @@ class FailingEmbedder implements Embedder {
 }
 
 let core: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 const extra: Array<{ service: RunningSearchService; client: SearchClient }> = [];
 
 beforeAll(async () => {
@@ -81,7 +81,7 @@ async function searchServiceWith(embedder: Embedder | null): Promise<{ service: 
 const ids = (r: SearchResponse) => r.hits.map((h) => h.id);
 
 async function remember(t: Tenant, fields: { topic: string; content: string; project?: string; memoryType?: string }): Promise<string> {
-  const out = await memory.remember({ memoryType: "note", ...fields }, writer(t));
+  const out = await memory.memories.remember({ memoryType: "note", ...fields }, writer(t));
   return out.memory!.id;
 }
 
@@ -239,7 +239,7 @@ describe("relevance cursors", () => {
     const shown = ids(first);
     const later = all.filter((id) => !shown.includes(id));
     const gone = later.slice(0, 3);
-    for (const id of gone) await memory.archive({ memoryId: id }, writer(u));
+    for (const id of gone) await memory.memories.archive({ memoryId: id }, writer(u));
     const rest = await walk(client, u, { query: "harbour master tide", limit: 4, cursor: first.nextCursor! });
     const seen = [...shown, ...rest.flatMap(ids)];
     expect(new Set(seen).size).toBe(seen.length);

@@ -27,8 +27,8 @@ beforeAll(async () => {
     const a = await s.createTenant("a");
     const b = await s.createTenant("b");
     const memory = await s.memoryClient();
-    for (const m of CORPUS) await memory.remember(m, as(a));
-    await memory.remember({ memoryType: "decision", topic: "database choice", content: "Tenant B picked MySQL for its own database." }, as(b));
+    for (const m of CORPUS) await memory.memories.remember(m, as(a));
+    await memory.memories.remember({ memoryType: "decision", topic: "database choice", content: "Tenant B picked MySQL for its own database." }, as(b));
     if (s === withVectors) {
       tenantA = a;
       tenantB = b;

@@ -6,9 +6,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HashingEmbedder, cosineSimilarity, memoryEmbeddingText } from "@3ngram/embeddings";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
+import type { memoryServices } from "@3ngram/proto/memory/v1";
 import type { SearchService } from "@3ngram/proto/search/v1";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
 import { SIMILAR_PAIR_POLICY } from "../../src/domain/pair-policy.js";
@@ -16,7 +16,7 @@ import { SIMILAR_PAIR_POLICY } from "../../src/domain/pair-policy.js";
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: RpcClients<typeof memoryServices>;
 let search: RpcClient<typeof SearchService>;
 let tenant: Tenant;
 let other: Tenant;
@@ -35,7 +35,7 @@ type Name = keyof typeof TEXTS;
 const ids = {} as Record<Name, string>;
 
 async function remember(t: Tenant, name: Name, memoryType = "decision"): Promise<string> {
-  const stored = await memory.remember({ memoryType, ...TEXTS[name] }, writer(t));
+  const stored = await memory.memories.remember({ memoryType, ...TEXTS[name] }, writer(t));
   expect(stored.embedded).toBe("done");
   return stored.memory!.id;
 }
@@ -100,7 +100,7 @@ describe("SimilarPairs", () => {
     const deployPair = before.pairs.find((p) => p.newerId === ids.deployPlan && p.olderId === ids.deploy)!;
     expect(deployPair).toBeDefined();
     // Proposed in the reverse orientation: still the same pair.
-    await memory.createConsolidationProposals(
+    await memory.proposals.createConsolidationProposals(
       { proposals: [{ fromId: ids.deploy, toId: ids.deployPlan, edgeType: "extends", similarity: deployPair.similarity }] },
       scan(tenant),
     );
@@ -108,11 +108,11 @@ describe("SimilarPairs", () => {
     expect(afterProposal.pairs.map((p) => [p.newerId, p.olderId])).not.toContainEqual([ids.deployPlan, ids.deploy]);
 
     // A revise closes the older Stripe decision: its pair goes, and the new head pairs with the rest on its own merits.
-    const head = await memory.revise(
+    const head = await memory.memories.revise(
       { predecessorId: ids.stripe, memoryType: "decision", topic: "payments provider", content: `Switched to Adyen ${randomUUID()}` },
       writer(tenant),
     );
-    await memory.archive({ memoryId: ids.squat }, writer(tenant));
+    await memory.memories.archive({ memoryId: ids.squat }, writer(tenant));
     const afterRevise = await search.similarPairs({}, scan(tenant));
     const involved = afterRevise.pairs.flatMap((p) => [p.newerId, p.olderId]);
     expect(involved).not.toContain(ids.stripe);

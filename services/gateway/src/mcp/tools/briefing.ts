@@ -29,6 +29,6 @@ export const briefingTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.briefing,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).briefing(input, { identity });
+    return memoryApi(memory).orientation.briefing(input, { identity });
   },
 });

@@ -19,6 +19,6 @@ export const getFactsTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.get_facts,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).getFacts(input, { identity });
+    return memoryApi(memory).memories.getFacts(input, { identity });
   },
 });

@@ -17,6 +17,6 @@ export const getMemoriesTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.get_memories,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).getMemories(input, { identity });
+    return memoryApi(memory).memories.getMemories(input, { identity });
   },
 });

@@ -19,6 +19,6 @@ export const handoffTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.handoff,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).handoff(input, { identity });
+    return memoryApi(memory).orientation.handoff(input, { identity });
   },
 });

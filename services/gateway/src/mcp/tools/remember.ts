@@ -19,6 +19,6 @@ export const rememberTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.remember,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).remember(input, { identity });
+    return memoryApi(memory).memories.remember(input, { identity });
   },
 });

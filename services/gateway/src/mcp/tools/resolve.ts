@@ -18,6 +18,6 @@ export const resolveTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.resolve,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).resolve(input, { identity });
+    return memoryApi(memory).memories.resolve(input, { identity });
   },
 });

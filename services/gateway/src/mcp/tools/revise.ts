@@ -18,6 +18,6 @@ export const reviseTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.revise,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).revise(input, { identity });
+    return memoryApi(memory).memories.revise(input, { identity });
   },
 });

@@ -43,7 +43,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       sectionLimit: String(OVERVIEW_SECTION_LIMIT),
     });
     const [briefing, facets, pending] = await Promise.all([
-      memoryApi(memory).briefing(input, { identity }),
+      memoryApi(memory).orientation.briefing(input, { identity }),
       readFacets(memory, identity),
       reviewProposals(memory, { action: "list", status: "proposed", limit: 100 }, { identity }),
     ]);
@@ -76,7 +76,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
     const id = memoryIdFromPath(req);
     const [found] = await readMemories(memory, [id], identity, MAX_GET_CONTENT_CHARS);
     if (found === undefined) throw new AppError("not_found", "memory not found");
-    const history = await memoryApi(memory).getHistory({ memoryId: id }, { identity });
+    const history = await memoryApi(memory).memories.getHistory({ memoryId: id }, { identity });
     page(res, 200, renderMemoryPage({ memory: found, history, now: Date.now() }, signedInView(res)));
   });
 
@@ -90,7 +90,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       ...(subject !== "" && predicate !== "" ? { predicate } : {}),
       limit: String(MAX_FACTS_LIMIT),
     });
-    const { facts } = await memoryApi(memory).getFacts(input, { identity });
+    const { facts } = await memoryApi(memory).memories.getFacts(input, { identity });
     page(
       res,
       200,
