@@ -10,7 +10,7 @@ type ImportMessage = RequestInitOf<typeof ArchiveService, "import">;
 
 /**
  * The messages of an import: the options, then the file in pieces of about `pieceChars` characters
- * (never splitting a surrogate pair, which would not survive UTF-8).
+ * (never splitting a surrogate pair, which would not survive UTF-8), then the end message.
  */
 export function* importMessages(input: { format?: string; ndjson: string }, pieceChars = 64 * 1024): Generator<ImportMessage> {
   yield { part: { case: "options", value: input.format === undefined ? {} : { format: input.format } } };
@@ -21,6 +21,7 @@ export function* importMessages(input: { format?: string; ndjson: string }, piec
     yield { part: { case: "ndjson", value: input.ndjson.slice(start, end) } };
     start = end;
   }
+  yield { part: { case: "end", value: true } };
 }
 
 /** Imports a whole file as one stream. */

@@ -214,10 +214,15 @@ const oauthContract = {
 
 /**
  * One message of an import stream (ArchiveService.Import): the options in the first, a piece of
- * the NDJSON file in each later one. The proto's oneof keeps the two apart; which comes when is
- * the import's rule (services/memory/src/domain/import.ts).
+ * the NDJSON file in each later one, `end` in the last. The proto's oneof keeps them apart; which
+ * comes when is the import's rule (services/memory/src/domain/import.ts).
  */
-export const importPartSchema = z.strictObject({ options: importQuerySchema.optional(), ndjson: z.string().optional() });
+export const importPartSchema = z.strictObject({
+  options: importQuerySchema.optional(),
+  ndjson: z.string().optional(),
+  // The last message: the file is complete (only `true` means anything, so only `true` is accepted).
+  end: z.literal(true).optional(),
+});
 export type ImportPart = z.infer<typeof importPartSchema>;
 
 /** One message of an export stream: an archive record (an NDJSON line as an object), now and then a resume cursor. */

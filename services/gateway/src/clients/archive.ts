@@ -18,7 +18,7 @@ const EXPORT_DEADLINE_MS = 30 * 60_000;
 
 /**
  * Streams the options, then the file's pieces as `pieces` yields them (each becomes one message,
- * so keep them well under 4 MiB). `signal` aborting (the client went away) cancels the import:
+ * so keep them well under 4 MiB), then the end message once `pieces` has run out. `signal` aborting (the client went away) cancels the import:
  * before the last piece nothing is stored; after it, the import stops between two records and
  * those stored stay stored.
  */
@@ -32,6 +32,8 @@ export async function importArchive(
   async function* parts(): AsyncGenerator<ImportPart> {
     yield { options: { format } };
     for await (const ndjson of pieces) if (ndjson.length > 0) yield { ndjson };
+    // Only a source that ran to its end says so; one that failed or was cancelled never gets here.
+    yield { end: true };
   }
   return memoryApi(memory).archive.import(parts(), { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
 }

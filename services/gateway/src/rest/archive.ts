@@ -136,6 +136,9 @@ async function* bodyPieces(req: Request): AsyncGenerator<string> {
     if (err instanceof BodyTooLarge) throw err;
     throw Object.assign(new Error("unreadable request body"), { status: 400, expose: true, cause: err });
   }
+  // A body cut short by a client that hung up must not read as a whole file (the import's end
+  // message would then commit half of it).
+  if (!req.complete) throw Object.assign(new Error("request body ended early"), { status: 400, expose: true });
   yield text.end();
 }
 

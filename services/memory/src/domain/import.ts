@@ -123,25 +123,34 @@ export async function importArchive(deps: MemoryDeps, actor: Actor, parts: Async
 
 /**
  * The stream's messages in order: the options first, then pieces of the file, joined and split
- * into lines as they arrive (a piece may end inside a line). Request-level problems (a message out
- * of place, too big, too many records, an archive version we cannot read) refuse the import as a
- * whole and stop reading; a bad line is only that line's error.
+ * into lines as they arrive (a piece may end inside a line), then `end`. Request-level problems (a
+ * message out of place, too big, too many records, an archive version we cannot read, a stream
+ * without its end) refuse the import as a whole and stop reading; a bad line is only that line's
+ * error. The end message is what proves the file whole: a client that cancels mid-file can reach
+ * this loop as an ordinary end of stream, before its cancellation does.
  */
 async function readArchive(parts: AsyncIterable<ImportPart>): Promise<{ format: ImportFormat; parsed: Parsed[] }> {
   let reader: ArchiveReader | undefined;
+  let ended = false;
   for await (const part of parts) {
-    if (reader === undefined) {
+    if (ended) {
+      throw new AppError("invalid_input", "end: no message may follow the end message", { field: "end" });
+    } else if (reader === undefined) {
       if (part.options === undefined) throw new AppError("invalid_input", "options: the first message must carry the import options", { field: "options" });
       reader = new ArchiveReader(part.options.format);
     } else if (part.options !== undefined) {
       throw new AppError("invalid_input", "options: only the first message may carry options", { field: "options" });
+    } else if (part.end === true) {
+      ended = true;
     } else if (part.ndjson === undefined) {
-      throw new AppError("invalid_input", "ndjson: every message after the first must carry a piece of the file", { field: "ndjson" });
+      throw new AppError("invalid_input", "ndjson: every message between the first and the end must carry a piece of the file", { field: "ndjson" });
     } else {
       reader.push(part.ndjson);
     }
   }
   if (reader === undefined) throw new AppError("invalid_input", "options: the stream ended before its first message", { field: "options" });
+  if (!ended)
+    throw new AppError("invalid_input", "end: the stream ended without its end message, so the file may be incomplete; nothing was stored", { field: "end" });
   return { format: reader.format, parsed: reader.end() };
 }
 

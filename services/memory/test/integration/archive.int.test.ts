@@ -478,6 +478,7 @@ describe("the import stream", () => {
   type Message = ReturnType<typeof importMessages> extends Iterable<infer M> ? M : never;
   const options: Message = { part: { case: "options", value: { format: "3ngram" } } };
   const piece = (value: string): Message => ({ part: { case: "ndjson", value } });
+  const end: Message = { part: { case: "end", value: true } };
   const memoryLine = (i: number) => JSON.stringify({ kind: "memory", key: `s-${i}`, memoryType: "note", topic: "stream", content: `streamed ${i}` });
 
   beforeAll(async () => {
@@ -503,16 +504,44 @@ describe("the import stream", () => {
     const before = await counts(tenant.tenantId);
     const good = piece(`${memoryLine(1000)}\n${memoryLine(1001)}\n`);
     const cases: Array<[Message[], string]> = [
-      [[good], "options"],
-      [[options, good, options], "options"],
-      [[options, good, { part: { case: undefined } }], "ndjson"],
+      [[good, end], "options"],
+      [[options, good, options, end], "options"],
+      [[options, good, { part: { case: undefined } }, end], "ndjson"],
       [[], "options"],
-      [[{ part: { case: "options", value: { format: "csv" } } }, good], "options.format"],
+      [[{ part: { case: "options", value: { format: "csv" } } }, good, end], "options.format"],
+      // A half-close is not enough: without the end message the file may be cut short.
+      [[options, good], "end"],
+      [[options, good, end, good], "end"],
+      [[options, good, { part: { case: "end", value: false } }], "end"],
     ];
     for (const [messages, field] of cases) {
       const err = await rejection(archiveRpc.import(messages, as(tenant)));
       expect([err.reason, err.details.field], JSON.stringify(messages)).toEqual(["invalid_input", field]);
     }
+    expect(await counts(tenant.tenantId)).toEqual(before);
+  });
+
+  it("stores nothing of a stream its client cancels before the end message", async () => {
+    const before = await counts(tenant.tenantId);
+    const abort = new AbortController();
+    let sent = 0;
+    async function* cut(): AsyncGenerator<Message> {
+      yield options;
+      yield piece(`${memoryLine(3000)}\n${memoryLine(3001)}\n`);
+      sent = 2;
+      // The client gives up before the rest of the file (and its end) is sent. grpc-js can show
+      // the server this cancel as an ordinary end of stream first, which is why the end message exists.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      yield piece(`${memoryLine(3002)}\n`);
+      yield end;
+    }
+    const call = archiveRpc.import(cut(), { ...as(tenant), signal: abort.signal });
+    while (sent < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    abort.abort();
+    await expect(call).rejects.toBeInstanceOf(Error);
+    // Long enough for a wrongly started import to have stored its first records.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await counts(tenant.tenantId)).toEqual(before);
   });
 

@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/archive.proto.
  */
 export const file_memory_v1_archive: GenFile = /*@__PURE__*/
-  fileDesc("ChdtZW1vcnkvdjEvYXJjaGl2ZS5wcm90bxIJbWVtb3J5LnYxImQKG0FyY2hpdmVTZXJ2aWNlSW1wb3J0UmVxdWVzdBIrCgdvcHRpb25zGAEgASgLMhgubWVtb3J5LnYxLkltcG9ydE9wdGlvbnNIABIQCgZuZGpzb24YAiABKAlIAEIGCgRwYXJ0Ii8KDUltcG9ydE9wdGlvbnMSEwoGZm9ybWF0GAEgASgJSACIAQFCCQoHX2Zvcm1hdCKNAQoSSW1wb3J0UmVjb3JkUmVzdWx0EgwKBGxpbmUYASABKA0SDwoHb3V0Y29tZRgCIAEoCRIPCgJpZBgDIAEoCUgAiAEBEhMKBnJlYXNvbhgEIAEoCUgBiAEBEhQKB21lc3NhZ2UYBSABKAlIAogBAUIFCgNfaWRCCQoHX3JlYXNvbkIKCghfbWVzc2FnZSKQAQocQXJjaGl2ZVNlcnZpY2VJbXBvcnRSZXNwb25zZRIOCgZmb3JtYXQYASABKAkSLgoHcmVzdWx0cxgCIAMoCzIdLm1lbW9yeS52MS5JbXBvcnRSZWNvcmRSZXN1bHQSDwoHY3JlYXRlZBgDIAEoDRIPCgdza2lwcGVkGAQgASgNEg4KBmZhaWxlZBgFIAEoDSI9ChtBcmNoaXZlU2VydmljZUV4cG9ydFJlcXVlc3QSEwoGY3Vyc29yGAEgASgJSACIAQFCCQoHX2N1cnNvciJnChxBcmNoaXZlU2VydmljZUV4cG9ydFJlc3BvbnNlEicKBnJlY29yZBgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoGY3Vyc29yGAIgASgJSACIAQFCCQoHX2N1cnNvcjKLAgoOQXJjaGl2ZVNlcnZpY2USWwoGSW1wb3J0EiYubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlSW1wb3J0UmVxdWVzdBonLm1lbW9yeS52MS5BcmNoaXZlU2VydmljZUltcG9ydFJlc3BvbnNlKAESYAoGRXhwb3J0EiYubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlRXhwb3J0UmVxdWVzdBonLm1lbW9yeS52MS5BcmNoaXZlU2VydmljZUV4cG9ydFJlc3BvbnNlIgOQAgEwARI6CgVFcmFzZRIXLm1lbW9yeS52MS5FcmFzZVJlcXVlc3QaGC5tZW1vcnkudjEuRXJhc2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_memory_v1_erasure]);
+  fileDesc("ChdtZW1vcnkvdjEvYXJjaGl2ZS5wcm90bxIJbWVtb3J5LnYxInMKG0FyY2hpdmVTZXJ2aWNlSW1wb3J0UmVxdWVzdBIrCgdvcHRpb25zGAEgASgLMhgubWVtb3J5LnYxLkltcG9ydE9wdGlvbnNIABIQCgZuZGpzb24YAiABKAlIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Ii8KDUltcG9ydE9wdGlvbnMSEwoGZm9ybWF0GAEgASgJSACIAQFCCQoHX2Zvcm1hdCKNAQoSSW1wb3J0UmVjb3JkUmVzdWx0EgwKBGxpbmUYASABKA0SDwoHb3V0Y29tZRgCIAEoCRIPCgJpZBgDIAEoCUgAiAEBEhMKBnJlYXNvbhgEIAEoCUgBiAEBEhQKB21lc3NhZ2UYBSABKAlIAogBAUIFCgNfaWRCCQoHX3JlYXNvbkIKCghfbWVzc2FnZSKQAQocQXJjaGl2ZVNlcnZpY2VJbXBvcnRSZXNwb25zZRIOCgZmb3JtYXQYASABKAkSLgoHcmVzdWx0cxgCIAMoCzIdLm1lbW9yeS52MS5JbXBvcnRSZWNvcmRSZXN1bHQSDwoHY3JlYXRlZBgDIAEoDRIPCgdza2lwcGVkGAQgASgNEg4KBmZhaWxlZBgFIAEoDSI9ChtBcmNoaXZlU2VydmljZUV4cG9ydFJlcXVlc3QSEwoGY3Vyc29yGAEgASgJSACIAQFCCQoHX2N1cnNvciJnChxBcmNoaXZlU2VydmljZUV4cG9ydFJlc3BvbnNlEicKBnJlY29yZBgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoGY3Vyc29yGAIgASgJSACIAQFCCQoHX2N1cnNvcjKLAgoOQXJjaGl2ZVNlcnZpY2USWwoGSW1wb3J0EiYubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlSW1wb3J0UmVxdWVzdBonLm1lbW9yeS52MS5BcmNoaXZlU2VydmljZUltcG9ydFJlc3BvbnNlKAESYAoGRXhwb3J0EiYubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlRXhwb3J0UmVxdWVzdBonLm1lbW9yeS52MS5BcmNoaXZlU2VydmljZUV4cG9ydFJlc3BvbnNlIgOQAgEwARI6CgVFcmFzZRIXLm1lbW9yeS52MS5FcmFzZVJlcXVlc3QaGC5tZW1vcnkudjEuRXJhc2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_memory_v1_erasure]);
 
 /**
  * @generated from message memory.v1.ArchiveServiceImportRequest
@@ -45,6 +45,15 @@ export type ArchiveServiceImportRequest = Message<"memory.v1.ArchiveServiceImpor
      */
     value: string;
     case: "ndjson";
+  } | {
+    /**
+     * Only in the last message, and the last message must carry it (true): the file is complete.
+     * A stream that ends without it is refused (field "end") and stores nothing.
+     *
+     * @generated from field: bool end = 3;
+     */
+    value: boolean;
+    case: "end";
   } | { case: undefined; value?: undefined };
 };
 
@@ -208,12 +217,14 @@ export const ArchiveServiceExportResponseSchema: GenMessage<ArchiveServiceExport
  */
 export const ArchiveService: GenService<{
   /**
-   * Client streaming: the first message carries the options, every later one a piece of the
-   * NDJSON file. Nothing is stored until the client half-closes: the whole stream is read and
-   * checked first, so a stream refused as a whole (a malformed message, too large, too many
-   * records, an archive version we cannot read) stores nothing. Then each record is stored in its
-   * own transaction, idempotent by its key, and the answer reports every record by line number.
-   * Needs "memory:write".
+   * Client streaming: the first message carries the options, the next ones the pieces of the
+   * NDJSON file, and the last one `end`, which says the file is complete. Nothing is stored until
+   * `end` has arrived and the client has half-closed: the whole stream is read and checked first,
+   * so a stream refused as a whole (a malformed message, too large, too many records, an archive
+   * version we cannot read, no `end`) stores nothing. A half-close alone does not prove the file
+   * is whole (a cancelled grpc-js call can read as one on the server), hence the explicit end.
+   * Then each record is stored in its own transaction, idempotent by its key, and the answer
+   * reports every record by line number. Needs "memory:write".
    *
    * @generated from rpc memory.v1.ArchiveService.Import
    */
