@@ -4,6 +4,7 @@ import { loadFixture, validateFixture, type Fixture, type FixtureQuery } from ".
 import { MINIMUM_FLOORS, checkFloors, fixtureFloors, floorTo4, ratchet, readFloors, type FloorsFile } from "../floors.js";
 import { advisoryAbstention, computeMetrics, describeFailures, firstExpectedRank, supersessionCorrect, type QueryOutcome } from "../metrics.js";
 import { FIXTURES, mergePolicy, parseArgs } from "../run.js";
+import { passagesOf } from "../passages.js";
 
 const fixture = loadFixture(new URL("../fixture/", import.meta.url));
 
@@ -143,5 +144,17 @@ describe("command line", () => {
     expect(parseArgs(["--bogus"])).toMatch(/unknown argument: --bogus/);
     expect(parseArgs(["--evidence"])).toEqual({ record: false, evidence: true, policy: null, fit: false });
     expect(parseArgs(["--fit", "--record"])).toMatch(/--fit stands alone/);
+  });
+});
+
+describe("passages (eval:passages)", () => {
+  it("reads each sentence or line with the topic in front, and nothing for a one-sentence memory", () => {
+    expect(passagesOf({ topic: "Deload", content: "I deload every fourth week. Same lifts at 60%!\nNo grinding: ever" })).toEqual([
+      "Deload\nI deload every fourth week.",
+      "Deload\nSame lifts at 60%!",
+      "Deload\nNo grinding:",
+      "Deload\never",
+    ]);
+    expect(passagesOf({ topic: "Deload", content: "I deload every fourth week (v1.2 of the plan)." })).toEqual([]);
   });
 });
