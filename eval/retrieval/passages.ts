@@ -20,7 +20,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createEmbedder, memoryEmbeddingText, parseEmbeddingsConfig, type Embedder } from "@3ngram/embeddings";
 import { SEARCH_POLICY, normaliseQuery, type CandidateRow, type SearchPolicy } from "@3ngram/search";
 import { calibrate, type Pools } from "./fit.js";
-import { computeMetrics, describeFailures, type Metrics } from "./metrics.js";
+import { computeMetrics, describeFailures, firstExpectedRank, type Metrics } from "./metrics.js";
 import { outcomesUnder, type QueryPools } from "./pools.js";
 import { FIXTURES, VARIANTS, loadAndGather, variantPolicy } from "./run.js";
 
@@ -146,6 +146,17 @@ export async function main(): Promise<number> {
         return `${q.fixture_} abstention ${f4(m.abstentionPrecision)} answerable-above-τ ${f4(m.answerableAboveTau)}`;
       });
       console.log(`  verdict calibrated on ${p.fixture_} alone (below ${alone.threshold}): ${measured.join("; ")}`);
+    }
+  }
+  // Which answerable queries moved, fused and vector only (rank of the first expected hit; "-" outside the top 5).
+  for (const variant of ["fused", "vector"] as const) {
+    for (const [i, p] of whole.entries()) {
+      const rankOf = (pools: QueryPools) =>
+        outcomesUnder(pools, variantPolicy(policy, variant)).map((o) => (o.query.slice === "abstention" ? null : (firstExpectedRank(o) ?? "-")));
+      const before = rankOf(p);
+      const after = rankOf(byMode.passage[i]!);
+      const moved = p.fixture.queries.flatMap((q, j) => (before[j] !== after[j] ? [`${q.id} ${before[j]}→${after[j]}`] : []));
+      console.log(`\n${variant}, ${p.fixture_}: ranks that moved with passages: ${moved.join(", ") || "none"}`);
     }
   }
   await embedder.close?.();
