@@ -46,7 +46,7 @@ async function embedAll(embedder: Embedder, texts: readonly string[]): Promise<n
 type Mode = "whole" | "passage";
 
 /** The fixture's pools with each pooled memory's cosine replaced by max(whole, best passage). */
-async function withPassages(embedder: Embedder, p: QueryPools): Promise<QueryPools> {
+export async function withPassages(embedder: Embedder, p: QueryPools): Promise<QueryPools> {
   const byId = new Map(p.fixture.memories.map((m) => [m.id, m]));
   const passageVectors = new Map<string, number[][]>();
   for (const m of p.fixture.memories) {
@@ -72,7 +72,8 @@ async function withPassages(embedder: Embedder, p: QueryPools): Promise<QueryPoo
 const f4 = (x: number) => x.toFixed(4);
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-function readPools(): Pools[] | null {
+/** The pools `--fit` saved in EVAL_FIT_POOLS, if any. */
+export function readPools(): Pools[] | null {
   const cache = process.env.EVAL_FIT_POOLS;
   if (!cache || !existsSync(cache)) return null;
   return (JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>).map((p) => ({

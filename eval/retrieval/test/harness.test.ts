@@ -5,6 +5,7 @@ import { MINIMUM_FLOORS, checkFloors, fixtureFloors, floorTo4, ratchet, readFloo
 import { advisoryAbstention, computeMetrics, describeFailures, firstExpectedRank, supersessionCorrect, type QueryOutcome } from "../metrics.js";
 import { FIXTURES, mergePolicy, parseArgs } from "../run.js";
 import { passagesOf } from "../passages.js";
+import { MAX_WORD_COST, questionWords, wordCosts } from "../word-prior.js";
 
 const fixture = loadFixture(new URL("../fixture/", import.meta.url));
 
@@ -156,5 +157,34 @@ describe("passages (eval:passages)", () => {
       "Deload\never",
     ]);
     expect(passagesOf({ topic: "Deload", content: "I deload every fourth week (v1.2 of the plan)." })).toEqual([]);
+  });
+});
+
+describe("word prior (eval:word-prior)", () => {
+  const vocabulary: [string, number][] = [
+    ["<unk>", 0],
+    ["<s>", 0],
+    ["</s>", 0],
+    ["x1", 0],
+    ["x2", 0],
+    ["x3", 0],
+    ["\u2581often", -8],
+    ["\u2581sour", -11],
+    ["dough", -12],
+    ["\u2581", -5],
+    ["q", -13],
+  ];
+  const cost = wordCosts(vocabulary);
+
+  it("costs a word its cheapest segmentation into the vocabulary's pieces, capped", () => {
+    expect(cost("Often")).toBe(8);
+    // sour + dough = 23, over the cap; a lone boundary piece then "q" = 5 + 13.
+    expect(cost("sourdough")).toBe(MAX_WORD_COST);
+    expect(cost("q")).toBe(18);
+    expect(cost("zz")).toBe(MAX_WORD_COST);
+  });
+
+  it("reads a question's words once each, keeping apostrophes and hyphens inside a word", () => {
+    expect(questionWords("Why didn't the double-booked run run?")).toEqual(["why", "didn't", "the", "double-booked", "run"]);
   });
 });
