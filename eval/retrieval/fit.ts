@@ -62,7 +62,7 @@ function rankingGrid(): SearchPolicy[] {
   return grid;
 }
 
-type Verdict = { weights: Omit<SearchPolicy["abstention"], "minEvidence">; threshold: number; margin: number; worstAbstained: number };
+export type Verdict = { weights: Omit<SearchPolicy["abstention"], "minEvidence">; threshold: number; margin: number; worstAbstained: number };
 type Outcomes = ReturnType<typeof outcomesOf>;
 
 /**
@@ -71,7 +71,7 @@ type Outcomes = ReturnType<typeof outcomesOf>;
  * fixture), halfway to the next answerable one; the weighting with the fewest answerable queries
  * abstained on the worse fixture wins, then the widest margin (relative to the threshold).
  */
-function calibrate(outcomes: readonly Outcomes[]): Verdict {
+export function calibrate(outcomes: readonly Outcomes[]): Verdict {
   let best: Verdict | null = null;
   for (const termCoverageWeight of [0, 0.5, 1, 2]) {
     for (const scoreGapWeight of [0, 0.5, 1, 2, 4]) {
