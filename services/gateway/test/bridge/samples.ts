@@ -305,7 +305,7 @@ const fullHit = {
 export const archiveSamples: Record<string, Sample> = {
   import: {
     request: { options: { format: "mcp-memory" } },
-    more: [{ ndjson: '{"type":"entity"}\n{"ty' }],
+    more: [{ ndjson: '{"type":"entity"}\n{"ty' }, { end: true }],
     response: {
       format: "mcp-memory",
       results: [{ line: 1, outcome: "error", id: ID, reason: "invalid_input", message: "bad" }],
