@@ -96,11 +96,11 @@ function reset(): void {
   seen.importCtx = undefined;
 }
 
-const until = async (condition: () => boolean, ms = 5_000) => {
+const until = async (condition: () => boolean, ms = 5_000, everyMs = 10) => {
   const end = Date.now() + ms;
   while (!condition()) {
     if (Date.now() > end) throw new Error("condition not reached");
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 };
 
@@ -203,12 +203,23 @@ describe("server streaming", () => {
       void message;
       read += 1;
       if (read === 50) {
-        // Give the server every chance to run ahead; flow control must hold it back.
-        await new Promise((r) => setTimeout(r, 300));
+        // The reader stops; the server may run ahead only until the flow-control windows are full.
+        // Production must come to rest (on a busy machine that takes a while, so it is polled, not
+        // timed), well short of what an unbounded producer would reach, and stay there.
         const call = exports.get("ahead")!;
-        expect(call.produced - read).toBeLessThan(5_000);
-        const settled = call.produced;
-        await new Promise((r) => setTimeout(r, 200));
+        let settled = -1;
+        await until(
+          () => {
+            const now = call.produced;
+            const rested = now === settled;
+            settled = now;
+            return rested;
+          },
+          20_000,
+          250,
+        );
+        expect(settled - read).toBeLessThan(5_000);
+        await new Promise((r) => setTimeout(r, 300));
         expect(call.produced).toBe(settled);
         break;
       }
