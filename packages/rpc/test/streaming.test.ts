@@ -185,7 +185,8 @@ describe("server streaming", () => {
     exportCount = 5_000;
     const got: number[] = [];
     const cursors: string[] = [];
-    for await (const message of client.export({ cursor: "from" }, reader)) {
+    // 5,000 messages can outlast the default 10 s deadline on a loaded machine; the gateway's export uses 30 min.
+    for await (const message of client.export({ cursor: "from" }, { ...reader, deadlineMs: 120_000 })) {
       got.push(message.record!.n as number);
       if (message.cursor !== undefined) cursors.push(message.cursor);
       expect(message.record!.cursor).toBe("from");
