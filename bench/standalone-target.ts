@@ -63,7 +63,7 @@ export async function startStandaloneTarget(env: Record<string, string> = {}, op
       await mcp.close();
       const code = await proc.stop();
       if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
-      if (code !== 0) throw new Error(`standalone exited with ${code}:\n${proc.output().slice(-4000)}`);
+      if (code !== 0) throw new Error(`standalone exited with ${code ?? `signal ${proc.child.signalCode}`}:\n${proc.output().slice(-4000)}`);
     },
   };
 }
