@@ -76,8 +76,11 @@ test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services #
 	npx vitest run $(VITEST_ARGS)
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
 
+# glibc's malloc arena cap (docs/adr/0036) is read only when a process starts, so it is set here,
+# where every Node.js version gets it; a value in the caller's environment wins. Keep the default
+# in step with STANDALONE_MALLOC_ARENA_MAX (standalone/src/malloc-arenas.ts).
 run: $(INSTALL_STAMP) build ## Start the standalone server (no PostgreSQL/Redis needed)
-	$(NODE) standalone/dist/main.js
+	MALLOC_ARENA_MAX="$${MALLOC_ARENA_MAX-2}" $(NODE) standalone/dist/main.js
 
 clean: ## Remove build output (tsc -b --clean plus dist folders)
 	-$(NPM) run clean

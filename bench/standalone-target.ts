@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { STANDALONE_MALLOC_ARENA_MAX } from "@3ngram/standalone";
 import { connectMcp } from "../test/support/mcp.js";
 import { startServiceProcess, waitFor } from "../test/support/processes.js";
 import { processRssMb, type Target } from "./workload.js";
@@ -23,6 +24,9 @@ export async function startStandaloneTarget(env: Record<string, string> = {}, op
   // One client making thousands of calls a minute: the per-user and per-key budgets would stop it.
   const unlimited = { RATE_LIMIT_IP_PER_MINUTE: "1000000", RATE_LIMIT_USER_PER_MINUTE: "1000000", RATE_LIMIT_KEY_PER_MINUTE: "1000000" };
   const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
+    // What `make run` puts in the environment (docs/adr/0036), so the bench measures what a user
+    // gets on any Node.js; MALLOC_ARENA_MAX in the bench's own environment replaces it (0: glibc's default).
+    MALLOC_ARENA_MAX: STANDALONE_MALLOC_ARENA_MAX,
     THREENGRAM_DATA_DIR: dataDir,
     PORT: "0",
     LOG_LEVEL: "warn",
@@ -59,7 +63,7 @@ export async function startStandaloneTarget(env: Record<string, string> = {}, op
       await mcp.close();
       const code = await proc.stop();
       if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
-      if (code !== 0) throw new Error(`standalone exited with ${code}:\n${proc.output().slice(-4000)}`);
+      if (code !== 0) throw new Error(`standalone exited with ${code ?? `signal ${proc.child.signalCode}`}:\n${proc.output().slice(-4000)}`);
     },
   };
 }

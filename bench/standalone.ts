@@ -10,7 +10,7 @@
  *   npm run bench:standalone -- --keep-data           # leave each size's data directory (printed) for EXPLAIN work
  *
  * Environment variables given to the bench are passed on to the server (EMBEDDINGS_PROVIDER=hashing
- * measures without the model).
+ * measures without the model, MALLOC_ARENA_MAX=0 without make run's malloc arena cap).
  */
 import { rmSync } from "node:fs";
 import { measureBreakdown, printBreakdown, type Breakdown } from "./breakdown.js";
@@ -60,7 +60,7 @@ function breakdownQueries(n: number, count: number): string[] {
 export function passThroughEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && /^(EMBED|EMBEDDINGS|SEARCH|QUERY|STANDALONE|DATABASE)_/.test(key)) env[key] = value;
+    if (value !== undefined && /^(EMBED|EMBEDDINGS|SEARCH|QUERY|STANDALONE|DATABASE|MALLOC)_/.test(key)) env[key] = value;
   }
   return env;
 }

@@ -51,34 +51,139 @@ const FOLLOWUPS = [
 ];
 
 /**
- * Paraphrase pairs: how the memory says it, and how a question asks about it in other words.
- * A target memory combines one habit and one circumstance, so 10 × 10 distinct meanings.
+ * Paraphrase pairs: a fact as a memory states it, and a question about it in other words. Each
+ * pair is a different fact, so a question has one right answer among the targets, as a question a
+ * user asks about their own notes does; none shares a content word with its memory
+ * (checkParaphrases). Written by hand as a person would ask, not chosen by what the model finds.
  */
-const HABITS: Array<[memory: string, question: string]> = [
-  ["drinks green tea every morning", "which hot beverage do they have at breakfast"],
-  ["rides a bicycle to the office", "how do they commute to work"],
-  ["is allergic to peanuts", "what food makes them ill"],
-  ["plays the cello in an orchestra", "which instrument do they perform with"],
-  ["adopted a beagle puppy", "what kind of dog did they get"],
-  ["runs marathons on weekends", "what long distance racing hobby do they have"],
-  ["is learning Japanese", "which foreign language are they studying"],
-  ["booked a flight for the conference", "what travel plans exist for the event"],
-  ["prefers dark mode in every editor", "which display theme do they pick for coding tools"],
-  ["grows tomatoes on the balcony", "what vegetables do they garden at home"],
+const PARAPHRASES: Array<[memory: string, question: string]> = [
+  ["drinks green tea every morning", "which hot beverage does she have at breakfast"],
+  ["is allergic to peanuts", "what food makes her ill"],
+  ["plays the cello in an orchestra", "which instrument does she perform with"],
+  ["adopted a beagle puppy", "what kind of dog did she get"],
+  ["runs marathons on weekends", "what long distance racing hobby does she have"],
+  ["is learning Japanese", "which foreign language is she studying"],
+  ["booked a flight to the Berlin conference", "what travel plans exist for the event in Germany"],
+  ["grows tomatoes on the balcony", "what vegetables does she garden at home"],
+  ["rides a bicycle to the office", "how does she commute to work"],
+  ["prefers dark mode in every editor", "which display theme does she pick for coding tools"],
+  ["moved to Lisbon last year", "when did she settle in Portugal's capital"],
+  ["has two older brothers", "how many male siblings does she have"],
+  ["had knee surgery in the spring", "what operation did she undergo"],
+  ["is vegetarian", "does she eat meat"],
+  ["collects vintage vinyl records", "what old music albums does she hoard"],
+  ["hates flying on small planes", "is she afraid of air travel in tiny aircraft"],
+  ["bakes sourdough bread on Sundays", "what loaf does she make at the weekend"],
+  ["works night shifts at the hospital", "when is she on duty at the clinic"],
+  ["keeps bees in the back garden", "does she look after honey insects in her yard"],
+  ["wears contact lenses instead of glasses", "how does she correct her eyesight"],
+  ["is saving for a house deposit", "what is she putting money aside for"],
+  ["speaks fluent Portuguese", "which language of Brazil does she know well"],
+  ["volunteers at the animal shelter", "where does she help out unpaid with pets"],
+  ["drives an electric car", "what battery powered vehicle does she own"],
+  ["lost her wallet on the train", "what did she misplace during the rail journey"],
+  ["reads crime novels before bed", "what books does she enjoy at night"],
+  ["practises yoga at dawn", "what stretching exercise does she do early"],
+  ["supports the local football club", "which soccer team is she a fan of"],
+  ["is afraid of spiders", "which creepy crawlies frighten her"],
+  ["paints watercolour landscapes", "what kind of art does she make"],
+  ["plays chess online every evening", "which strategy game with kings and pawns does she play on the internet"],
+  ["has a sister who lives in Canada", "where does her sibling reside abroad"],
+  ["is training for a triathlon", "which swim bike run race is she preparing for"],
+  ["quit smoking three years ago", "when did she give up cigarettes"],
+  ["cooks spicy Thai curries", "what hot Asian dish does she make"],
+  ["uses a standing desk", "does she work upright at her workstation"],
+  ["visits her grandmother every Sunday", "who does she see at the weekend in her family"],
+  ["is colour blind", "does she have trouble telling red from green"],
+  ["sleeps badly when it is hot", "what keeps her awake during warm nights"],
+  ["plays the drums in a garage band", "what percussion does she play with friends"],
+  ["owns three cats", "how many felines live with her"],
+  ["never drinks alcohol", "does she avoid wine and beer"],
+  ["runs a small pottery studio", "what ceramics business does she have"],
+  ["got married in June", "when was her wedding"],
+  ["is studying for a law degree", "what legal qualification is she pursuing"],
+  ["takes the ferry across the bay", "how does she cross the water to get to her job"],
+  ["prefers window seats on trains", "where does she like to sit on the railway"],
+  ["listens to jazz while cooking", "what music does she put on in the kitchen"],
+  ["broke her wrist skiing", "what injury did she get on the slopes"],
+  ["tutors maths to teenagers", "which subject does she coach adolescents in"],
+  ["keeps a journal every night", "does she write a diary in the evenings"],
+  ["dreams of hiking the Inca trail", "which ancient path in the Andes does she want to walk"],
+  ["cannot stand loud restaurants", "which noisy places to eat does she avoid"],
+  ["sings in a church choir", "where does she perform vocal music with a group"],
+  ["grew up on a dairy farm", "what kind of rural place did she spend her childhood on"],
+  ["is a night owl who codes after midnight", "when does she program, late or early"],
+  ["rents a flat above a bakery", "what shop is below her apartment"],
+  ["has type 1 diabetes", "which blood sugar condition does she manage"],
+  ["does woodworking in the garage", "what carpentry hobby does she have"],
+  ["plays tennis with her father", "which racket sport does she play with her dad"],
+  ["wants to learn to fly gliders", "what aviation hobby is she hoping to take up"],
+  ["gets hay fever every May", "what seasonal allergy bothers her in late spring"],
+  ["knits scarves for her nieces", "what woollen things does she make for her brother's daughters"],
+  ["takes the night bus home", "how does she get back late"],
+  ["uses a Linux laptop", "which open source operating system is on her computer"],
+  ["is writing a fantasy novel", "what book is she authoring"],
+  ["has a fear of heights", "does being up high scare her"],
+  ["went to university in Edinburgh", "where in Scotland did she study"],
+  ["works from a cafe on Fridays", "where does she do her job at the end of the week"],
+  ["plays video games with her nephew", "what does she do on the console with her sister's son"],
+  ["donates blood every quarter", "how often does she give plasma"],
+  ["is on a gluten free diet", "which wheat protein does she avoid eating"],
+  ["keeps tropical fish in a large tank", "what aquarium pets does she have"],
+  ["climbs at a bouldering gym", "what wall sport does she do"],
+  ["drives her children to school", "who takes her sons and daughters to class"],
+  ["restores old motorcycles", "what vintage bikes does she repair"],
+  ["hosts a board game night every Thursday", "what does she organise for friends weekly with dice and cards"],
+  ["takes cold showers every morning", "how does she wash at the start of the day"],
+  ["meditates for twenty minutes daily", "how long is her mindfulness practice each day"],
+  ["owns a sailboat on the lake", "what vessel does she keep on the water"],
+  ["is moving to a bigger apartment in March", "when will she relocate to a larger flat"],
+  ["builds model trains", "what miniature railway hobby does she have"],
+  ["plays golf with clients", "which club and ball sport does she use for business"],
+  ["watches every Formula 1 race", "which motor racing series does she follow"],
+  ["has a tattoo of a whale", "what ink art of a sea mammal is on her skin"],
+  ["walks ten thousand steps a day", "how far does she go on foot daily"],
+  ["studied architecture", "what did she learn at college about designing buildings"],
+  ["rents out a room to a student", "who lodges in her spare bedroom"],
+  ["uses a wheelchair since the accident", "how does she get around after the crash"],
+  ["makes her own jam from garden plums", "what fruit preserves does she cook"],
+  ["teaches salsa classes", "what Latin dance does she instruct"],
+  ["is deaf in one ear", "does she have hearing loss on a single side"],
+  ["collects stamps from Africa", "what postage items does she gather"],
+  ["fosters rescue greyhounds", "what racing dogs does she look after temporarily"],
+  ["goes fishing at the reservoir", "where does she cast a line for trout"],
+  ["has a weekly call with her mentor", "when does she speak to her adviser"],
+  ["keeps chickens for eggs", "what poultry does she raise"],
+  ["plays the ukulele at parties", "which small four string instrument does she strum"],
+  ["is learning to surf in Cornwall", "where in England is she catching waves"],
+  ["has a parrot that talks", "what speaking bird lives with her"],
 ];
-const CIRCUMSTANCES: Array<[memory: string, question: string]> = [
-  ["while living in Lisbon", "during their time in Portugal's capital"],
-  ["during the winter holidays", "around Christmas"],
-  ["since the knee surgery last spring", "after their operation"],
-  ["together with an older sister", "with a sibling"],
-  ["near the riverside apartment", "close to their waterfront flat"],
-  ["on doctor's advice", "because a physician recommended it"],
-  ["to relax after stressful weeks", "to unwind when work gets tense"],
-  ["on a tight budget", "while saving money"],
-  ["as a childhood dream", "because they wanted it as a kid"],
-  ["with colleagues from the design studio", "alongside coworkers from the creative agency"],
-];
-/** Every PARAPHRASE_EVERY-th memory is a paraphrase target (up to the 100 meanings above). */
+
+/** Words too common to carry meaning; the rest of a question must be absent from its memory. */
+const STOP_WORDS = new Set(
+  "a an the and or of to in on at for with from by up out as is are was be been being do does did she her they them their it its this that what which who when where how why many much long far often every each some any no not own".split(
+    " ",
+  ),
+);
+
+/** A word's crude stem: lower case, its first five letters (so "drinks" and "drinking" collide). */
+const stem = (word: string) => word.toLowerCase().slice(0, 5);
+
+/** Throws if a question shares a content word with its memory, or two memories or two questions repeat. */
+export function checkParaphrases(pairs: ReadonlyArray<readonly [string, string]>): void {
+  const words = (text: string) => (text.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => !STOP_WORDS.has(w));
+  for (const [memory, question] of pairs) {
+    const memoryStems = new Set(words(memory).map(stem));
+    const shared = words(question).filter((w) => memoryStems.has(stem(w)));
+    if (shared.length > 0) throw new Error(`paraphrase question ${JSON.stringify(question)} shares ${shared.join(", ")} with its memory`);
+  }
+  if (new Set(pairs.map((p) => p[0])).size !== pairs.length || new Set(pairs.map((p) => p[1])).size !== pairs.length) {
+    throw new Error("paraphrase pairs repeat a memory or a question");
+  }
+}
+checkParaphrases(PARAPHRASES);
+
+/** Every PARAPHRASE_EVERY-th memory is a paraphrase target (up to the 100 pairs above). */
 const PARAPHRASE_EVERY = 97;
 const SYLLABLES = ["ka", "zu", "mi", "tor", "vex", "lin", "qua", "dro", "pel", "fyn", "gru", "fo", "nix", "bel", "rho", "tam"];
 
@@ -95,18 +200,16 @@ export function generateCorpus(n: number): Corpus {
   const paraphrases: Paraphrase[] = [];
   for (let i = 0; i < n; i++) {
     const rare = rareWord(i);
-    const meaning = Math.floor(i / PARAPHRASE_EVERY);
-    if (i % PARAPHRASE_EVERY === 0 && meaning < HABITS.length * CIRCUMSTANCES.length) {
-      const [habit, habitQ] = HABITS[meaning % HABITS.length]!;
-      const [circumstance, circumstanceQ] = CIRCUMSTANCES[Math.floor(meaning / HABITS.length)]!;
+    const pair = i % PARAPHRASE_EVERY === 0 ? PARAPHRASES[i / PARAPHRASE_EVERY] : undefined;
+    if (pair) {
       memories.push({
         index: i,
         memoryType: "preference",
         topic: "personal life",
-        content: `The user mentioned in passing that she ${habit} ${circumstance}. It came up in a chat, filed under ${rare} for later.`,
+        content: `The user mentioned in passing that she ${pair[0]}. It came up in a chat, filed under ${rare} for later.`,
         rare,
       });
-      paraphrases.push({ index: i, question: `${habitQ} ${circumstanceQ}?` });
+      paraphrases.push({ index: i, question: `${pair[1]}?` });
       continue;
     }
     const subject = pick(random, SUBJECTS);
