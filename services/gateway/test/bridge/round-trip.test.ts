@@ -29,7 +29,9 @@ function setPaths(desc: DescMessage, message: Message, prefix = "", into = new S
     if (!isFieldSet(message as never, field)) continue;
     const path = prefix + field.localName;
     into.add(path);
-    const value = (message as unknown as Record<string, unknown>)[field.localName];
+    // A oneof member lives under the oneof's name, as { case, value }.
+    const holder = message as unknown as Record<string, { value?: unknown } | undefined>;
+    const value = field.oneof === undefined ? holder[field.localName] : holder[field.oneof.localName]!.value;
     if (field.fieldKind === "message" && field.message.typeName !== "google.protobuf.Timestamp" && field.message.typeName !== "google.protobuf.Struct") {
       setPaths(field.message, value as Message, `${path}.`, into);
     } else if (field.fieldKind === "list" && field.listKind === "message" && field.message.typeName !== "google.protobuf.Timestamp") {
@@ -65,18 +67,22 @@ for (const { service, contract, samples } of services) {
         expect(entry, `a contract entry for ${name}`).toBeDefined();
         const sample = samples[method.localName];
         expect(sample, `a sample for ${name}`).toBeDefined();
-        const { request, response, more = [] } = sample!;
+        const { request, response, more = [], moreResponses = [] } = sample!;
 
         const requestPaths = new Set<string>();
         for (const r of [request, ...more]) setPaths(method.input, requestRoundTrip(method, entry!, r), "", requestPaths);
         expect([...requestPaths].sort()).toEqual(allPaths(method.input).sort());
 
-        const wire = overTheWire(method.output, toWire(method.output, response));
-        const out = fromWire(entry!.response, method.output, wire as never);
-        // Valid by the public (strict) schema, and equal to what the domain answered.
-        expect(entry!.response.parse(out)).toEqual(out);
-        expect(out).toEqual(entry!.response.parse(response));
-        expect([...setPaths(method.output, wire)].sort()).toEqual(allPaths(method.output).sort());
+        const responsePaths = new Set<string>();
+        for (const r of [response, ...moreResponses]) {
+          const wire = overTheWire(method.output, toWire(method.output, r));
+          const out = fromWire(entry!.response, method.output, wire as never);
+          // Valid by the public (strict) schema, and equal to what the domain answered.
+          expect(entry!.response.parse(out)).toEqual(out);
+          expect(out).toEqual(entry!.response.parse(r));
+          setPaths(method.output, wire, "", responsePaths);
+        }
+        expect([...responsePaths].sort()).toEqual(allPaths(method.output).sort());
       });
     }
   });
