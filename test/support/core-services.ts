@@ -3,7 +3,8 @@ import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createMemoryService } from "./memory-service-factory.js";
-import { createRpcClient, type RpcClient } from "@3ngram/rpc";
+import { bridgeClient, createRpcClient, type BridgedClient, type RpcClient } from "@3ngram/rpc";
+import { memoryContract, searchContract } from "@3ngram/schema";
 import { createLogger } from "@3ngram/runtime";
 import { SEARCH_POLICY, loadSearchConfig, startSearchService, type SearchPolicy } from "@3ngram/search";
 import { createTestDatabase, deleteKeyPrefix, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
@@ -17,13 +18,20 @@ export interface CoreServices {
   memoryAddress: string;
   searchAddress: string;
   redisPrefix: string;
+  /** Raw clients: proto messages in and out, as a foreign client in any language sees them. */
   memoryClient(): Promise<RpcClient<typeof MemoryService>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
+  /** Clients speaking the public shapes through the bridge, as the gateway and the consolidator call. */
+  publicMemoryClient(): Promise<PublicMemoryClient>;
+  publicSearchClient(): Promise<PublicSearchClient>;
   /** A client of a second search service on the same database, ranking with `policy` over the default one. */
   searchClientWithPolicy(policy: Partial<SearchPolicy>): Promise<RpcClient<typeof SearchService>>;
   createTenant(name: string): Promise<{ tenantId: string; userId: string; apiKey: string }>;
   close(): Promise<void>;
 }
+
+export type PublicMemoryClient = BridgedClient<typeof MemoryService, typeof memoryContract>;
+export type PublicSearchClient = BridgedClient<typeof SearchService, typeof searchContract>;
 
 export interface CoreServicesOptions {
   label: string;
@@ -69,6 +77,12 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
       const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer: await keys.signer("gateway") });
       clients.push(client);
       return client;
+    },
+    async publicMemoryClient() {
+      return bridgeClient(MemoryService, memoryContract, await this.memoryClient());
+    },
+    async publicSearchClient() {
+      return bridgeClient(SearchService, searchContract, await this.searchClient());
     },
     async searchClientWithPolicy(policy) {
       const config = loadSearchConfig({
