@@ -61,6 +61,16 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
   const ownerPool = createPool({ connectionString: db.url, max: 2, applicationName: "3ngram-test-owner" });
   const clients: Array<{ close(): void }> = [];
   const extraServices: Array<{ close(): Promise<void> }> = [];
+  const memoryClient = async () => {
+    const client = createRpcClient(MemoryService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
+    clients.push(client);
+    return client;
+  };
+  const searchClient = async () => {
+    const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer: await keys.signer("gateway") });
+    clients.push(client);
+    return client;
+  };
   return {
     db,
     keys,
@@ -68,22 +78,10 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     memoryAddress: memory.address,
     searchAddress: search.address,
     redisPrefix,
-    async memoryClient() {
-      const client = createRpcClient(MemoryService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
-      clients.push(client);
-      return client;
-    },
-    async searchClient() {
-      const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer: await keys.signer("gateway") });
-      clients.push(client);
-      return client;
-    },
-    async publicMemoryClient() {
-      return bridgeClient(MemoryService, memoryContract, await this.memoryClient());
-    },
-    async publicSearchClient() {
-      return bridgeClient(SearchService, searchContract, await this.searchClient());
-    },
+    memoryClient,
+    searchClient,
+    publicMemoryClient: async () => bridgeClient(MemoryService, memoryContract, await memoryClient()),
+    publicSearchClient: async () => bridgeClient(SearchService, searchContract, await searchClient()),
     async searchClientWithPolicy(policy) {
       const config = loadSearchConfig({
         DATABASE_URL: db.url,

@@ -5,17 +5,16 @@
  * embedding jobs, paging, and tenant isolation.
  */
 import { randomUUID } from "node:crypto";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
-type Client = RpcClient<typeof MemoryService>;
+type Client = PublicMemoryClient;
 interface Tenant {
   tenantId: string;
   userId: string;
@@ -76,11 +75,11 @@ function normalise(lines: readonly string[]): unknown[] {
   });
 }
 
-const at = (iso: string) => timestampFromDate(new Date(iso));
+const at = (iso: string) => new Date(iso).toISOString();
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "archive" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -264,7 +263,7 @@ describe("export → import → export", () => {
     const facts = records.filter((r) => r.kind === "fact" && r.subject === "bench");
     const between = new Date((Date.parse(facts[1].recordedAt) + Date.parse(facts[2].recordedAt)) / 2);
     const known = await memory.getFacts(
-      { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: timestampFromDate(between) }, limit: 10 },
+      { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: between.toISOString() }, limit: 10 },
       as(target),
     );
     expect(known.facts.map((f) => f.value)).toEqual(["105"]);
@@ -521,7 +520,7 @@ describe("the MCP memory-server importer", () => {
   });
 
   it("finds the imported observations through search", async () => {
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     const found = await search.search({ query: "published algorithm", limit: 5 }, as(tenant, [SCOPES.read]));
     expect(found.hits.map((h) => h.content)).toContain("Wrote the first published algorithm");
   });

@@ -7,22 +7,21 @@
  * the refusals: another tenant's, another selector's, an altered and a stale cursor.
  */
 import { createHmac, randomUUID } from "node:crypto";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { BriefingResponse, MemoryService, RememberRequestSchema } from "@3ngram/proto/memory/v1";
 import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { eventually } from "../../../../test/support/processes.js";
 
-type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
+type RememberInit = Parameters<PublicMemoryClient["remember"]>[0];
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const PROJECT = { kind: "project", project: "delta" };
 
 let stack: CoreServices;
-let memory: RpcClient<typeof MemoryService>;
+let memory: PublicMemoryClient;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 
@@ -30,7 +29,7 @@ let seq = 0;
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 const eraser = (t: TestTenant): CallOptions => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.erase] } });
 
-async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryType: string }, project = "delta"): Promise<string> {
+async function remember(t: TestTenant, fields: Partial<RememberInit> & Pick<RememberInit, "memoryType">, project = "delta"): Promise<string> {
   const stored = await memory.remember(
     { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), project, ...fields } as RememberInit,
     writer(t),
@@ -60,7 +59,7 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "changes" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   tenantA = await stack.createTenant("changes a");
   tenantB = await stack.createTenant("changes b");
 });

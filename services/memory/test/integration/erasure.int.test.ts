@@ -14,13 +14,12 @@ import { promisify } from "node:util";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
 import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { REPO_ROOT } from "../../../../test/support/processes.js";
 
-type Client = RpcClient<typeof MemoryService>;
+type Client = PublicMemoryClient;
 type RememberInit = MessageInitShape<(typeof MemoryService)["method"]["remember"]["input"]>;
 type EraseInit = MessageInitShape<(typeof MemoryService)["method"]["erase"]["input"]>;
 
@@ -113,7 +112,7 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "memory-erasure" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   tenantA = await stack.createTenant("erasure a");
   tenantB = await stack.createTenant("erasure b");
   tenantC = await stack.createTenant("erasure c");
@@ -335,7 +334,7 @@ describe("erasing", () => {
     expect(again).toMatchObject({ erased: [], alreadyErased: [ids.rich], factsErased: 0 });
 
     // Search may still rank an erased memory by recency, but only ever as the marker: no leg matches its old text.
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     for (const query of [T.content, T.topic]) {
       const found = await search.search({ query, status: "archived" }, reader(tenantA));
       expect(found.coverage!.evidence!.anyLexical, query).toBe(false);
