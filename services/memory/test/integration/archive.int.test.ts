@@ -10,11 +10,13 @@ import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
 type Client = PublicMemoryClient;
+/** Proto messages as they are, for a value the public shape cannot hold. */
+let raw: RpcClient<typeof MemoryService>;
 interface Tenant {
   tenantId: string;
   userId: string;
@@ -80,6 +82,7 @@ const at = (iso: string) => new Date(iso).toISOString();
 beforeAll(async () => {
   stack = await startCoreServices({ label: "archive" });
   memory = await stack.publicMemoryClient();
+  raw = await stack.memoryClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -433,7 +436,7 @@ describe("per-line results", () => {
     expect(err.reason).toBe("invalid_input");
     expect(err.message).toMatch(/^line 1: version: /);
     expect(await counts(tenant.tenantId)).toEqual(before);
-    const format = await rejection(memory.import({ format: "csv", ndjson: "" }, as(tenant)));
+    const format = await rejection(raw.import({ format: "csv", ndjson: "" }, as(tenant)));
     expect(format.details.field).toBe("format");
   });
 
@@ -522,7 +525,7 @@ describe("the MCP memory-server importer", () => {
   it("finds the imported observations through search", async () => {
     const search = await stack.publicSearchClient();
     const found = await search.search({ query: "published algorithm", limit: 5 }, as(tenant, [SCOPES.read]));
-    expect(found.hits.map((h) => h.content)).toContain("Wrote the first published algorithm");
+    expect(found.hits.map((h) => ("content" in h ? h.content : undefined))).toContain("Wrote the first published algorithm");
   });
 
   it("skips everything on a second run", async () => {
