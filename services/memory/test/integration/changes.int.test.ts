@@ -7,18 +7,17 @@
  * the refusals: another tenant's, another selector's, an altered and a stale cursor.
  */
 import { createHmac, randomUUID } from "node:crypto";
-import type { BriefingResponse, MemoryService, RememberRequestSchema } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
-import { ERASED_MARKER } from "@3ngram/schema";
+import { SCOPES, type CallOptions } from "@3ngram/rpc";
+import { ERASED_MARKER, type BriefingOutput } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { eventually } from "../../../../test/support/processes.js";
 
 type RememberInit = Parameters<PublicMemoryClient["remember"]>[0];
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const PROJECT = { kind: "project", project: "delta" };
+const PROJECT = { kind: "project", project: "delta" } as const;
 
 let stack: CoreServices;
 let memory: PublicMemoryClient;
@@ -44,12 +43,12 @@ type SectionName = "commitments" | "overdue" | "blockers" | "staleCandidates" | 
 const SECTIONS: readonly SectionName[] = ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"];
 
 /** Each section's changes as "change id" (memory ids for commitments), sorted, and its counts. */
-function changesOf(res: BriefingResponse): Record<SectionName, { lines: string[]; count: number; changes: Record<string, number> }> {
+function changesOf(res: BriefingOutput): Record<SectionName, { lines: string[]; count: number; changes: Record<string, number> }> {
   const out = {} as Record<SectionName, { lines: string[]; count: number; changes: Record<string, number> }>;
   for (const name of SECTIONS) {
     const section = res[name]!;
     const lines = section.items.map((i) => `${i.change} ${"memoryId" in i ? i.memoryId : i.id}`).sort();
-    const { $typeName: _t, $unknown: _u, ...changes } = section.changes!;
+    const changes = section.changes!;
     out[name] = { lines, count: section.count, changes: Object.fromEntries(Object.entries(changes).filter(([, n]) => n > 0)) };
   }
   return out;
@@ -74,7 +73,7 @@ describe("changes since a cursor", () => {
     ids.commitmentResolved = await remember(tenantA, { memoryType: "commitment" });
     ids.commitmentExpired = await remember(tenantA, {
       memoryType: "commitment",
-      dueAt: { seconds: BigInt(Math.floor((Date.now() - DAY_MS) / 1000)), nanos: 0 },
+      dueAt: new Date(Math.floor((Date.now() - DAY_MS) / 1000) * 1000).toISOString(),
     });
     ids.commitmentToggled = await remember(tenantA, { memoryType: "commitment" });
     ids.commitmentReopened = await remember(tenantA, { memoryType: "commitment" });
@@ -100,7 +99,7 @@ describe("changes since a cursor", () => {
       writer(tenantA),
     );
     ids.turnsStale = imported.results[0]!.id!;
-    ids.turnsOverdue = await remember(tenantA, { memoryType: "commitment", dueAt: { seconds: BigInt(horizon / 1000), nanos: 0 } });
+    ids.turnsOverdue = await remember(tenantA, { memoryType: "commitment", dueAt: new Date(horizon).toISOString() });
 
     const first = await brief(tenantA);
     expect(first.changesCursor).not.toBe("");
