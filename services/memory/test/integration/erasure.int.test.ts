@@ -11,20 +11,24 @@ import { execFile } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { MemoryService } from "@3ngram/proto/memory/v1";
+import { ErasureReason } from "@3ngram/proto/memory/v1/erasure";
 import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { REPO_ROOT } from "../../../../test/support/processes.js";
 
 type Client = PublicMemoryClient;
-type RememberInit = MessageInitShape<(typeof MemoryService)["method"]["remember"]["input"]>;
+type RememberInit = Parameters<Client["remember"]>[0];
 type EraseInit = MessageInitShape<(typeof MemoryService)["method"]["erase"]["input"]>;
 
 let stack: CoreServices;
 let memory: Client;
+/** Proto messages as they are, for what a public value cannot say (a number no enum holds). */
+let raw: RpcClient<typeof MemoryService>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 let tenantC: TestTenant;
@@ -64,7 +68,7 @@ interface MemoryFields {
 }
 
 async function remember(t: TestTenant, fields: MemoryFields): Promise<string> {
-  const request: RememberInit = { topic: "erasure test", ...fields };
+  const request = { topic: "erasure test", ...fields } as RememberInit;
   const out = await memory.remember(request, writer(t));
   return out.memory!.id;
 }
@@ -113,6 +117,7 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startCoreServices({ label: "memory-erasure" });
   memory = await stack.publicMemoryClient();
+  raw = await stack.memoryClient();
   tenantA = await stack.createTenant("erasure a");
   tenantB = await stack.createTenant("erasure b");
   tenantC = await stack.createTenant("erasure c");
@@ -229,20 +234,22 @@ describe("erasing", () => {
     expect(refused.reason).toBe("insufficient_scope");
     const dry = await memory.erase({ selector: { subject: T.subject }, reason: "secret", dryRun: true }, eraser(tenantA));
     expect(dry).toMatchObject({ dryRun: true, erased: [ids.rich], factsErased: 3, remaining: 0 });
-    expect(dry.erasureId).toBeUndefined();
+    expect(dry.erasureId).toBeNull();
     expect((await sweep([T.value])).hits.length).toBeGreaterThan(0);
   });
 
   it("validates the request: reason, reference, exactly one of ids and selector", async () => {
+    const secret = ErasureReason.SECRET;
     const cases: Array<[EraseInit, string]> = [
-      [{ ids: [ids.rich!], reason: "because" }, "reason"],
-      [{ ids: [ids.rich!], reason: "secret", reference: "has spaces in it" }, "reference"],
-      [{ reason: "secret" }, "selector"],
-      [{ ids: [ids.rich!], selector: { topic: "x" }, reason: "secret" }, "selector"],
-      [{ selector: {}, reason: "secret" }, "selector"],
+      [{ ids: [ids.rich!], reason: 42 as ErasureReason }, "reason"],
+      [{ ids: [ids.rich!] }, "reason"],
+      [{ ids: [ids.rich!], reason: secret, reference: "has spaces in it" }, "reference"],
+      [{ reason: secret }, "selector"],
+      [{ ids: [ids.rich!], selector: { topic: "x" }, reason: secret }, "selector"],
+      [{ selector: {}, reason: secret }, "selector"],
     ];
     for (const [request, field] of cases) {
-      const err = await rejection(memory.erase(request, eraser(tenantA)));
+      const err = await rejection(raw.erase(request, eraser(tenantA)));
       expect(err.reason, field).toBe("invalid_input");
       expect(err.details.field, JSON.stringify(request)).toBe(field);
     }
@@ -254,7 +261,7 @@ describe("erasing", () => {
     const missing = await memory.erase({ ids: [unknown], reason: "mistake" }, eraser(tenantB));
     expect(foreign).toMatchObject({ erased: [], alreadyErased: [], notFound: [ids.bystander], factsErased: 0 });
     expect(missing).toMatchObject({ erased: [], alreadyErased: [], notFound: [unknown], factsErased: 0 });
-    expect(foreign.erasureId).toBeUndefined();
+    expect(foreign.erasureId).toBeNull();
     const read = await memory.getMemories({ ids: [ids.bystander!] }, reader(tenantA));
     expect(read.memories[0]!.content).toBe("The production vault is in another region.");
     expect(read.memories[0]!.erasedAt).toBeUndefined();
@@ -264,7 +271,7 @@ describe("erasing", () => {
     const bySubject = await memory.erase({ selector: { subject: T.subject }, reason: "data_subject_request", reference: "DSR-2041" }, eraser(tenantA));
     // The rich memory, with its own fact, the fact accepted from its proposal, and the fact no memory asserted.
     expect(bySubject).toMatchObject({ dryRun: false, erased: [ids.rich], notFound: [], factsErased: 3, remaining: 0 });
-    expect(bySubject.erasureId).toBeDefined();
+    expect(bySubject.erasureId).not.toBeNull();
 
     const unknown = randomUUID();
     const byIds = await memory.erase({ ids: [ids.predecessor!, ids.commitment!, unknown, ids.rich!], reason: "secret" }, eraser(tenantA));
@@ -338,11 +345,11 @@ describe("erasing", () => {
     for (const query of [T.content, T.topic]) {
       const found = await search.search({ query, status: "archived" }, reader(tenantA));
       expect(found.coverage!.evidence!.anyLexical, query).toBe(false);
-      for (const hit of found.hits) expect(`${hit.topic} ${hit.content}`).toBe(`${ERASED_MARKER} ${ERASED_MARKER}`);
+      for (const hit of found.hits) expect(`${hit.topic} ${"content" in hit ? hit.content : ""}`).toBe(`${ERASED_MARKER} ${ERASED_MARKER}`);
     }
     const listed = await search.search({ order: "chronological", status: "archived" }, reader(tenantA));
     expect(listed.hits.map((h) => h.id)).toContain(ids.rich);
-    for (const hit of listed.hits) for (const needle of NEEDLES) expect(`${hit.topic} ${hit.content}`).not.toContain(needle);
+    for (const hit of listed.hits) for (const needle of NEEDLES) expect(`${hit.topic} ${"content" in hit ? hit.content : ""}`).not.toContain(needle);
 
     // A late embedding job stores nothing, and erased memories are never listed as pending.
     expect((await memory.storeEmbedding({ memoryId: ids.rich!, model: "late-model", vector: [1, 0, 0] }, embedJob(tenantA))).stored).toBe(false);
@@ -358,7 +365,7 @@ describe("erasing", () => {
     const facts = await memory.getFacts({ limit: 200 }, reader(tenantA));
     expect(facts.facts.filter((f) => f.value === ERASED_MARKER)).toEqual([]);
     const proposals = await memory.listProposals({ status: "rejected", limit: 100 }, reader(tenantA));
-    expect(proposals.factProposals.every((p) => p.value === ERASED_MARKER)).toBe(true);
+    expect((proposals.factProposals ?? []).every((p) => p.value === ERASED_MARKER)).toBe(true);
   });
 
   it("exports erased memories as erased, and an import keeps them so", async () => {

@@ -6,9 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fact } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
+import { SCOPES } from "@3ngram/rpc";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
 import { waitPastOnServer } from "../../../../test/support/clock.js";
 

@@ -6,9 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { RpcClient } from "@3ngram/rpc";
-import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 
 let stack: CoreServices;

@@ -6,9 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "@3ngram/rpc";
 import { AppError } from "@3ngram/errors";
-import type { MemoryService } from "@3ngram/proto/memory/v1";
-import type { RpcClient } from "@3ngram/rpc";
-import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
