@@ -63,7 +63,9 @@ describe("memory service over gRPC", () => {
     const tooLong = await rejection(memory.remember({ memoryType: "note", topic: "long", content: "x".repeat(2001) }, writer(tenantA)));
     expect(tooLong.reason).toBe("invalid_input");
     expect(tooLong.details.field).toBe("content");
-    const badType = await rejection(memory.remember({ memoryType: "gossip", topic: "t", content: "c" }, writer(tenantA)));
+    // A type no enum value names can only come from a foreign client: an unknown number.
+    const raw = await stack.memoryClient();
+    const badType = await rejection(raw.remember({ memoryType: 99, topic: "t", content: "c" }, writer(tenantA)));
     expect(badType.details.field).toBe("memoryType");
     const badScope = await rejection(memory.remember({ memoryType: "note", topic: "t", content: "c", scope: "Not Kebab" }, writer(tenantA)));
     expect(badScope.details.field).toBe("scope");

@@ -4,6 +4,7 @@
  * computed here from the same embedder and compared with what the HNSW scan returns.
  */
 import { randomUUID } from "node:crypto";
+import type { MemoryType as MemoryTypeName } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HashingEmbedder, cosineSimilarity, memoryEmbeddingText } from "@3ngram/embeddings";
 import { SCOPES, type CallOptions } from "@3ngram/rpc";
@@ -32,7 +33,7 @@ const TEXTS = {
 type Name = keyof typeof TEXTS;
 const ids = {} as Record<Name, string>;
 
-async function remember(t: Tenant, name: Name, memoryType = "decision"): Promise<string> {
+async function remember(t: Tenant, name: Name, memoryType: MemoryTypeName = "decision"): Promise<string> {
   const stored = await memory.remember({ memoryType, ...TEXTS[name] }, writer(t));
   expect(stored.embedded).toBe("done");
   return stored.memory!.id;
