@@ -5,18 +5,17 @@
  * embedding jobs, paging, and tenant isolation.
  */
 import { randomUUID } from "node:crypto";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import type { ArchiveService } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { exportFile, importFile, importMessages } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
-type Client = RpcClients<typeof memoryServices>;
+type Client = PublicMemoryClient;
 interface Tenant {
   tenantId: string;
   userId: string;
@@ -67,11 +66,11 @@ function normalise(lines: readonly string[]): unknown[] {
   });
 }
 
-const at = (iso: string) => timestampFromDate(new Date(iso));
+const at = (iso: string) => new Date(iso).toISOString();
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "archive" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   archiveRpc = await stack.archiveClient();
 });
 afterAll(async () => {
@@ -259,7 +258,7 @@ describe("export → import → export", () => {
     const facts = records.filter((r) => r.kind === "fact" && r.subject === "bench");
     const between = new Date((Date.parse(facts[1].recordedAt) + Date.parse(facts[2].recordedAt)) / 2);
     const known = await memory.memories.getFacts(
-      { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: timestampFromDate(between) }, limit: 10 },
+      { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: between.toISOString() }, limit: 10 },
       as(target),
     );
     expect(known.facts.map((f) => f.value)).toEqual(["105"]);
@@ -578,9 +577,9 @@ describe("the MCP memory-server importer", () => {
   });
 
   it("finds the imported observations through search", async () => {
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     const found = await search.search({ query: "published algorithm", limit: 5 }, as(tenant, [SCOPES.read]));
-    expect(found.hits.map((h) => h.content)).toContain("Wrote the first published algorithm");
+    expect(found.hits.map((h) => ("content" in h ? h.content : undefined))).toContain("Wrote the first published algorithm");
   });
 
   it("skips everything on a second run", async () => {

@@ -6,19 +6,17 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import type { RpcClients } from "@3ngram/rpc";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "idempotency" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   tenantA = await stack.createTenant("idem a");
   tenantB = await stack.createTenant("idem b");
 });

@@ -24,7 +24,7 @@ afterAll(async () => {
 
 describe("memory service over gRPC", () => {
   it("stores a memory with its embedding and reads it back", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const content = "We store memories in PostgreSQL with pgvector.";
     const stored = await memory.memories.remember({ memoryType: "decision", topic: "storage", content, project: "core", tags: ["db"] }, writer(tenantA));
     expect(stored.embedded).toBe("done");
@@ -47,7 +47,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("refuses live duplicate content with the existing id", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const first = await memory.memories.remember({ memoryType: "note", topic: "dup", content: "Exactly the same words." }, writer(tenantA));
     const err = await rejection(memory.memories.remember({ memoryType: "fact", topic: "dup again", content: "Exactly the same words." }, writer(tenantA)));
     expect(err.reason).toBe("duplicate_memory");
@@ -58,12 +58,14 @@ describe("memory service over gRPC", () => {
   });
 
   it("rejects invalid input naming the field and writes nothing", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const before = await memoryCount(tenantA.tenantId);
     const tooLong = await rejection(memory.memories.remember({ memoryType: "note", topic: "long", content: "x".repeat(2001) }, writer(tenantA)));
     expect(tooLong.reason).toBe("invalid_input");
     expect(tooLong.details.field).toBe("content");
-    const badType = await rejection(memory.memories.remember({ memoryType: "gossip", topic: "t", content: "c" }, writer(tenantA)));
+    // A type no enum value names can only come from a foreign client: an unknown number.
+    const raw = await stack.memoryClient();
+    const badType = await rejection(raw.remember({ memoryType: 99, topic: "t", content: "c" }, writer(tenantA)));
     expect(badType.details.field).toBe("memoryType");
     const badScope = await rejection(memory.memories.remember({ memoryType: "note", topic: "t", content: "c", scope: "Not Kebab" }, writer(tenantA)));
     expect(badScope.details.field).toBe("scope");
@@ -73,7 +75,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("answers a foreign id exactly like an unknown id", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const mine = await memory.memories.remember({ memoryType: "preference", topic: "tea", content: "Tenant A prefers green tea." }, writer(tenantA));
     const unknown = "01890a5d-ac96-774b-bcce-b302099a8057";
     const asB = await memory.memories.getMemories({ ids: [mine.memory!.id, unknown] }, writer(tenantB));
@@ -113,7 +115,7 @@ describe("memory service over gRPC", () => {
     );
     wrongAudience.close();
 
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const readOnly = await rejection(
       memory.memories.remember(
         { memoryType: "note", topic: "t", content: "read-only caller" },
@@ -126,7 +128,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("resolves API keys to their tenant and refuses bad ones", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const auth = { identity: { scopes: [SCOPES.internalAuth] } };
     const resolved = await memory.apiKeys.resolveApiKey({ apiKey: tenantA.apiKey }, auth);
     expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: ["memory:read", "memory:write"] });
@@ -138,7 +140,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("stores an out-of-band embedding once per model", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const stored = await memory.memories.remember({ memoryType: "fact", topic: "vec", content: "A memory whose vector is replaced." }, writer(tenantA));
     const embed = { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.internalEmbed] } };
     const vector = Array.from({ length: 8 }, (_, i) => (i === 0 ? 1 : 0));

@@ -4,17 +4,15 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { SCOPES, type RpcClients } from "@3ngram/rpc";
+import { SCOPES } from "@3ngram/rpc";
 import { AppError } from "@3ngram/errors";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 
 let counter = 0;
 /** A memory with unique content (the live-duplicate guard is per tenant). */
@@ -38,7 +36,7 @@ async function registry(t: Tenant) {
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "scopes" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -450,7 +448,7 @@ describe("listing and facets", () => {
   });
 
   it("filters by recorded time, both bounds inclusive", async () => {
-    const at = (k: string) => timestampFromDate(made[k]!.recordedAt);
+    const at = (k: string) => made[k]!.recordedAt.toISOString();
     // The stored instants may share a millisecond, so the expectation is computed from them.
     const inWindow = (from: Date, to: Date) =>
       live().filter((id) => Object.values(made).some((m) => m.id === id && m.recordedAt >= from && m.recordedAt <= to));
@@ -472,7 +470,7 @@ describe("listing and facets", () => {
       [{ scope: "Not Kebab" }, "scope"],
       [{ status: "deleted" }, "status"],
       [
-        { recordedAfter: timestampFromDate(new Date("2030-01-02T00:00:00Z")), recordedBefore: timestampFromDate(new Date("2030-01-01T00:00:00Z")) },
+        { recordedAfter: new Date("2030-01-02T00:00:00Z").toISOString(), recordedBefore: new Date("2030-01-01T00:00:00Z").toISOString() },
         "recordedBefore",
       ],
     ];

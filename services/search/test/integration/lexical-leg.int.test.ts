@@ -7,14 +7,14 @@
  */
 import { withTenant } from "@3ngram/db";
 import { SearchService as SearchServiceDef } from "@3ngram/proto/search/v1";
-import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import type { ArchiveService } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 let search: RpcClient<typeof SearchServiceDef>;
 let tenantA: TestTenant;
@@ -28,7 +28,7 @@ beforeAll(async () => {
   stack = await startCoreServices({ label: "lexleg", embedder: null });
   tenantA = await stack.createTenant("lexical-a");
   tenantB = await stack.createTenant("lexical-b");
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   archiveRpc = await stack.archiveClient();
   // The lexical leg under test: the memory tokenisation (lexical_tsv) ranked with BM25.
   search = await stack.searchClientWithPolicy({ tokens: "memory", lexicalScore: "bm25" });

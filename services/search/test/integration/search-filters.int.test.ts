@@ -4,35 +4,32 @@
  * archived rows, supersession-aware ranking for supersedes and updates edges, the short-query
  * topic bonus, and the tenant's retrieval-default policy.
  */
-import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import type { SearchService, SearchResponse } from "@3ngram/proto/search/v1";
-import type { RpcClient, RpcClients } from "@3ngram/rpc";
+import type {  SearchResponse } from "@3ngram/proto/search/v1";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, writer } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { instantBetween, waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Tenant = { tenantId: string; userId: string };
 
 let core: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
-let searchClient: RpcClient<typeof SearchService>;
+let memory: PublicMemoryClient;
+let searchClient: PublicSearchClient;
 
 beforeAll(async () => {
   core = await startCoreServices({ label: "searchfilters" });
-  memory = await core.memoryClient();
-  searchClient = await core.searchClient();
+  memory = await core.publicMemoryClient();
+  searchClient = await core.publicSearchClient();
 });
 afterAll(async () => {
   await core?.close();
 });
 
-type SearchArgs = Parameters<RpcClient<typeof SearchService>["search"]>[0];
+type SearchArgs = Parameters<PublicSearchClient["search"]>[0];
 const search = (t: Tenant, args: SearchArgs) => searchClient.search(args, writer(t));
 const ids = (r: SearchResponse) => r.hits.map((h) => h.id);
-const iso = (ts: Timestamp | undefined) => timestampDate(ts!).toISOString();
-const ts = (isoText: string) => timestampFromDate(new Date(isoText));
+const iso = (ts: Timestamp | undefined) => new Date(ts!).toISOString();
+const ts = (isoText: string) => new Date(isoText).toISOString();
 
 async function remember(t: Tenant, fields: { memoryType?: string; topic: string; content: string; scope?: string; project?: string }) {
   const out = await memory.memories.remember({ memoryType: "note", ...fields }, writer(t));

@@ -6,16 +6,15 @@
  */
 import { SearchService, type SearchResponse } from "@3ngram/proto/search/v1";
 import { HashingEmbedder, type EmbedOptions, type Embedder } from "@3ngram/embeddings";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import { createRpcClient, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { createRpcClient } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSearchConfig, startSearchService, type RunningSearchService } from "../../src/index.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
 
 type Tenant = { tenantId: string; userId: string };
-type SearchClient = RpcClient<typeof SearchService>;
+type SearchClient = PublicSearchClient;
 type SearchArgs = Parameters<SearchClient["search"]>[0];
 
 /** The test embedder, counting the texts it is asked to embed. */
@@ -45,12 +44,12 @@ class FailingEmbedder implements Embedder {
 }
 
 let core: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 const extra: Array<{ service: RunningSearchService; client: SearchClient }> = [];
 
 beforeAll(async () => {
   core = await startCoreServices({ label: "searchpaging" });
-  memory = await core.memoryClient();
+  memory = await core.publicMemoryClient();
 });
 afterAll(async () => {
   for (const e of extra) {
