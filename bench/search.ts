@@ -176,7 +176,7 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
     const viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[queryCount + i]!, limit: 5 }));
     await mcp.close();
     const chrono = await timed(queryCount, (i) =>
-      client.search({ order: SearchOrder.CHRONOLOGICAL, memoryTypes: [i % TYPES.length + 1], projects: [`project-${i % 20}`], limit: 25 }, as),
+      client.search({ order: SearchOrder.CHRONOLOGICAL, memoryTypes: [(i % TYPES.length) + 1], projects: [`project-${i % 20}`], limit: 25 }, as),
     );
     client.close();
     return { n, loadS, indexS, grpc: percentiles(grpc), mcp: percentiles(viaMcp), chrono: percentiles(chrono) };

@@ -3,7 +3,16 @@ import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createMemoryService } from "./memory-service-factory.js";
-import { bridgeClient, bridgeClients, createRpcClient, createRpcClients, type BridgedClient, type BridgedClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import {
+  bridgeClient,
+  bridgeClients,
+  createRpcClient,
+  createRpcClients,
+  type BridgedClient,
+  type BridgedClients,
+  type RpcClient,
+  type RpcClients,
+} from "@3ngram/rpc";
 import { memoryContracts, searchContract } from "@3ngram/schema";
 import { createLogger } from "@3ngram/runtime";
 import { SEARCH_POLICY, loadSearchConfig, startSearchService, type SearchPolicy } from "@3ngram/search";

@@ -50,7 +50,10 @@ afterAll(async () => {
 describe("gRPC addresses and health as the manifests use them", () => {
   it("write through memory and find it through search over dns:/// addresses", async () => {
     expect(memoryAddress).toMatch(/^dns:\/\/\/localhost:\d+$/);
-    const remembered = await memory.memories.remember({ memoryType: MemoryType.NOTE, topic: "kestrel", content: "A kestrel hovered over the ridge." }, writer(tenant));
+    const remembered = await memory.memories.remember(
+      { memoryType: MemoryType.NOTE, topic: "kestrel", content: "A kestrel hovered over the ridge." },
+      writer(tenant),
+    );
     const found = await search.search({ query: "kestrel ridge" }, reader(tenant));
     expect(found.hits.map((hit) => hit.id)).toContain(remembered.memory!.id);
   });

@@ -109,7 +109,8 @@ function messageJson(desc: DescMessage, value: unknown, path = ""): unknown {
     const chosen = input[oneof.localName];
     if (chosen === undefined || !flattenable(oneof) || desc.fields.some((f) => f.jsonName === oneof.localName)) continue;
     const member = oneof.fields.find((f) => f.name === chosen);
-    if (member?.message === undefined) throw new TypeError(`${path}${oneof.localName}: ${JSON.stringify(chosen)} is not a member of ${desc.typeName}.${oneof.name}`);
+    if (member?.message === undefined)
+      throw new TypeError(`${path}${oneof.localName}: ${JSON.stringify(chosen)} is not a member of ${desc.typeName}.${oneof.name}`);
     delete input[oneof.localName];
     const inner: Record<string, unknown> = {};
     for (const f of member.message.fields) {

@@ -30,7 +30,9 @@ function messagesOf(files: readonly { messages: readonly DescMessage[] }[]): Des
 }
 const messages = messagesOf([file_memory_v1_memory, ...file_memory_v1_memory.dependencies, file_search_v1_search]);
 const enumFields = messages.flatMap((desc) =>
-  desc.fields.filter((f): f is DescField & { enum: DescEnum } => f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind === "enum")).map((field) => ({ desc, field })),
+  desc.fields
+    .filter((f): f is DescField & { enum: DescEnum } => f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind === "enum"))
+    .map((field) => ({ desc, field })),
 );
 
 const publicName = (desc: DescEnum, number: number) => desc.value[number]!.name.slice(desc.sharedPrefix!.length).toLowerCase();
@@ -82,7 +84,9 @@ describe("enums through the bridge", () => {
 
   it("reads the zero value as absent: null where the schema is nullable, left out where optional", () => {
     const wire = overTheWire(ReviseRequestSchema, create(ReviseRequestSchema, { edgeIntent: 0 }));
-    expect(fromWire(z.strictObject({ edgeIntent: z.enum(["supersedes", "updates"]).nullable() }).partial(), ReviseRequestSchema, wire as never)).toMatchObject({ edgeIntent: null });
+    expect(fromWire(z.strictObject({ edgeIntent: z.enum(["supersedes", "updates"]).nullable() }).partial(), ReviseRequestSchema, wire as never)).toMatchObject({
+      edgeIntent: null,
+    });
     const out = fromWire(z.unknown(), ReviseRequestSchema, wire as never) as Record<string, unknown>;
     expect(out).not.toHaveProperty("edgeIntent");
     expect(out).not.toHaveProperty("memoryType");
@@ -115,11 +119,18 @@ describe("enums through the bridge", () => {
 });
 
 describe("a oneof the public shape names, flattened", () => {
-  const selector = z.strictObject({ kind: z.enum(["all", "scope", "project", "scope_project"]), scope: z.string(), project: z.string(), includeUnscoped: z.boolean() }).partial();
+  const selector = z
+    .strictObject({ kind: z.enum(["all", "scope", "project", "scope_project"]), scope: z.string(), project: z.string(), includeUnscoped: z.boolean() })
+    .partial();
   const briefing = z.strictObject({ selector }).partial();
 
   it("writes each kind as its member and reads it back flat", () => {
-    for (const kind of [{ kind: "all" }, { kind: "scope", scope: "work" }, { kind: "project", project: "atlas" }, { kind: "scope_project", scope: "work", project: "atlas", includeUnscoped: true }]) {
+    for (const kind of [
+      { kind: "all" },
+      { kind: "scope", scope: "work" },
+      { kind: "project", project: "atlas" },
+      { kind: "scope_project", scope: "work", project: "atlas", includeUnscoped: true },
+    ]) {
       const wire = overTheWire(OrientationSelectorSchema, toWire(OrientationSelectorSchema, kind));
       expect((wire as unknown as { kind: { case: string } }).kind.case).toBe(kind.kind === "scope_project" ? "scopeProject" : kind.kind);
       expect(fromWire(selector, OrientationSelectorSchema, wire as never)).toEqual(kind);

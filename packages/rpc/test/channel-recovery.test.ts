@@ -75,7 +75,9 @@ describe("client channels", () => {
     expect(read.notFound).toEqual(["x"]);
     expect(memory.calls.getMemories).toBe(2);
 
-    await expect(client.memories.remember({ memoryType: MemoryType.NOTE, topic: "t", content: "c" }, { identity })).rejects.toMatchObject({ reason: "unavailable" });
+    await expect(client.memories.remember({ memoryType: MemoryType.NOTE, topic: "t", content: "c" }, { identity })).rejects.toMatchObject({
+      reason: "unavailable",
+    });
     expect(memory.calls.remember).toBe(1);
   });
 

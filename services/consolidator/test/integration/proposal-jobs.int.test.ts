@@ -54,7 +54,7 @@ async function jobsTotal(port: number, job: string, outcome: string): Promise<nu
   return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
 }
 
-async function remember(t: Tenant, fields: { memoryType: MemoryTypeName; topic: string; content: string; dueAt?: Date }) {
+async function remember(t: Tenant, fields: { memoryType: MemoryTypeName; topic: string; content: string; dueAt?: string }) {
   const memory = await stack.publicMemoryClient();
   const stored = await memory.memories.remember(fields, writer(t));
   return stored.memory!.id;
@@ -224,13 +224,13 @@ describe("commitment sweep", () => {
       memoryType: "commitment",
       topic: "report",
       content: "Send the audit report.",
-      dueAt: new Date(Date.now() - 86_400_000),
+      dueAt: new Date(Date.now() - 86_400_000).toISOString(),
     });
     const upcoming = await remember(tenant, {
       memoryType: "commitment",
       topic: "review",
       content: "Review the contract.",
-      dueAt: new Date(Date.now() + 86_400_000),
+      dueAt: new Date(Date.now() + 86_400_000).toISOString(),
     });
     const swept = await jobsTotal(metricsPort, SWEEP_TENANT_JOB, "expired");
     await producer.queue.enqueue(MAINTENANCE_QUEUE, COMMITMENT_SWEEP_JOB, {});

@@ -204,7 +204,9 @@ describe("facts with a stated valid time", () => {
     expect(ids(mid2024.facts)).toEqual([early.id]);
     expect(new Date(mid2024.facts[0]!.validTo!).toISOString()).toBe("2025-01-01T00:00:00.000Z");
     expect((await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2023-06-01T00:00:00Z") } }, readOnly(tenantA))).facts).toEqual([]);
-    expect(ids((await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2025-06-01T00:00:00Z") } }, readOnly(tenantA))).facts)).toEqual([late.id]);
+    expect(ids((await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2025-06-01T00:00:00Z") } }, readOnly(tenantA))).facts)).toEqual([
+      late.id,
+    ]);
 
     const window = await memory.memories.getFacts(
       { subject, predicate, range: { from: iso("2024-03-01T00:00:00Z"), to: iso("2024-09-01T00:00:00Z") } },

@@ -30,7 +30,7 @@ async function memoriesWith(tenantId: string, content: string): Promise<string[]
 }
 
 const note = (content: string, idempotencyKey: string) => ({
-  memoryType: "decision",
+  memoryType: "decision" as const,
   topic: "idempotency",
   content,
   facts: [{ subject: "retries", predicate: "attempts.count", value: "3" }],
@@ -108,7 +108,7 @@ describe("revise with an idempotency key", () => {
   it("answers a repeat with the first revision instead of a conflict, and still refuses other revises", async () => {
     const base = await memory.memories.remember({ memoryType: "decision", topic: "db", content: `Use MySQL ${randomUUID()}.` }, writer(tenantA));
     const key = randomUUID();
-    const successor = { memoryType: "decision", topic: "db", content: `Use PostgreSQL ${key}.`, idempotencyKey: key };
+    const successor = { memoryType: "decision" as const, topic: "db", content: `Use PostgreSQL ${key}.`, idempotencyKey: key };
     const first = await memory.memories.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", ...successor }, writer(tenantA));
     const again = await memory.memories.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", ...successor }, writer(tenantA));
     expect(again.memory?.id).toBe(first.memory?.id);

@@ -177,7 +177,9 @@ describe("revise", () => {
   it("validates input naming the field", async () => {
     const a = await remember(tenantA, { memoryType: "note" });
     // An intent no enum value names can only come from a foreign client: an unknown number.
-    const badEdge = await rejection(raw.memories.revise({ predecessorId: a.id, edgeIntent: 7 as EdgeIntent, memoryType: 7, topic: "t", content: unique("x") }, writer(tenantA)));
+    const badEdge = await rejection(
+      raw.memories.revise({ predecessorId: a.id, edgeIntent: 7 as EdgeIntent, memoryType: 7, topic: "t", content: unique("x") }, writer(tenantA)),
+    );
     expect(badEdge).toMatchObject({ reason: "invalid_input", details: { field: "edgeIntent" } });
     const badId = await rejection(revise(tenantA, "not-a-uuid", {}));
     expect(badId).toMatchObject({ reason: "invalid_input", details: { field: "predecessorId" } });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CredentialSigner, createRpcClients, generateServiceKeyPair, SCOPES } from "@3ngram/rpc";
 import { memoryServices } from "@3ngram/proto/memory/v1";
+import type { MemoryType } from "@3ngram/proto/common/v1/memory";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
 
@@ -65,7 +66,7 @@ describe("memory service over gRPC", () => {
     expect(tooLong.details.field).toBe("content");
     // A type no enum value names can only come from a foreign client: an unknown number.
     const raw = await stack.memoryClient();
-    const badType = await rejection(raw.remember({ memoryType: 99, topic: "t", content: "c" }, writer(tenantA)));
+    const badType = await rejection(raw.memories.remember({ memoryType: 99 as MemoryType, topic: "t", content: "c" }, writer(tenantA)));
     expect(badType.details.field).toBe("memoryType");
     const badScope = await rejection(memory.memories.remember({ memoryType: "note", topic: "t", content: "c", scope: "Not Kebab" }, writer(tenantA)));
     expect(badScope.details.field).toBe("scope");

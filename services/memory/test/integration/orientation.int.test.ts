@@ -45,7 +45,10 @@ let seq = 0;
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
 async function remember(t: TestTenant, fields: Partial<RememberInit> & Pick<RememberInit, "memoryType">): Promise<string> {
-  const stored = await memory.memories.remember({ topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
+  const stored = await memory.memories.remember(
+    { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), ...fields } as RememberInit,
+    writer(t),
+  );
   return stored.memory!.id;
 }
 

@@ -89,7 +89,10 @@ describe("the job outbox", () => {
     const ids: string[] = [];
     try {
       for (let i = 0; i < 5; i++) {
-        const stored = await client.memories.remember({ memoryType: MemoryType.NOTE, topic: "outage", content: `Written while Redis is away, number ${i}.` }, writer(tenant));
+        const stored = await client.memories.remember(
+          { memoryType: MemoryType.NOTE, topic: "outage", content: `Written while Redis is away, number ${i}.` },
+          writer(tenant),
+        );
         expect(stored.embedded).toBe(EmbeddingState.PENDING);
         ids.push(stored.memory!.id);
       }

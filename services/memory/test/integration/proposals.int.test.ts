@@ -140,7 +140,10 @@ describe("consolidation proposals", () => {
     expect(result.skipped).toBe(4);
     const refused = await rejection(
       // derives is an edge type, but never a proposed one.
-      raw.proposals.createConsolidationProposals({ proposals: [{ fromId: a.id, toId: b.id, edgeType: 4 as EdgeType, similarity: 0.9 }] }, consolidator(tenantA)),
+      raw.proposals.createConsolidationProposals(
+        { proposals: [{ fromId: a.id, toId: b.id, edgeType: 4 as EdgeType, similarity: 0.9 }] },
+        consolidator(tenantA),
+      ),
     );
     expect(refused).toMatchObject({ reason: "invalid_input" });
     expect(refused.details.field).toMatch(/edgeType/);
@@ -550,7 +553,9 @@ describe("maintenance for the consolidator", () => {
       [overdueOpen.id],
     );
     expect(events).toEqual([{ actor: "system", payload: expect.objectContaining({ from: "open", to: "expired" }) }]);
-    expect((await memory.maintenance.expireCommitments({ dueBefore: new Date(Date.now() - 86_400_000).toISOString() }, consolidator(tenant))).memoryIds).toEqual([]);
+    expect(
+      (await memory.maintenance.expireCommitments({ dueBefore: new Date(Date.now() - 86_400_000).toISOString() }, consolidator(tenant))).memoryIds,
+    ).toEqual([]);
 
     const later = await memory.maintenance.expireCommitments({ dueBefore: new Date(Date.now() + 7 * 86_400_000).toISOString() }, consolidator(tenant));
     expect(later.memoryIds).toEqual([recent.id]);

@@ -4,7 +4,10 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCOPES } from "@3ngram/rpc";
+import { MemoryStatus as MemoryStatusNumber, MemoryType as MemoryTypeNumber } from "@3ngram/proto/common/v1/memory";
+import type { RetrievalMode, memoryServices } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClients } from "@3ngram/rpc";
+import type { MemoryType } from "@3ngram/schema";
 import { AppError } from "@3ngram/errors";
 import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
@@ -13,10 +16,12 @@ type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
 let memory: PublicMemoryClient;
+/** Proto messages as they are, for what a public value cannot say (a number no enum holds). */
+let raw: RpcClients<typeof memoryServices>;
 
 let counter = 0;
 /** A memory with unique content (the live-duplicate guard is per tenant). */
-async function note(t: Tenant, fields: { scope?: string; project?: string; memoryType?: string; topic?: string } = {}) {
+async function note(t: Tenant, fields: { scope?: string; project?: string; memoryType?: MemoryType; topic?: string } = {}) {
   counter += 1;
   const out = await memory.memories.remember(
     { memoryType: fields.memoryType ?? "note", topic: fields.topic ?? `topic ${counter}`, content: `scoped memory number ${counter}`, ...fields },
@@ -37,6 +42,7 @@ async function registry(t: Tenant) {
 beforeAll(async () => {
   stack = await startCoreServices({ label: "scopes" });
   memory = await stack.publicMemoryClient();
+  raw = await stack.memoryClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -107,7 +113,8 @@ describe("scope registry", () => {
       [() => memory.scopes.renameScope({ name: "work", newName: "work" }, writer(t)), "newName"],
       [() => memory.scopes.setRetrievalDefault({ mode: "default" }, writer(t)), "scope"],
       [() => memory.scopes.setRetrievalDefault({ mode: "require", scope: "work" }, writer(t)), "scope"],
-      [() => memory.scopes.setRetrievalDefault({ mode: "sometimes" }, writer(t)), "mode"],
+      // A mode no enum value names can only come from a foreign client: an unknown number.
+      [() => raw.scopes.setRetrievalDefault({ mode: 9 as RetrievalMode }, writer(t)), "mode"],
     ];
     for (const [call, field] of cases) {
       const err = await rejection(call());
@@ -389,7 +396,7 @@ describe("listing and facets", () => {
 
   beforeAll(async () => {
     t = await stack.createTenant("listing");
-    const specs: Array<[string, { scope?: string; project?: string; memoryType?: string }]> = [
+    const specs: Array<[string, { scope?: string; project?: string; memoryType?: MemoryType }]> = [
       ["d1", { memoryType: "decision", scope: "work", project: "apollo" }],
       ["f1", { memoryType: "fact", scope: "work", project: "gemini" }],
       ["n1", { memoryType: "note", scope: "personal" }],
@@ -400,7 +407,7 @@ describe("listing and facets", () => {
     ];
     for (const [key, fields] of specs) {
       const m = await note(t, fields);
-      made[key] = { id: m.id, recordedAt: new Date(Number(m.recordedAt!.seconds) * 1000 + Math.floor(m.recordedAt!.nanos / 1e6)) };
+      made[key] = { id: m.id, recordedAt: new Date(m.recordedAt) };
     }
     await memory.memories.archive({ memoryId: made.archived!.id }, writer(t));
     const revised = await memory.memories.revise(
@@ -414,7 +421,7 @@ describe("listing and facets", () => {
       writer(t),
     );
     const successor = (await memory.memories.getMemories({ ids: [revised.memory!.id] }, reader(t))).memories[0]!;
-    made.successor = { id: successor.id, recordedAt: new Date(Number(successor.recordedAt!.seconds) * 1000 + Math.floor(successor.recordedAt!.nanos / 1e6)) };
+    made.successor = { id: successor.id, recordedAt: new Date(successor.recordedAt) };
   });
 
   const live = () => ["successor", "b1", "d2", "n1", "f1", "d1"].map((k) => made[k]!.id);
@@ -466,16 +473,21 @@ describe("listing and facets", () => {
     const cases: Array<[Parameters<typeof memory.memories.listMemories>[0], string]> = [
       [{ limit: 101 }, "limit"],
       [{ offset: 100_001 }, "offset"],
-      [{ memoryTypes: ["gossip"] }, "memoryTypes"],
       [{ scope: "Not Kebab" }, "scope"],
-      [{ status: "deleted" }, "status"],
-      [
-        { recordedAfter: new Date("2030-01-02T00:00:00Z").toISOString(), recordedBefore: new Date("2030-01-01T00:00:00Z").toISOString() },
-        "recordedBefore",
-      ],
+      [{ recordedAfter: new Date("2030-01-02T00:00:00Z").toISOString(), recordedBefore: new Date("2030-01-01T00:00:00Z").toISOString() }, "recordedBefore"],
     ];
     for (const [request, field] of cases) {
       const err = await rejection(memory.memories.listMemories(request, reader(t)));
+      expect(err.reason).toBe("invalid_input");
+      expect(err.details.field).toBe(field);
+    }
+    // A type or status no enum value names can only come from a foreign client: an unknown number.
+    const foreign: Array<[Parameters<typeof raw.memories.listMemories>[0], string]> = [
+      [{ memoryTypes: [MemoryTypeNumber.NOTE, 99 as MemoryTypeNumber] }, "memoryTypes.1"],
+      [{ status: 9 as MemoryStatusNumber }, "status"],
+    ];
+    for (const [request, field] of foreign) {
+      const err = await rejection(raw.memories.listMemories(request, reader(t)));
       expect(err.reason).toBe("invalid_input");
       expect(err.details.field).toBe(field);
     }

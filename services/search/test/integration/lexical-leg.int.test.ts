@@ -7,7 +7,6 @@
  */
 import { withTenant } from "@3ngram/db";
 import { SearchService as SearchServiceDef } from "@3ngram/proto/search/v1";
-import type { ArchiveService } from "@3ngram/proto/memory/v1";
 import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
@@ -15,7 +14,6 @@ import { startCoreServices, type CoreServices, type PublicMemoryClient } from ".
 
 let stack: CoreServices;
 let memory: PublicMemoryClient;
-let archiveRpc: RpcClient<typeof ArchiveService>;
 let search: RpcClient<typeof SearchServiceDef>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
@@ -29,7 +27,6 @@ beforeAll(async () => {
   tenantA = await stack.createTenant("lexical-a");
   tenantB = await stack.createTenant("lexical-b");
   memory = await stack.publicMemoryClient();
-  archiveRpc = await stack.archiveClient();
   // The lexical leg under test: the memory tokenisation (lexical_tsv) ranked with BM25.
   search = await stack.searchClientWithPolicy({ tokens: "memory", lexicalScore: "bm25" });
 });
@@ -144,7 +141,7 @@ describe("statistics kept by the database", () => {
 
     // Erasure runs as threengram_eraser inside erase_memories; the erased memory leaves the sums.
     const before = await stats(tenantA);
-    const erased = await archiveRpc.erase({ ids: [successor.memory!.id], reason: "mistake" }, eraser(tenantA));
+    const erased = await memory.archive.erase({ ids: [successor.memory!.id], reason: "mistake" }, eraser(tenantA));
     expect(erased.erased).toEqual([successor.memory!.id]);
     const after = await stats(tenantA);
     expect(after.docs).toBe(before.docs - 1);

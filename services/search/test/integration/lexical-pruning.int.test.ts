@@ -3,11 +3,15 @@
  * that contains it is what makes the full-text leg slow. The policy leaves such words out of the
  * leg (and requires all words when every one is that common). A tiny cap makes that visible here.
  */
+import { SearchService } from "@3ngram/proto/search/v1";
+import { bridgeClient, type RpcClient } from "@3ngram/rpc";
+import { searchContract } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 
 let stack: CoreServices;
+let raw: RpcClient<typeof SearchService>;
 let search: PublicSearchClient;
 let tenant: TestTenant;
 
@@ -19,11 +23,12 @@ beforeAll(async () => {
     await memory.memories.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
   await memory.memories.remember({ memoryType: "note", topic: "rare pair", content: "A kestrel rode the zephyr at dusk." }, writer(tenant));
   await memory.memories.remember({ memoryType: "note", topic: "wind", content: "The zephyr came from the west." }, writer(tenant));
-  search = await stack.searchClientWithPolicy({ lexicalTermMaxMatches: 3 });
+  raw = await stack.searchClientWithPolicy({ lexicalTermMaxMatches: 3 });
+  search = bridgeClient(SearchService, searchContract, raw);
 });
 
 afterAll(async () => {
-  search?.close();
+  raw?.close();
   await stack?.close();
 });
 

@@ -3,6 +3,7 @@ import { CredentialSigner, createRpcClient, generateServiceKeyPair, SCOPES } fro
 import { SearchService } from "@3ngram/proto/search/v1";
 import { AppError } from "@3ngram/errors";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { fullHits } from "../../../../test/support/search.js";
 
 let stack: CoreServices;
 let withVectors: CoreServices;
@@ -49,7 +50,7 @@ describe("fused search", () => {
     const search = await withVectors.publicSearchClient();
     const result = await search.search({ query: "primary database for memories", limit: 3 }, as(tenantA));
     expect(result.hits[0]?.topic).toBe("database choice");
-    expect(result.hits[0]?.content).toContain("PostgreSQL");
+    expect(fullHits(result)[0]?.content).toContain("PostgreSQL");
     expect(result.hits.length).toBe(3);
     expect(result.hasMore).toBe(true);
     const legs = Object.fromEntries(result.coverage!.legs.map((l) => [l.leg, l]));
@@ -64,9 +65,9 @@ describe("fused search", () => {
   it("never returns another tenant's memories", async () => {
     const search = await withVectors.publicSearchClient();
     const asA = await search.search({ query: "MySQL database", limit: 25 }, as(tenantA));
-    expect(asA.hits.every((h) => !h.content!.includes("MySQL"))).toBe(true);
+    expect(fullHits(asA).every((h) => !h.content.includes("MySQL"))).toBe(true);
     const asB = await search.search({ query: "PostgreSQL pgvector", limit: 25 }, as(tenantB));
-    expect(asB.hits.map((h) => h.content)).toEqual(["Tenant B picked MySQL for its own database."]);
+    expect(fullHits(asB).map((h) => h.content)).toEqual(["Tenant B picked MySQL for its own database."]);
   });
 
   it("narrows by type and project before ranking", async () => {
@@ -74,7 +75,7 @@ describe("fused search", () => {
     const blockers = await search.search({ query: "deploy certificate", memoryTypes: ["blocker"] }, as(tenantA));
     expect(blockers.hits.map((h) => h.memoryType)).toEqual(["blocker"]);
     const infra = await search.search({ query: "anything at all", projects: ["infra"] }, as(tenantA));
-    expect(infra.hits.map((h) => h.project)).toEqual(["infra"]);
+    expect(fullHits(infra).map((h) => h.project)).toEqual(["infra"]);
   });
 
   it("gives short name queries the topic bonus", async () => {
