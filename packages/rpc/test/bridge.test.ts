@@ -4,10 +4,10 @@
  * value on a required field is refused naming the field, and a flattened oneof reads as the public
  * selector shape. Through bytes, as on the network.
  */
-import { create, fromBinary, toBinary, type DescEnum, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type DescEnum, type DescField, type DescFile, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { MemoryType } from "@3ngram/proto/common/v1/memory";
-import { file_memory_v1_memory, BriefingRequestSchema, OrientationSelectorSchema, RememberRequestSchema, ReviseRequestSchema } from "@3ngram/proto/memory/v1";
-import { file_search_v1_search, SearchRequestSchema } from "@3ngram/proto/search/v1";
+import { memoryServices, BriefingRequestSchema, OrientationSelectorSchema, RememberRequestSchema, ReviseRequestSchema } from "@3ngram/proto/memory/v1";
+import { SearchRequestSchema, SearchService } from "@3ngram/proto/search/v1";
 import { AppError } from "@3ngram/errors";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -17,8 +17,20 @@ function overTheWire<D extends DescMessage>(desc: D, message: Message): Message 
   return fromBinary(desc, toBinary(desc, message as never));
 }
 
+/** Every file the services are declared in, and every file those import (each service context has its own). */
+function filesOf(roots: readonly DescFile[]): DescFile[] {
+  const seen = new Set<DescFile>();
+  const visit = (file: DescFile) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    file.dependencies.forEach(visit);
+  };
+  roots.forEach(visit);
+  return [...seen];
+}
+
 /** Every message of the contracts, nested ones included. */
-function messagesOf(files: readonly { messages: readonly DescMessage[] }[]): DescMessage[] {
+function messagesOf(files: readonly DescFile[]): DescMessage[] {
   const all: DescMessage[] = [];
   const walk = (desc: DescMessage) => {
     all.push(desc);
@@ -28,7 +40,7 @@ function messagesOf(files: readonly { messages: readonly DescMessage[] }[]): Des
   // google.protobuf's own enums (Struct's NullValue) are the well-known types' business.
   return all.filter((desc) => !desc.typeName.startsWith("google."));
 }
-const messages = messagesOf([file_memory_v1_memory, ...file_memory_v1_memory.dependencies, file_search_v1_search]);
+const messages = messagesOf(filesOf([...Object.values(memoryServices), SearchService].map((service) => service.file)));
 const enumFields = messages.flatMap((desc) =>
   desc.fields
     .filter((f): f is DescField & { enum: DescEnum } => f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind === "enum"))
@@ -54,6 +66,10 @@ const rememberRequest = z.strictObject({ memoryType, topic: z.string(), content:
 describe("enums through the bridge", () => {
   it("finds the contracts' enum fields, each enum following the naming rule", () => {
     expect(enumFields.length).toBeGreaterThan(40);
+    // The walk reaches the files of every context, not only memory.proto's messages.
+    const enums = new Set(enumFields.map(({ field }) => field.enum.typeName));
+    for (const name of ["common.v1.MemoryType", "memory.v1.ErasureReason", "memory.v1.ClientRegistration", "search.v1.SimilarityBand"])
+      expect(enums).toContain(name);
     for (const { field } of enumFields) {
       expect(field.enum.sharedPrefix, field.enum.typeName).toBeDefined();
       expect(field.enum.values[0]!.number, field.enum.typeName).toBe(0);
