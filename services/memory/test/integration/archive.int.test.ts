@@ -5,7 +5,7 @@
  * embedding jobs, paging, and tenant isolation.
  */
 import { randomUUID } from "node:crypto";
-import type { ArchiveService } from "@3ngram/proto/memory/v1";
+import { ImportOutcome, type ArchiveService } from "@3ngram/proto/memory/v1";
 import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
@@ -431,7 +431,7 @@ describe("per-line results", () => {
     expect(err.reason).toBe("invalid_input");
     expect(err.message).toMatch(/^line 1: version: /);
     expect(await counts(tenant.tenantId)).toEqual(before);
-    const format = await rejection(importFile(archiveRpc, { format: "csv", ndjson: "" }, as(tenant)));
+    const format = await rejection(archiveRpc.import(importMessages({ format: "csv", ndjson: "" }), as(tenant)));
     expect(format.details.field).toBe("options.format");
   });
 
@@ -492,8 +492,9 @@ describe("the import stream", () => {
     });
     expect(result.results).toHaveLength(300);
     expect(result.results.map((r) => r.line)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
-    expect(result.results.filter((r) => r.outcome !== "created")).toEqual([
-      expect.objectContaining({ line: 207, outcome: "error", reason: "invalid_input", message: expect.stringMatching(/^topic: /) }),
+    // The raw answer, as any gRPC client reads it: outcomes are ImportOutcome numbers.
+    expect(result.results.filter((r) => r.outcome !== ImportOutcome.CREATED)).toEqual([
+      expect.objectContaining({ line: 207, outcome: ImportOutcome.ERROR, reason: "invalid_input", message: expect.stringMatching(/^topic: /) }),
     ]);
     expect({ created: result.created, failed: result.failed }).toEqual({ created: 299, failed: 1 });
   });

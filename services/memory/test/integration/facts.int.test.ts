@@ -91,7 +91,7 @@ describe("a fact that changes twice", () => {
 
   it("remember returns each generation open, valid from its recording instant", () => {
     for (const g of [g1, g2, g3]) {
-      expect(g.validTo).toBeUndefined();
+      expect(g.validTo).toBeNull();
       expect(ms(g.validFrom)).toBe(ms(g.recordedAt));
     }
     expect(r1).toBeLessThan(r2);
@@ -122,21 +122,21 @@ describe("a fact that changes twice", () => {
     const now = await memory.memories.getFacts(query, readOnly(tenantA));
     expect(ids(now.facts)).toEqual([g3.id]);
     expect(now.facts[0]).toMatchObject({ subject, predicate, value: "90" });
-    expect(now.facts[0]!.validTo).toBeUndefined();
+    expect(now.facts[0]!.validTo).toBeNull();
   });
 
   it("asKnownAt between the 2nd and 3rd writes returns the middle generation, as it was then: open", async () => {
     const out = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: between(r2, r3) } }, readOnly(tenantA));
     expect(ids(out.facts)).toEqual([g2.id]);
     expect(out.facts[0]!.value).toBe("85");
-    expect(out.facts[0]!.validTo).toBeUndefined();
+    expect(out.facts[0]!.validTo).toBeNull();
   });
 
   it("asKnownAt between the 1st and 2nd writes returns the first generation although it is closed now", async () => {
     const out = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(out.facts)).toEqual([g1.id]);
     expect(out.facts[0]!.value).toBe("80");
-    expect(out.facts[0]!.validTo).toBeUndefined();
+    expect(out.facts[0]!.validTo).toBeNull();
   });
 
   it("asKnownAt before the first write knows nothing; at a write's own instant it knows that write", async () => {
@@ -160,7 +160,7 @@ describe("a fact that changes twice", () => {
     // was believed to hold at an instant that, as we know now, belongs to the second.
     const then = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(then.facts)).toEqual([g1.id]);
-    expect(then.facts[0]!.validTo).toBeUndefined();
+    expect(then.facts[0]!.validTo).toBeNull();
     const later = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: ts(r3 + 1) } }, readOnly(tenantA));
     expect(ids(later.facts)).toEqual([g2.id]);
     expect(ms(later.facts[0]!.validTo)).toBe(r3);
@@ -172,7 +172,7 @@ describe("a fact that changes twice", () => {
     expect(values(out.facts)).toEqual(["80", "85", "90"]);
     expect(ms(out.facts[0]!.validTo)).toBe(ms(out.facts[1]!.validFrom));
     expect(ms(out.facts[1]!.validTo)).toBe(ms(out.facts[2]!.validFrom));
-    expect(out.facts[2]!.validTo).toBeUndefined();
+    expect(out.facts[2]!.validTo).toBeNull();
   });
 
   it("range bounds select the generations whose validity overlaps the window", async () => {
@@ -270,7 +270,7 @@ describe("listing and filtering", () => {
     expect(new Set(runs).size).toBe(runs.length);
     expect(runs.indexOf("list:a")).toBeLessThan(runs.indexOf("list:b"));
     expect(all.facts.filter((f) => f.subject === "list:a").map((f) => f.predicate)).toEqual(["height_cm", "weight_kg"]);
-    expect(all.facts.every((f) => f.validTo === undefined)).toBe(true);
+    expect(all.facts.every((f) => f.validTo === null)).toBe(true);
     expect(all.facts.length).toBeGreaterThanOrEqual(4);
     expect((await memory.memories.getFacts({ limit: 2 }, readOnly(tenantA))).facts).toEqual(all.facts.slice(0, 2));
     expect((await memory.memories.getFacts({ range: {}, limit: 1 }, readOnly(tenantA))).facts).toHaveLength(1);

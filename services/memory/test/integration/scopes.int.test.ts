@@ -58,7 +58,7 @@ describe("scope registry", () => {
     ]);
     expect(out.scopes.every((s) => s.createdAt !== undefined && s.id.length === 36)).toBe(true);
     expect(out.policy).toMatchObject({ mode: "off" });
-    expect(out.policy?.scope).toBeUndefined();
+    expect(out.policy?.scope).toBeNull();
   });
 
   it("creates scopes with aliases, listed in name order", async () => {
@@ -328,7 +328,7 @@ describe("retrieval default", () => {
     expect((await memory.scopes.deleteScope({ name: "work" }, writer(t))).policy).toMatchObject({ mode: "default", scope: "deep-focus" });
     const deleted = await memory.scopes.deleteScope({ name: "deep-focus" }, writer(t));
     expect(deleted.policy?.mode).toBe("require");
-    expect(deleted.policy?.scope).toBeUndefined();
+    expect(deleted.policy?.scope).toBeNull();
     expect((await registry(t)).policy?.mode).toBe("require");
   });
 
@@ -342,7 +342,7 @@ describe("retrieval default", () => {
     expect((await memory.scopes.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t))).policy).toMatchObject({ mode: "default", scope: "work" });
     const off = await memory.scopes.setRetrievalDefault({ mode: "off" }, writer(t));
     expect(off.policy?.mode).toBe("off");
-    expect(off.policy?.scope).toBeUndefined();
+    expect(off.policy?.scope).toBeNull();
   });
 });
 
@@ -483,7 +483,7 @@ describe("listing and facets", () => {
     }
     // A type or status no enum value names can only come from a foreign client: an unknown number.
     const foreign: Array<[Parameters<typeof raw.memories.listMemories>[0], string]> = [
-      [{ memoryTypes: [MemoryTypeNumber.NOTE, 99 as MemoryTypeNumber] }, "memoryTypes.1"],
+      [{ memoryTypes: [MemoryTypeNumber.NOTE, 99 as MemoryTypeNumber] }, "memoryTypes"],
       [{ status: 9 as MemoryStatusNumber }, "status"],
     ];
     for (const [request, field] of foreign) {
