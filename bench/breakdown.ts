@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createPool } from "@3ngram/db";
 import { createEmbedder, parseEmbeddingsConfig } from "@3ngram/embeddings";
-import { SearchService } from "@3ngram/proto/search/v1";
+import { SearchOrder, SearchService } from "@3ngram/proto/search/v1";
 import { createRpcClient, SCOPES } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService } from "@3ngram/search";
@@ -92,8 +92,9 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
     for (const q of queries) cached.push(await inside(() => client.search({ query: q, limit: 10 }, as)));
     const chrono = [];
     for (let i = 0; i < queries.length; i++) {
-      const memoryType = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"][i % 8]!;
-      chrono.push(await inside(() => client.search({ order: "chronological", memoryTypes: [memoryType], limit: 25 }, as)));
+      // The eight memory types are MemoryType 1 to 8.
+      const memoryType = (i % 8) + 1;
+      chrono.push(await inside(() => client.search({ order: SearchOrder.CHRONOLOGICAL, memoryTypes: [memoryType], limit: 25 }, as)));
     }
     const one = [];
     for (let i = 0; i < queries.length; i++) one.push(await inside(() => pool.query("SELECT 1")));

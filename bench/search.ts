@@ -20,7 +20,7 @@ import { performance } from "node:perf_hooks";
 import { HashingEmbedder } from "@3ngram/embeddings";
 import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
-import { SearchService } from "@3ngram/proto/search/v1";
+import { SearchOrder, SearchService } from "@3ngram/proto/search/v1";
 import { createMemoryQueueBackend } from "@3ngram/queue";
 import { createRpcClient, SCOPES } from "@3ngram/rpc";
 import { createLogger, loadConfig } from "@3ngram/runtime";
@@ -176,7 +176,7 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
     const viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[queryCount + i]!, limit: 5 }));
     await mcp.close();
     const chrono = await timed(queryCount, (i) =>
-      client.search({ order: "chronological", memoryTypes: [TYPES[i % TYPES.length]!], projects: [`project-${i % 20}`], limit: 25 }, as),
+      client.search({ order: SearchOrder.CHRONOLOGICAL, memoryTypes: [(i % TYPES.length) + 1], projects: [`project-${i % 20}`], limit: 25 }, as),
     );
     client.close();
     return { n, loadS, indexS, grpc: percentiles(grpc), mcp: percentiles(viaMcp), chrono: percentiles(chrono) };

@@ -109,7 +109,8 @@ const print = (step, fields) => console.log(JSON.stringify({ step, ...fields }))
 try {
   const topic = `external client ${Date.now()}`;
   const remembered = await call(memoryClient, "memory", ["memory:write"], "Remember", {
-    memory_type: "note",
+    // Enums travel by name with enums: String (or by number): MEMORY_TYPE_NOTE, never "note".
+    memory_type: "MEMORY_TYPE_NOTE",
     topic,
     content: "Internal services call memory and search over gRPC with a signed service credential.",
     // A retry of this write with the same key answers with the first write instead of storing twice.
@@ -124,7 +125,8 @@ try {
   print("search", { ids: found.hits.map((h) => h.id) });
 
   try {
-    await call(memoryClient, "memory", ["memory:write"], "Remember", { memory_type: "bogus", topic, content: "refused" });
+    // A number no value of the enum has (a client built from a newer contract, say) is refused by field.
+    await call(memoryClient, "memory", ["memory:write"], "Remember", { memory_type: 99, topic, content: "refused" });
     print("refused", { unexpected: "the call succeeded" });
   } catch (err) {
     print("refused", decodeError(err));

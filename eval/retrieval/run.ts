@@ -13,16 +13,15 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import { memoryServices, type RememberRequestSchema } from "@3ngram/proto/memory/v1";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createEmbedder, parseEmbeddingsConfig, type Embedder } from "@3ngram/embeddings";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { SEARCH_POLICY, loadSearchConfig, startSearchService, type RunningSearchService, type SearchPolicy } from "@3ngram/search";
 import { createMemoryQueueBackend } from "@3ngram/queue";
-import { createRpcClient, createRpcClients, SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { bridgeClient, createRpcClient, createRpcClients, SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { MAX_GET_MEMORIES_IDS } from "@3ngram/schema";
+import { MAX_GET_MEMORIES_IDS, memoryContracts, type RememberInput } from "@3ngram/schema";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import { createTestKeys } from "../../test/support/keys.js";
 import { loadFixture, type Fixture, type FixtureMemory } from "./fixture.js";
@@ -144,7 +143,7 @@ export async function startServices(embedder: Embedder, policy: SearchPolicy | n
 }
 
 /** The fields remember and revise share (revise carries them beside the predecessor). */
-function rememberRequest(m: FixtureMemory): Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName"> {
+function rememberRequest(m: FixtureMemory): Omit<RememberInput, "facts"> {
   return {
     memoryType: m.type,
     topic: m.topic,
@@ -163,10 +162,12 @@ function rememberRequest(m: FixtureMemory): Omit<MessageInitShape<typeof Remembe
  */
 export async function loadMemories(client: RpcClients<typeof memoryServices>, as: CallOptions, fixture: Fixture): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
+  // Through the bridge, in the public shapes, as the gateway writes.
+  const calls = bridgeClient(memoryServices.memories, memoryContracts.memories, client.memories);
   for (const m of fixture.memories) {
     const response = m.revises
-      ? await client.memories.revise({ predecessorId: ids.get(m.revises)!, edgeIntent: m.edge ?? "supersedes", ...rememberRequest(m) }, as)
-      : await client.memories.remember(rememberRequest(m), as);
+      ? await calls.revise({ predecessorId: ids.get(m.revises)!, edgeIntent: m.edge ?? "supersedes", ...rememberRequest(m) }, as)
+      : await calls.remember(rememberRequest(m), as);
     if (!response.memory) throw new Error(`${m.id}: the memory service answered without a memory`);
     if (response.embedded !== "done") throw new Error(`${m.id}: stored without an embedding (${response.embedded})`);
     ids.set(m.id, response.memory.id);
@@ -174,7 +175,7 @@ export async function loadMemories(client: RpcClients<typeof memoryServices>, as
   const predecessors = fixture.memories.flatMap((m) => (m.revises ? [m.revises] : []));
   for (let at = 0; at < predecessors.length; at += MAX_GET_MEMORIES_IDS) {
     const batch = predecessors.slice(at, at + MAX_GET_MEMORIES_IDS);
-    const { memories, notFound } = await client.memories.getMemories({ ids: batch.map((p) => ids.get(p)!) }, as);
+    const { memories, notFound } = await calls.getMemories({ ids: batch.map((p) => ids.get(p)!) }, as);
     if (notFound.length > 0) throw new Error(`${notFound.length} predecessors are missing`);
     for (const stored of memories) {
       const fixtureId = batch.find((p) => ids.get(p) === stored.id);

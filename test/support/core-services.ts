@@ -3,7 +3,17 @@ import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createMemoryService } from "./memory-service-factory.js";
-import { createRpcClient, createRpcClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import {
+  bridgeClient,
+  bridgeClients,
+  createRpcClient,
+  createRpcClients,
+  type BridgedClient,
+  type BridgedClients,
+  type RpcClient,
+  type RpcClients,
+} from "@3ngram/rpc";
+import { memoryContracts, searchContract } from "@3ngram/schema";
 import { createLogger } from "@3ngram/runtime";
 import { SEARCH_POLICY, loadSearchConfig, startSearchService, type SearchPolicy } from "@3ngram/search";
 import { createTestDatabase, deleteKeyPrefix, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
@@ -17,16 +27,22 @@ export interface CoreServices {
   memoryAddress: string;
   searchAddress: string;
   redisPrefix: string;
-  /** A client of every memory.v1 service, over one channel. */
+  /** Raw clients, proto messages in and out as a foreign client in any language sees them: every memory.v1 service over one channel. */
   memoryClient(): Promise<RpcClients<typeof memoryServices>>;
-  /** The memory service's ArchiveService alone (import, export, erase), on a channel of its own. */
+  /** The memory service's ArchiveService alone (import, export, erase), raw, on a channel of its own. */
   archiveClient(): Promise<RpcClient<typeof ArchiveService>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
+  /** Clients speaking the public shapes through the bridge, as the gateway and the consolidator call. */
+  publicMemoryClient(): Promise<PublicMemoryClient>;
+  publicSearchClient(): Promise<PublicSearchClient>;
   /** A client of a second search service on the same database, ranking with `policy` over the default one. */
   searchClientWithPolicy(policy: Partial<SearchPolicy>): Promise<RpcClient<typeof SearchService>>;
   createTenant(name: string): Promise<{ tenantId: string; userId: string; apiKey: string }>;
   close(): Promise<void>;
 }
+
+export type PublicMemoryClient = BridgedClients<typeof memoryServices, typeof memoryContracts>;
+export type PublicSearchClient = BridgedClient<typeof SearchService, typeof searchContract>;
 
 export interface CoreServicesOptions {
   label: string;
@@ -56,6 +72,16 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
   const ownerPool = createPool({ connectionString: db.url, max: 2, applicationName: "3ngram-test-owner" });
   const clients: Array<{ close(): void }> = [];
   const extraServices: Array<{ close(): Promise<void> }> = [];
+  const memoryClient = async () => {
+    const client = createRpcClients(memoryServices, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
+    clients.push(client);
+    return client;
+  };
+  const searchClient = async () => {
+    const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer: await keys.signer("gateway") });
+    clients.push(client);
+    return client;
+  };
   return {
     db,
     keys,
@@ -63,21 +89,15 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     memoryAddress: memory.address,
     searchAddress: search.address,
     redisPrefix,
-    async memoryClient() {
-      const client = createRpcClients(memoryServices, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
-      clients.push(client);
-      return client;
-    },
+    memoryClient,
     async archiveClient() {
       const client = createRpcClient(ArchiveService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
       clients.push(client);
       return client;
     },
-    async searchClient() {
-      const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer: await keys.signer("gateway") });
-      clients.push(client);
-      return client;
-    },
+    searchClient,
+    publicMemoryClient: async () => bridgeClients(memoryServices, memoryContracts, await memoryClient()),
+    publicSearchClient: async () => bridgeClient(SearchService, searchContract, await searchClient()),
     async searchClientWithPolicy(policy) {
       const config = loadSearchConfig({
         DATABASE_URL: db.url,

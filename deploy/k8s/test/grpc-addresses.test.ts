@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryServices } from "@3ngram/proto/memory/v1";
+import { MemoryType } from "@3ngram/proto/common/v1/memory";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { checkHealth, createRpcClient, createRpcClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { reader, writer, type TestTenant } from "../../../test/support/calls.js";
@@ -49,7 +50,10 @@ afterAll(async () => {
 describe("gRPC addresses and health as the manifests use them", () => {
   it("write through memory and find it through search over dns:/// addresses", async () => {
     expect(memoryAddress).toMatch(/^dns:\/\/\/localhost:\d+$/);
-    const remembered = await memory.memories.remember({ memoryType: "note", topic: "kestrel", content: "A kestrel hovered over the ridge." }, writer(tenant));
+    const remembered = await memory.memories.remember(
+      { memoryType: MemoryType.NOTE, topic: "kestrel", content: "A kestrel hovered over the ridge." },
+      writer(tenant),
+    );
     const found = await search.search({ query: "kestrel ridge" }, reader(tenant));
     expect(found.hits.map((hit) => hit.id)).toContain(remembered.memory!.id);
   });

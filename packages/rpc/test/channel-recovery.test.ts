@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiKeysService, MemoriesService, OrientationService, ProposalsService, memoryServices } from "@3ngram/proto/memory/v1";
+import { MemoryType } from "@3ngram/proto/common/v1/memory";
 import { AppError } from "@3ngram/errors";
 import { createLogger } from "@3ngram/runtime";
 import {
@@ -74,7 +75,9 @@ describe("client channels", () => {
     expect(read.notFound).toEqual(["x"]);
     expect(memory.calls.getMemories).toBe(2);
 
-    await expect(client.memories.remember({ memoryType: "note", topic: "t", content: "c" }, { identity })).rejects.toMatchObject({ reason: "unavailable" });
+    await expect(client.memories.remember({ memoryType: MemoryType.NOTE, topic: "t", content: "c" }, { identity })).rejects.toMatchObject({
+      reason: "unavailable",
+    });
     expect(memory.calls.remember).toBe(1);
   });
 

@@ -263,7 +263,8 @@ export const similarPairsResponseSchema = outputObject({
     }),
   ),
   scanned: z.int().min(0),
-  model: z.string(),
+  /** Absent when no embedder is configured (then there are no pairs). */
+  model: z.string().optional(),
 });
 
 /** SearchService, by protobuf-es method name. */

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HashingEmbedder } from "@3ngram/embeddings";
+import { EmbeddingState } from "@3ngram/proto/memory/v1";
 import { createMemoryQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { SCOPES } from "@3ngram/rpc";
 import { loadConfig } from "@3ngram/runtime";
@@ -65,6 +66,6 @@ describe("startConsolidator with injected dependencies (standalone mode)", () =>
     await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId });
     expect((await backend.counts(EMBEDDINGS_QUEUE)).waiting).toBe(1);
     const read = await memory.memories.getMemories({ ids: [memoryId] }, { identity: { tenantId: tenant.tenantId, scopes: [SCOPES.read] } });
-    expect(read.memories.map((m) => m.embedded)).toEqual(["done"]);
+    expect(read.memories.map((m) => m.embedded)).toEqual([EmbeddingState.DONE]);
   });
 });

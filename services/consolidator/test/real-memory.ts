@@ -6,7 +6,8 @@
  */
 import { toVectorLiteral } from "@3ngram/db";
 import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
-import { memoryServices } from "@3ngram/proto/memory/v1";
+import { MemoryType } from "@3ngram/proto/common/v1/memory";
+import { EmbeddingState, memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createMemoryQueueBackend, type JobQueue, type QueueBackend } from "@3ngram/queue";
 import { CredentialSigner, SCOPES, createRpcClient, createRpcClients, generateServiceKeyPair, type RpcClient, type RpcClients } from "@3ngram/rpc";
@@ -117,8 +118,8 @@ function userClient(stack: CoreServices): Promise<MemoryRpc> {
 /** Stores a memory through the real remember RPC. The stack must run without an embedder, so it is stored pending. */
 export async function storePending(stack: CoreServices, tenant: Tenant, fields: { topic: string; content: string }): Promise<string> {
   const memory = await userClient(stack);
-  const stored = await memory.memories.remember({ memoryType: "decision", ...fields }, writer(tenant));
-  if (stored.embedded !== "pending" || !stored.memory) throw new Error(`expected a pending memory, got embedded=${stored.embedded}`);
+  const stored = await memory.memories.remember({ memoryType: MemoryType.DECISION, ...fields }, writer(tenant));
+  if (stored.embedded !== EmbeddingState.PENDING || !stored.memory) throw new Error(`expected a pending memory, got embedded=${stored.embedded}`);
   return stored.memory.id;
 }
 
@@ -126,7 +127,8 @@ export async function storePending(stack: CoreServices, tenant: Tenant, fields: 
 export async function embeddingState(stack: CoreServices, tenant: Tenant, memoryId: string): Promise<string> {
   const memory = await userClient(stack);
   const read = await memory.memories.getMemories({ ids: [memoryId] }, writer(tenant));
-  return read.memories[0]?.embedded ?? "not_found";
+  const state = read.memories[0]?.embedded;
+  return state === undefined ? "not_found" : EmbeddingState[state].toLowerCase();
 }
 
 /** The stored vector's model and size, and its cosine similarity to `expected`. */

@@ -44,6 +44,7 @@ describe("docs/examples/grpc-client.mjs", () => {
     );
     const id = steps.remember?.id ?? "";
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(steps.remember).toMatchObject({ embedded: "EMBEDDING_STATE_DONE" });
     expect(steps.get).toMatchObject({ ids: [id] });
     expect(steps.search?.ids).toContain(id);
     expect(steps.refused).toMatchObject({

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toVectorLiteral } from "@3ngram/db";
 import { HashingEmbedder } from "@3ngram/embeddings";
 import { createRedisQueueBackend, type QueueBackend, type QueueCounts } from "@3ngram/queue";
+import { MemoryType } from "@3ngram/proto/common/v1/memory";
+import { EmbeddingState } from "@3ngram/proto/memory/v1";
 import { SCOPES } from "@3ngram/rpc";
 import { createLogger, loadConfig } from "@3ngram/runtime";
 import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EMBED_RETRY_POLICY } from "@3ngram/schema";
@@ -64,13 +66,13 @@ describe("embed-memory job against the real memory service", () => {
 
   it("embeds a memory that was stored pending", async () => {
     const memory = await stack.memoryClient();
-    const stored = await memory.memories.remember({ memoryType: "decision", topic, content }, writer(tenantA));
-    expect(stored.embedded).toBe("pending");
+    const stored = await memory.memories.remember({ memoryType: MemoryType.DECISION, topic, content }, writer(tenantA));
+    expect(stored.embedded).toBe(EmbeddingState.PENDING);
     memoryId = stored.memory!.id;
 
     await eventually(async () => {
       const read = await memory.memories.getMemories({ ids: [memoryId] }, writer(tenantA));
-      expect(read.memories[0]?.embedded).toBe("done");
+      expect(read.memories[0]?.embedded).toBe(EmbeddingState.DONE);
     });
     await eventually(async () => expect(await producer.counts(EMBEDDINGS_QUEUE)).toEqual(idle));
 

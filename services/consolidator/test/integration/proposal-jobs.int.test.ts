@@ -6,7 +6,7 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { MemoryType as MemoryTypeName } from "@3ngram/schema";
 import type { RunningMemoryService } from "@3ngram/memory";
 import { createRedisQueueBackend, type QueueBackend, type QueueCounts } from "@3ngram/queue";
 import { createLogger, loadConfig } from "@3ngram/runtime";
@@ -54,10 +54,9 @@ async function jobsTotal(port: number, job: string, outcome: string): Promise<nu
   return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
 }
 
-async function remember(t: Tenant, fields: { memoryType: string; topic: string; content: string; dueAt?: Date }) {
-  const memory = await stack.memoryClient();
-  const { dueAt, ...rest } = fields;
-  const stored = await memory.memories.remember({ ...rest, ...(dueAt ? { dueAt: timestampFromDate(dueAt) } : {}) }, writer(t));
+async function remember(t: Tenant, fields: { memoryType: MemoryTypeName; topic: string; content: string; dueAt?: string }) {
+  const memory = await stack.publicMemoryClient();
+  const stored = await memory.memories.remember(fields, writer(t));
   return stored.memory!.id;
 }
 
@@ -225,13 +224,13 @@ describe("commitment sweep", () => {
       memoryType: "commitment",
       topic: "report",
       content: "Send the audit report.",
-      dueAt: new Date(Date.now() - 86_400_000),
+      dueAt: new Date(Date.now() - 86_400_000).toISOString(),
     });
     const upcoming = await remember(tenant, {
       memoryType: "commitment",
       topic: "review",
       content: "Review the contract.",
-      dueAt: new Date(Date.now() + 86_400_000),
+      dueAt: new Date(Date.now() + 86_400_000).toISOString(),
     });
     const swept = await jobsTotal(metricsPort, SWEEP_TENANT_JOB, "expired");
     await producer.queue.enqueue(MAINTENANCE_QUEUE, COMMITMENT_SWEEP_JOB, {});
@@ -252,7 +251,7 @@ describe("retries", () => {
     // A stack of its own whose automatic jobs nobody consumes, so only the job below proposes anything.
     const own = await startCoreServices({ label: "retries" });
     const tenant = await own.createTenant("retries");
-    const memory = await own.memoryClient();
+    const memory = await own.publicMemoryClient();
     const memoryId = (await memory.memories.remember({ memoryType: "fact", topic: "Deadlift", content: "Top set 180 kg." }, writer(tenant))).memory!.id;
     // The consolidator under test points at a port where the memory service is not (yet).
     const prefix = uniqueKeyPrefix("retries");

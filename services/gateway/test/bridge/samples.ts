@@ -55,11 +55,15 @@ const memoryRecord = {
   erasedAt: T1,
 };
 
-/** A request and a response; `more` adds requests for fields one request cannot hold together. */
+/**
+ * A request and a response; `more` adds requests and `moreResponses` responses for fields one
+ * message cannot hold together (the members of a oneof).
+ */
 export interface Sample {
   request: unknown;
   response: unknown;
   more?: unknown[];
+  moreResponses?: unknown[];
 }
 
 const scope = { id: ID, name: "work", aliases: ["job"], projects: ["atlas"], createdAt: T0 };
@@ -119,6 +123,8 @@ const handoffMemory = { ...briefingMemory, content: "We use PostgreSQL", content
 const handoffCommitment = { ...briefingCommitment, content: "Ship it", contentLength: 7, truncated: true, scope: "work", project: "atlas" };
 const perHandoffSection = <T>(value: T) => ({ decisions: value, commitments: value, preferences: value, blockers: value });
 const selector = { kind: "scope_project", scope: "work", project: "atlas", includeUnscoped: true };
+/** Every other kind of the selector oneof, each with its own fields. */
+const otherSelectors = [{ kind: "all" }, { kind: "scope", scope: "work" }, { kind: "project", project: "atlas" }];
 
 export const memorySamples: Record<string, Sample> = {
   remember: { request: memoryFields, response: { memory: memoryRef, embedded: "pending", facts: [fact], commitment } },
@@ -212,6 +218,8 @@ export const memorySamples: Record<string, Sample> = {
   collectOAuthGarbage: { request: { clientIdleDays: 30 }, response: { clientsRemoved: 1, codesRemoved: 2, tokensRemoved: 3, keysRemoved: 4 } },
   briefing: {
     request: { selector, mode: "full", sections: ["commitments", "blockers"], sectionLimit: 5, since: "cursor" },
+    more: otherSelectors.map((s) => ({ selector: s })),
+    moreResponses: otherSelectors.map((s) => ({ selector: s, mode: "brief", sectionLimit: 3, generatedAt: T0, changesCursor: "c" })),
     response: {
       selector,
       mode: "full",
@@ -230,6 +238,20 @@ export const memorySamples: Record<string, Sample> = {
   },
   handoff: {
     request: { selector, generatedFor: "the next agent", sectionLimit: 5, since: "cursor" },
+    more: otherSelectors.map((s) => ({ selector: s })),
+    moreResponses: otherSelectors.map((s) => ({
+      selector: s,
+      generatedFor: null,
+      generatedAt: T0,
+      sectionLimit: 25,
+      changesCursor: "c",
+      decisions: [],
+      commitments: [],
+      preferences: [],
+      blockers: [],
+      counts: perHandoffSection(0),
+      truncated: perHandoffSection(false),
+    })),
     response: {
       selector,
       generatedFor: "the next agent",

@@ -7,7 +7,6 @@
  * Screenshots land in test-results/screenshots/ (git-ignored) as artefacts of the run.
  */
 import { SCOPES, type CallOptions } from "@3ngram/rpc";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createLogger } from "@3ngram/runtime";
 import type { Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,10 +28,10 @@ const ids = {} as Record<string, string>;
 const shots: string[] = [];
 
 const asConsolidator = (): CallOptions => ({ identity: { tenantId: tenant.tenantId, scopes: [SCOPES.internalConsolidate] } });
-const daysAgo = (n: number) => timestampFromDate(new Date(Date.now() - n * DAY_MS));
+const daysAgo = (n: number) => new Date(Date.now() - n * DAY_MS).toISOString();
 
 async function seed(): Promise<void> {
-  const memory = await core.memoryClient();
+  const memory = await core.publicMemoryClient();
   // Written the way an agent writes them, so the history names who did what.
   const w: CallOptions = { identity: { ...writer(tenant).identity, actor: "user_mcp" } };
   const remember = async (fields: Parameters<typeof memory.memories.remember>[0]) => (await memory.memories.remember(fields, w)).memory!.id;
@@ -289,7 +288,7 @@ describe("the web UI in chromium", () => {
     await shot("proposal");
     await clickAndWait(`form[action='/ui/proposals/${ids.proposal}/accept'] button`);
     expect(await text("p.flash")).toBe("Proposal accepted.");
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     expect((await memory.memories.getMemories({ ids: [ids.noteOld!] }, reader(tenant))).memories[0]!.supersededBy).toBe(ids.noteNew);
   });
 
@@ -300,7 +299,7 @@ describe("the web UI in chromium", () => {
     await clickAndWait("form[action='/ui/keys'] button[type=submit]");
     const issued = await text("#new-key-value");
     expect(issued).toMatch(/^3ng_[A-Za-z0-9_-]{8}_[A-Za-z0-9_-]{43}$/);
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const resolved = await memory.apiKeys.resolveApiKey({ apiKey: issued }, internalAuth);
     expect(resolved.scopes).toEqual([SCOPES.read]);
     expect(await text("tbody tr:first-child")).toContain("browser reader");

@@ -163,7 +163,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("every route's real answers validate against the schema it declares", async () => {
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const created = await call("post", "/api/v1/memories", {
       json: {
         memoryType: "commitment",

@@ -41,8 +41,8 @@ afterAll(async () => {
 });
 
 /** Two memories in a tenant and an edge proposal between them; returns the ids. */
-async function edgeProposal(t: { tenantId: string; userId: string }, edgeType = "supersedes") {
-  const memory = await core.memoryClient();
+async function edgeProposal(t: { tenantId: string; userId: string }, edgeType: "extends" | "updates" | "supersedes" = "supersedes") {
+  const memory = await core.publicMemoryClient();
   const remember = async (label: string) =>
     (await memory.memories.remember({ memoryType: "decision", topic: `topic ${label}`, content: `${label} ${randomUUID()}` }, writer(t))).memory!.id;
   const older = await remember("older");
@@ -56,7 +56,7 @@ async function edgeProposal(t: { tenantId: string; userId: string }, edgeType = 
 
 /** A memory and a fact proposal read from it; returns the ids. */
 async function factProposal(t: { tenantId: string; userId: string }, value = "98") {
-  const memory = await core.memoryClient();
+  const memory = await core.publicMemoryClient();
   const subject = `lift_${randomUUID().slice(0, 8)}`;
   const memoryId = (await memory.memories.remember({ memoryType: "fact", topic: "lift", content: `Top set ${value} kg ${randomUUID()}` }, writer(t))).memory!
     .id;

@@ -49,13 +49,13 @@ afterAll(async () => {
 });
 
 async function remember(t: Tenant | CreatedTenant, topic: string, content: string): Promise<string> {
-  const memory = await core.memoryClient();
+  const memory = await core.publicMemoryClient();
   return (await memory.memories.remember({ memoryType: "decision", topic, content }, writer(t))).memory!.id;
 }
 
 /** Two memories and a supersedes proposal from the newer to the older. */
 async function edgeProposal(t: Tenant | CreatedTenant, label = "plain") {
-  const memory = await core.memoryClient();
+  const memory = await core.publicMemoryClient();
   const older = await remember(t, `older ${label}`, `older content ${label} ${randomUUID()}`);
   const newer = await remember(t, `newer ${label}`, `newer content ${label} ${randomUUID()}`);
   const created = await memory.proposals.createConsolidationProposals(
@@ -67,7 +67,7 @@ async function edgeProposal(t: Tenant | CreatedTenant, label = "plain") {
 
 /** A memory and one fact proposal read from it. */
 async function factProposal(t: Tenant | CreatedTenant, value = "98") {
-  const memory = await core.memoryClient();
+  const memory = await core.publicMemoryClient();
   const subject = `lift_${randomUUID().slice(0, 8)}`;
   const memoryId = await remember(t, "lift", `Top set ${value} kg ${randomUUID()}`);
   const created = await memory.proposals.createFactProposals(
@@ -78,10 +78,10 @@ async function factProposal(t: Tenant | CreatedTenant, value = "98") {
 }
 
 async function statusOf(t: Tenant | CreatedTenant, id: string): Promise<string | undefined> {
-  const memory = await core.memoryClient();
-  for (const status of ["proposed", "applied", "rejected"]) {
+  const memory = await core.publicMemoryClient();
+  for (const status of ["proposed", "applied", "rejected"] as const) {
     const list = await memory.proposals.listProposals({ status, limit: 100 }, reader(t));
-    if ([...list.proposals, ...list.factProposals].some((p) => p.id === id)) return status;
+    if ([...list.proposals, ...(list.factProposals ?? [])].some((p) => p.id === id)) return status;
   }
   return undefined;
 }
@@ -195,7 +195,7 @@ describe("signing in", () => {
 describe("reviewing proposals", () => {
   it("lists pending proposals of both kinds, escaped, with the page headers", async () => {
     const tenant = await core.createTenant("web ui listing");
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const older = await remember(tenant, `older ${HOSTILE}`, "older");
     const newer = await remember(tenant, `newer ${HOSTILE}`, "newer");
     const edge = (
@@ -246,7 +246,7 @@ describe("reviewing proposals", () => {
 
   it("shows an edge proposal with both memories side by side, escaped, and its decision forms", async () => {
     const tenant = await core.createTenant("web ui edge detail");
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const older = await remember(tenant, "older plan", `old ${HOSTILE}`);
     const newer = await remember(tenant, "newer plan", "new plan");
     const id = (
@@ -282,7 +282,7 @@ describe("reviewing proposals", () => {
     const answer = await browser.post(`/ui/proposals/${fact.id}/accept`, { csrf_token: csrfOf(page) });
     expect(answer).toMatchObject({ status: 303, location: "/ui/proposals?done=applied" });
     expect((await browser.get(answer.location!)).html).toContain("Proposal accepted.");
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const facts = await memory.memories.getFacts({ subject: fact.subject }, reader(tenantA));
     expect(facts.facts.map((f) => `${f.predicate} = ${f.value}`)).toEqual(["top_set.weight_kg = 102.5"]);
     expect(await statusOf(tenantA, fact.id)).toBe("applied");
@@ -294,7 +294,7 @@ describe("reviewing proposals", () => {
     const page = await browser.get(`/ui/proposals/${edge.id}`);
     const answer = await browser.post(`/ui/proposals/${edge.id}/accept`, { csrf_token: csrfOf(page) });
     expect(answer.status).toBe(303);
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const read = await memory.memories.getMemories({ ids: [edge.older] }, reader(tenantA));
     expect(read.memories[0]!.supersededBy).toBe(edge.newer);
 
@@ -316,7 +316,7 @@ describe("reviewing proposals", () => {
     expect(decided.html).toContain("different &#60;script&#62;");
     expect(decided.html).not.toContain(`action="/ui/proposals/${edge.id}/reject"`);
 
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const proposedAgain = await memory.proposals.createConsolidationProposals(
       { proposals: [{ fromId: edge.newer, toId: edge.older, edgeType: "supersedes", similarity: 0.95 }] },
       asConsolidator(tenantA),
@@ -429,7 +429,7 @@ describe("logs", () => {
 describe("browsing", () => {
   it("search, memory, facts and overview pages escape what the services return", async () => {
     const tenant = await core.createTenant("web ui hostile");
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const id = (
       await memory.memories.remember(
         {
@@ -488,7 +488,7 @@ describe("keys", () => {
     const key = /<p class="key" id="new-key-value">([^<]+)<\/p>/.exec(created.html)?.[1];
     expect(key).toMatch(/^3ng_/);
     expect(created.html).toContain("mine &#60;script&#62;");
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const resolved = await memory.apiKeys.resolveApiKey({ apiKey: key! }, { identity: { scopes: [SCOPES.internalAuth] } });
     expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: [SCOPES.read, SCOPES.write] });
     const again = await browser.get("/ui/keys");
@@ -514,7 +514,7 @@ describe("keys", () => {
     expect(list.html).not.toContain('value="read_write"');
     const forged = await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: "escalate", access: "read_write" });
     expect(forged.status).toBe(403);
-    const memory = await core.memoryClient();
+    const memory = await core.publicMemoryClient();
     const names = async () => (await memory.apiKeys.listMyApiKeys({}, reader(readOnly))).keys.map((k) => k.name);
     expect(await names()).not.toContain("escalate");
     expect((await browser.post("/ui/keys", { name: "no csrf", access: "read" })).status).toBe(403);

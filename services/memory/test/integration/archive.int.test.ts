@@ -5,18 +5,17 @@
  * embedding jobs, paging, and tenant isolation.
  */
 import { randomUUID } from "node:crypto";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { ImportOutcome, type ArchiveService } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { exportFile, importFile, importMessages } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 
-type Client = RpcClients<typeof memoryServices>;
+type Client = PublicMemoryClient;
 interface Tenant {
   tenantId: string;
   userId: string;
@@ -67,11 +66,11 @@ function normalise(lines: readonly string[]): unknown[] {
   });
 }
 
-const at = (iso: string) => timestampFromDate(new Date(iso));
+const at = (iso: string) => new Date(iso).toISOString();
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "archive" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   archiveRpc = await stack.archiveClient();
 });
 afterAll(async () => {
@@ -259,7 +258,7 @@ describe("export → import → export", () => {
     const facts = records.filter((r) => r.kind === "fact" && r.subject === "bench");
     const between = new Date((Date.parse(facts[1].recordedAt) + Date.parse(facts[2].recordedAt)) / 2);
     const known = await memory.memories.getFacts(
-      { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: timestampFromDate(between) }, limit: 10 },
+      { subject: "bench", predicate: "top_set.weight_kg", asOf: { asKnownAt: between.toISOString() }, limit: 10 },
       as(target),
     );
     expect(known.facts.map((f) => f.value)).toEqual(["105"]);
@@ -432,7 +431,7 @@ describe("per-line results", () => {
     expect(err.reason).toBe("invalid_input");
     expect(err.message).toMatch(/^line 1: version: /);
     expect(await counts(tenant.tenantId)).toEqual(before);
-    const format = await rejection(importFile(archiveRpc, { format: "csv", ndjson: "" }, as(tenant)));
+    const format = await rejection(archiveRpc.import(importMessages({ format: "csv", ndjson: "" }), as(tenant)));
     expect(format.details.field).toBe("options.format");
   });
 
@@ -494,8 +493,9 @@ describe("the import stream", () => {
     });
     expect(result.results).toHaveLength(300);
     expect(result.results.map((r) => r.line)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
-    expect(result.results.filter((r) => r.outcome !== "created")).toEqual([
-      expect.objectContaining({ line: 207, outcome: "error", reason: "invalid_input", message: expect.stringMatching(/^topic: /) }),
+    // The raw answer, as any gRPC client reads it: outcomes are ImportOutcome numbers.
+    expect(result.results.filter((r) => r.outcome !== ImportOutcome.CREATED)).toEqual([
+      expect.objectContaining({ line: 207, outcome: ImportOutcome.ERROR, reason: "invalid_input", message: expect.stringMatching(/^topic: /) }),
     ]);
     expect({ created: result.created, failed: result.failed }).toEqual({ created: 299, failed: 1 });
   });
@@ -607,9 +607,9 @@ describe("the MCP memory-server importer", () => {
   });
 
   it("finds the imported observations through search", async () => {
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     const found = await search.search({ query: "published algorithm", limit: 5 }, as(tenant, [SCOPES.read]));
-    expect(found.hits.map((h) => h.content)).toContain("Wrote the first published algorithm");
+    expect(found.hits.map((h) => ("content" in h ? h.content : undefined))).toContain("Wrote the first published algorithm");
   });
 
   it("skips everything on a second run", async () => {

@@ -7,23 +7,22 @@
  * the refusals: another tenant's, another selector's, an altered and a stale cursor.
  */
 import { createHmac, randomUUID } from "node:crypto";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ArchiveService, BriefingResponse, RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
-import { ERASED_MARKER } from "@3ngram/schema";
+import type { ArchiveService } from "@3ngram/proto/memory/v1";
+import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import { ERASED_MARKER, type BriefingOutput } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { importFile } from "../../../../test/support/archive.js";
 import { eventually } from "../../../../test/support/processes.js";
 
-type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
+type RememberInit = Parameters<PublicMemoryClient["memories"]["remember"]>[0];
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const PROJECT = { kind: "project", project: "delta" };
+const PROJECT = { kind: "project", project: "delta" } as const;
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
@@ -32,7 +31,7 @@ let seq = 0;
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 const eraser = (t: TestTenant): CallOptions => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.erase] } });
 
-async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryType: string }, project = "delta"): Promise<string> {
+async function remember(t: TestTenant, fields: Partial<RememberInit> & Pick<RememberInit, "memoryType">, project = "delta"): Promise<string> {
   const stored = await memory.memories.remember(
     { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), project, ...fields } as RememberInit,
     writer(t),
@@ -47,12 +46,12 @@ type SectionName = "commitments" | "overdue" | "blockers" | "staleCandidates" | 
 const SECTIONS: readonly SectionName[] = ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"];
 
 /** Each section's changes as "change id" (memory ids for commitments), sorted, and its counts. */
-function changesOf(res: BriefingResponse): Record<SectionName, { lines: string[]; count: number; changes: Record<string, number> }> {
+function changesOf(res: BriefingOutput): Record<SectionName, { lines: string[]; count: number; changes: Record<string, number> }> {
   const out = {} as Record<SectionName, { lines: string[]; count: number; changes: Record<string, number> }>;
   for (const name of SECTIONS) {
     const section = res[name]!;
     const lines = section.items.map((i) => `${i.change} ${"memoryId" in i ? i.memoryId : i.id}`).sort();
-    const { $typeName: _t, $unknown: _u, ...changes } = section.changes!;
+    const changes = section.changes!;
     out[name] = { lines, count: section.count, changes: Object.fromEntries(Object.entries(changes).filter(([, n]) => n > 0)) };
   }
   return out;
@@ -62,7 +61,7 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "changes" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   archiveRpc = await stack.archiveClient();
   tenantA = await stack.createTenant("changes a");
   tenantB = await stack.createTenant("changes b");
@@ -78,7 +77,7 @@ describe("changes since a cursor", () => {
     ids.commitmentResolved = await remember(tenantA, { memoryType: "commitment" });
     ids.commitmentExpired = await remember(tenantA, {
       memoryType: "commitment",
-      dueAt: { seconds: BigInt(Math.floor((Date.now() - DAY_MS) / 1000)), nanos: 0 },
+      dueAt: new Date(Math.floor((Date.now() - DAY_MS) / 1000) * 1000).toISOString(),
     });
     ids.commitmentToggled = await remember(tenantA, { memoryType: "commitment" });
     ids.commitmentReopened = await remember(tenantA, { memoryType: "commitment" });
@@ -105,7 +104,7 @@ describe("changes since a cursor", () => {
       writer(tenantA),
     );
     ids.turnsStale = imported.results[0]!.id!;
-    ids.turnsOverdue = await remember(tenantA, { memoryType: "commitment", dueAt: { seconds: BigInt(horizon / 1000), nanos: 0 } });
+    ids.turnsOverdue = await remember(tenantA, { memoryType: "commitment", dueAt: new Date(horizon).toISOString() });
 
     const first = await brief(tenantA);
     expect(first.changesCursor).not.toBe("");
@@ -125,7 +124,7 @@ describe("changes since a cursor", () => {
       writer(tenantA),
     );
     ids.preferenceNew = revised.memory!.id;
-    await archiveRpc.erase({ ids: [ids.decisionErased], reason: "mistake" }, eraser(tenantA));
+    await memory.archive.erase({ ids: [ids.decisionErased], reason: "mistake" }, eraser(tenantA));
     // Not section changes: a toggle between two open states, an embedding, another project's memory.
     await memory.memories.resolve({ memoryId: ids.commitmentToggled, status: "waiting" }, writer(tenantA));
     await memory.maintenance.storeEmbedding(

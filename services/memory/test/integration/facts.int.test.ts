@@ -5,25 +5,27 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import type { Fact, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClients } from "@3ngram/rpc";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import type { FactRecord as Fact } from "@3ngram/schema";
+import { SCOPES } from "@3ngram/rpc";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
 import { waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 let tenantA: Tenant;
 let tenantB: Tenant;
 
 const readOnly = (t: Tenant) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes: [SCOPES.read] } });
 
-const ms = (ts: Timestamp | undefined): number => timestampDate(ts!).getTime();
-const ts = (millis: number): Timestamp => timestampFromDate(new Date(millis));
-const iso = (text: string): Timestamp => timestampFromDate(new Date(text));
+/** Timestamps travel in the public shape: RFC 3339 strings. */
+type Timestamp = string;
+
+const ms = (ts: Timestamp | null | undefined): number => new Date(ts!).getTime();
+const ts = (millis: number): Timestamp => new Date(millis).toISOString();
+const iso = (text: string): Timestamp => new Date(text).toISOString();
 /** An instant strictly after `earlier` and strictly before `later` (both ms-truncated server values). */
 const between = (earlier: number, later: number): Timestamp => {
   expect(later - earlier).toBeGreaterThanOrEqual(2);
@@ -57,7 +59,7 @@ const ids = (facts: Fact[]) => facts.map((f) => f.id);
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "facts" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   tenantA = await stack.createTenant("facts tenant a");
   tenantB = await stack.createTenant("facts tenant b");
 });
@@ -89,7 +91,7 @@ describe("a fact that changes twice", () => {
 
   it("remember returns each generation open, valid from its recording instant", () => {
     for (const g of [g1, g2, g3]) {
-      expect(g.validTo).toBeUndefined();
+      expect(g.validTo).toBeNull();
       expect(ms(g.validFrom)).toBe(ms(g.recordedAt));
     }
     expect(r1).toBeLessThan(r2);
@@ -120,21 +122,21 @@ describe("a fact that changes twice", () => {
     const now = await memory.memories.getFacts(query, readOnly(tenantA));
     expect(ids(now.facts)).toEqual([g3.id]);
     expect(now.facts[0]).toMatchObject({ subject, predicate, value: "90" });
-    expect(now.facts[0]!.validTo).toBeUndefined();
+    expect(now.facts[0]!.validTo).toBeNull();
   });
 
   it("asKnownAt between the 2nd and 3rd writes returns the middle generation, as it was then: open", async () => {
     const out = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: between(r2, r3) } }, readOnly(tenantA));
     expect(ids(out.facts)).toEqual([g2.id]);
     expect(out.facts[0]!.value).toBe("85");
-    expect(out.facts[0]!.validTo).toBeUndefined();
+    expect(out.facts[0]!.validTo).toBeNull();
   });
 
   it("asKnownAt between the 1st and 2nd writes returns the first generation although it is closed now", async () => {
     const out = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(out.facts)).toEqual([g1.id]);
     expect(out.facts[0]!.value).toBe("80");
-    expect(out.facts[0]!.validTo).toBeUndefined();
+    expect(out.facts[0]!.validTo).toBeNull();
   });
 
   it("asKnownAt before the first write knows nothing; at a write's own instant it knows that write", async () => {
@@ -158,7 +160,7 @@ describe("a fact that changes twice", () => {
     // was believed to hold at an instant that, as we know now, belongs to the second.
     const then = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: between(r1, r2) } }, readOnly(tenantA));
     expect(ids(then.facts)).toEqual([g1.id]);
-    expect(then.facts[0]!.validTo).toBeUndefined();
+    expect(then.facts[0]!.validTo).toBeNull();
     const later = await memory.memories.getFacts({ ...query, asOf: { validAt: between(r2, r3), asKnownAt: ts(r3 + 1) } }, readOnly(tenantA));
     expect(ids(later.facts)).toEqual([g2.id]);
     expect(ms(later.facts[0]!.validTo)).toBe(r3);
@@ -170,7 +172,7 @@ describe("a fact that changes twice", () => {
     expect(values(out.facts)).toEqual(["80", "85", "90"]);
     expect(ms(out.facts[0]!.validTo)).toBe(ms(out.facts[1]!.validFrom));
     expect(ms(out.facts[1]!.validTo)).toBe(ms(out.facts[2]!.validFrom));
-    expect(out.facts[2]!.validTo).toBeUndefined();
+    expect(out.facts[2]!.validTo).toBeNull();
   });
 
   it("range bounds select the generations whose validity overlaps the window", async () => {
@@ -196,11 +198,11 @@ describe("facts with a stated valid time", () => {
   it("history in valid time is independent of when it was recorded", async () => {
     const early = await assert(tenantA, { subject, predicate, value: "70", validFrom: iso("2024-01-01T00:00:00Z") });
     const late = await assert(tenantA, { subject, predicate, value: "72", validFrom: iso("2025-01-01T00:00:00Z") });
-    expect(early.validFrom && timestampDate(early.validFrom).toISOString()).toBe("2024-01-01T00:00:00.000Z");
+    expect(early.validFrom && new Date(early.validFrom).toISOString()).toBe("2024-01-01T00:00:00.000Z");
 
     const mid2024 = await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2024-06-01T00:00:00Z") } }, readOnly(tenantA));
     expect(ids(mid2024.facts)).toEqual([early.id]);
-    expect(timestampDate(mid2024.facts[0]!.validTo!).toISOString()).toBe("2025-01-01T00:00:00.000Z");
+    expect(new Date(mid2024.facts[0]!.validTo!).toISOString()).toBe("2025-01-01T00:00:00.000Z");
     expect((await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2023-06-01T00:00:00Z") } }, readOnly(tenantA))).facts).toEqual([]);
     expect(ids((await memory.memories.getFacts({ subject, predicate, asOf: { validAt: iso("2025-06-01T00:00:00Z") } }, readOnly(tenantA))).facts)).toEqual([
       late.id,
@@ -268,11 +270,11 @@ describe("listing and filtering", () => {
     expect(new Set(runs).size).toBe(runs.length);
     expect(runs.indexOf("list:a")).toBeLessThan(runs.indexOf("list:b"));
     expect(all.facts.filter((f) => f.subject === "list:a").map((f) => f.predicate)).toEqual(["height_cm", "weight_kg"]);
-    expect(all.facts.every((f) => f.validTo === undefined)).toBe(true);
+    expect(all.facts.every((f) => f.validTo === null)).toBe(true);
     expect(all.facts.length).toBeGreaterThanOrEqual(4);
     expect((await memory.memories.getFacts({ limit: 2 }, readOnly(tenantA))).facts).toEqual(all.facts.slice(0, 2));
     expect((await memory.memories.getFacts({ range: {}, limit: 1 }, readOnly(tenantA))).facts).toHaveLength(1);
-    expect((await memory.memories.getFacts({ asOf: { asKnownAt: timestampFromDate(new Date()) }, limit: 3 }, readOnly(tenantA))).facts).toHaveLength(3);
+    expect((await memory.memories.getFacts({ asOf: { asKnownAt: new Date().toISOString() }, limit: 3 }, readOnly(tenantA))).facts).toHaveLength(3);
   });
 
   it("rejects bad input naming the field", async () => {
@@ -315,7 +317,7 @@ describe("tenant isolation", () => {
         ["subject+predicate", { subject, predicate }],
         ["subject", { subject }],
         ["everything current", {}],
-        ["asKnownAt", { subject, asOf: { asKnownAt: timestampFromDate(new Date(Date.now() + 60_000)) } }],
+        ["asKnownAt", { subject, asOf: { asKnownAt: new Date(Date.now() + 60_000).toISOString() } }],
         ["validAt", { subject, asOf: { validAt: ts(ms(own.validFrom)) } }],
         ["range", { subject, range: {} }],
         ["every generation", { range: {}, limit: 200 }],

@@ -6,19 +6,17 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import type { RpcClients } from "@3ngram/rpc";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "idempotency" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   tenantA = await stack.createTenant("idem a");
   tenantB = await stack.createTenant("idem b");
 });
@@ -32,7 +30,7 @@ async function memoriesWith(tenantId: string, content: string): Promise<string[]
 }
 
 const note = (content: string, idempotencyKey: string) => ({
-  memoryType: "decision",
+  memoryType: "decision" as const,
   topic: "idempotency",
   content,
   facts: [{ subject: "retries", predicate: "attempts.count", value: "3" }],
@@ -110,7 +108,7 @@ describe("revise with an idempotency key", () => {
   it("answers a repeat with the first revision instead of a conflict, and still refuses other revises", async () => {
     const base = await memory.memories.remember({ memoryType: "decision", topic: "db", content: `Use MySQL ${randomUUID()}.` }, writer(tenantA));
     const key = randomUUID();
-    const successor = { memoryType: "decision", topic: "db", content: `Use PostgreSQL ${key}.`, idempotencyKey: key };
+    const successor = { memoryType: "decision" as const, topic: "db", content: `Use PostgreSQL ${key}.`, idempotencyKey: key };
     const first = await memory.memories.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", ...successor }, writer(tenantA));
     const again = await memory.memories.revise({ predecessorId: base.memory!.id, edgeIntent: "updates", ...successor }, writer(tenantA));
     expect(again.memory?.id).toBe(first.memory?.id);

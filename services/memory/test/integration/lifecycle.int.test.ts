@@ -4,20 +4,20 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { RpcClients } from "@3ngram/rpc";
-import type { RememberRequestSchema, memoryServices } from "@3ngram/proto/memory/v1";
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { CommitmentStatus as CommitmentStatusNumber, EdgeIntent, memoryServices } from "@3ngram/proto/memory/v1";
 import { AppError } from "@3ngram/errors";
 import { COMMITMENT_STATUSES, COMMITMENT_TRANSITIONS, type CommitmentStatus } from "@3ngram/schema";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
-type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
+type RememberInit = Parameters<PublicMemoryClient["memories"]["remember"]>[0];
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
+/** Proto messages as they are, for what a public value cannot say (a number no enum holds). */
+let raw: RpcClients<typeof memoryServices>;
 let tenantA: Tenant;
 let tenantB: Tenant;
 
@@ -32,17 +32,14 @@ let seq = 0;
 /** Unique content, so the live-duplicate guard never trips by accident. */
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
-async function remember(t: Tenant, fields: Partial<RememberInit> & { memoryType: string }) {
+async function remember(t: Tenant, fields: Partial<RememberInit> & Pick<RememberInit, "memoryType">) {
   const stored = await memory.memories.remember({ topic: "topic", content: unique(fields.memoryType), ...fields } as RememberInit, writer(t));
   // A write answers with the memory's identity only; read it back whole.
   return readOne(t, stored.memory!.id);
 }
 
-function revise(t: Tenant, predecessorId: string, successor: Record<string, unknown>, edgeIntent?: string) {
-  return memory.memories.revise(
-    { predecessorId, edgeIntent, memoryType: "note", topic: "revised", content: unique("revised"), ...(successor as RememberInit) },
-    writer(t),
-  );
+function revise(t: Tenant, predecessorId: string, successor: Partial<RememberInit>, edgeIntent?: "supersedes" | "updates") {
+  return memory.memories.revise({ predecessorId, edgeIntent, memoryType: "note", topic: "revised", content: unique("revised"), ...successor }, writer(t));
 }
 
 async function ownerRows<T>(sql: string, params: unknown[]): Promise<T[]> {
@@ -73,7 +70,8 @@ async function readOne(t: Tenant, id: string) {
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "lifecycle" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
+  raw = await stack.memoryClient();
   tenantA = await stack.createTenant("lifecycle a");
   tenantB = await stack.createTenant("lifecycle b");
 });
@@ -91,11 +89,11 @@ describe("revise", () => {
 
     const before = await readOne(tenantA, original.id);
     expect(before).toMatchObject({ content: original.content, topic: original.topic, status: "active", supersededBy: successorId });
-    expect(before.validTo).toBeDefined();
+    expect(before.validTo).not.toBeNull();
     const after = await readOne(tenantA, successorId);
     expect(after).toMatchObject({ content: "We use PostgreSQL instead.", status: "active", embedded: "done" });
-    expect(after.validTo).toBeUndefined();
-    expect(after.supersededBy).toBeUndefined();
+    expect(after.validTo).toBeNull();
+    expect(after.supersededBy).toBeNull();
 
     const [pred] = await ownerRows<{ valid_to: Date; closed_recorded_at: Date; recorded_at: Date; content: string }>(
       "SELECT valid_to, closed_recorded_at, recorded_at, content FROM memories WHERE id = $1",
@@ -103,7 +101,7 @@ describe("revise", () => {
     );
     expect(pred!.content).toBe(original.content);
     expect(pred!.closed_recorded_at).toBeInstanceOf(Date);
-    expect(pred!.valid_to.getTime()).toBe(timestampDate(before.validTo!).getTime());
+    expect(pred!.valid_to.getTime()).toBe(new Date(before.validTo!).getTime());
     expect(pred!.closed_recorded_at.getTime()).toBeGreaterThanOrEqual(pred!.recorded_at.getTime());
 
     const edges = await ownerRows("SELECT from_id, to_id, edge_type, actor_kind, created_by FROM memory_edges WHERE to_id = $1", [original.id]);
@@ -170,25 +168,28 @@ describe("revise", () => {
     expect(err.reason).toBe("duplicate_memory");
     expect(err.details.ids?.existing).toBe(holder.id);
     const after = await readOne(tenantA, a.id);
-    expect(after.validTo).toBeUndefined();
-    expect(after.supersededBy).toBeUndefined();
+    expect(after.validTo).toBeNull();
+    expect(after.supersededBy).toBeNull();
     expect(await ownerRows("SELECT 1 FROM memory_edges WHERE to_id = $1", [a.id])).toEqual([]);
     expect((await eventsOf(a.id)).map((e) => e.kind)).toEqual(["create"]);
   });
 
   it("validates input naming the field", async () => {
     const a = await remember(tenantA, { memoryType: "note" });
-    const badEdge = await rejection(revise(tenantA, a.id, {}, "extends"));
+    // An intent no enum value names can only come from a foreign client: an unknown number.
+    const badEdge = await rejection(
+      raw.memories.revise({ predecessorId: a.id, edgeIntent: 7 as EdgeIntent, memoryType: 7, topic: "t", content: unique("x") }, writer(tenantA)),
+    );
     expect(badEdge).toMatchObject({ reason: "invalid_input", details: { field: "edgeIntent" } });
     const badId = await rejection(revise(tenantA, "not-a-uuid", {}));
     expect(badId).toMatchObject({ reason: "invalid_input", details: { field: "predecessorId" } });
-    const dueOnNote = await rejection(revise(tenantA, a.id, { dueAt: timestampFromDate(new Date("2030-01-01T00:00:00Z")) }));
+    const dueOnNote = await rejection(revise(tenantA, a.id, { dueAt: new Date("2030-01-01T00:00:00Z").toISOString() }));
     expect(dueOnNote).toMatchObject({ reason: "invalid_input", details: { field: "dueAt" } });
-    const noSuccessor = await rejection(memory.memories.revise({ predecessorId: a.id }, writer(tenantA)));
+    const noSuccessor = await rejection(raw.memories.revise({ predecessorId: a.id }, writer(tenantA)));
     expect(noSuccessor).toMatchObject({ reason: "invalid_input", details: { field: "memoryType" } });
     const readOnly = await rejection(memory.memories.revise({ predecessorId: a.id, memoryType: "note", topic: "t", content: unique("x") }, reader(tenantA)));
     expect(readOnly.reason).toBe("insufficient_scope");
-    expect((await readOne(tenantA, a.id)).supersededBy).toBeUndefined();
+    expect((await readOne(tenantA, a.id)).supersededBy).toBeNull();
   });
 
   it("answers another tenant's id exactly like an unknown id", async () => {
@@ -197,7 +198,7 @@ describe("revise", () => {
     const unknown = await rejection(revise(tenantB, UNKNOWN_ID, {}));
     expect(foreign.reason).toBe("not_found");
     expect(observable(foreign, a.id)).toEqual(observable(unknown, UNKNOWN_ID));
-    expect((await readOne(tenantA, a.id)).supersededBy).toBeUndefined();
+    expect((await readOne(tenantA, a.id)).supersededBy).toBeNull();
     expect(await ownerRows("SELECT 1 FROM memories WHERE tenant_id = $1 AND content LIKE 'revised %'", [tenantB.tenantId])).toEqual([]);
   });
 
@@ -238,13 +239,13 @@ describe("commitment carry-over on revise", () => {
   const due = new Date("2031-03-04T05:06:07.000Z");
 
   it("commitment → commitment: status, owner and due date survive on the successor", async () => {
-    const a = await remember(tenantA, { memoryType: "commitment", owner: "ana", dueAt: timestampFromDate(due) });
+    const a = await remember(tenantA, { memoryType: "commitment", owner: "ana", dueAt: due.toISOString() });
     await memory.memories.resolve({ memoryId: a.id, status: "waiting" }, writer(tenantA));
     const oldCommitment = (await commitmentRow(a.id))!;
 
     const b = await revise(tenantA, a.id, { memoryType: "commitment" });
     expect(b.commitment).toMatchObject({ status: "waiting", owner: "ana" });
-    expect(timestampDate(b.commitment!.dueAt!).toISOString()).toBe(due.toISOString());
+    expect(new Date(b.commitment!.dueAt!).toISOString()).toBe(due.toISOString());
     const carried = (await commitmentRow(b.memory!.id))!;
     expect(carried.id).not.toBe(oldCommitment.id);
     expect(carried).toMatchObject({ status: "waiting", owner: "ana", due_at: due, next_surfacing_at: due, resolved_at: null });
@@ -258,7 +259,7 @@ describe("commitment carry-over on revise", () => {
 
     // dueAt and owner given in the revise win over the carried ones.
     const newDue = new Date("2032-01-01T00:00:00.000Z");
-    const c = await revise(tenantA, b.memory!.id, { memoryType: "commitment", owner: "bo", dueAt: timestampFromDate(newDue) });
+    const c = await revise(tenantA, b.memory!.id, { memoryType: "commitment", owner: "bo", dueAt: newDue.toISOString() });
     expect(c.commitment).toMatchObject({ status: "waiting", owner: "bo" });
     expect(await commitmentRow(c.memory!.id)).toMatchObject({ status: "waiting", owner: "bo", due_at: newDue, next_surfacing_at: newDue });
     const d = await revise(tenantA, c.memory!.id, { memoryType: "commitment", owner: "cy" });
@@ -294,7 +295,7 @@ describe("commitment carry-over on revise", () => {
 
   it("another type → commitment creates an open commitment with the given owner and due date", async () => {
     const a = await remember(tenantA, { memoryType: "note" });
-    const out = await revise(tenantA, a.id, { memoryType: "commitment", owner: "dee", dueAt: timestampFromDate(due) });
+    const out = await revise(tenantA, a.id, { memoryType: "commitment", owner: "dee", dueAt: due.toISOString() });
     expect(out.commitment).toMatchObject({ status: "open", owner: "dee" });
     expect(await commitmentRow(out.memory!.id)).toMatchObject({ status: "open", owner: "dee", due_at: due });
   });
@@ -309,7 +310,6 @@ describe("resolve", () => {
     for (const to of path) {
       const out = await memory.memories.resolve({ memoryId: c.id, status: to }, writer(tenantA));
       expect(out).toEqual({
-        $typeName: "memory.v1.ResolveResponse",
         memoryId: c.id,
         commitmentId: (await commitmentRow(c.id))!.id,
         status: to,
@@ -347,7 +347,7 @@ describe("resolve", () => {
     const fromExpired = await rejection(memory.memories.resolve({ memoryId: c.id, status: "resolved" }, writer(tenantA)));
     expect(fromExpired).toMatchObject({ reason: "invalid_transition", message: "expired -> resolved" });
 
-    const badStatus = await rejection(memory.memories.resolve({ memoryId: c.id, status: "done" }, writer(tenantA)));
+    const badStatus = await rejection(raw.memories.resolve({ memoryId: c.id, status: 9 as CommitmentStatusNumber }, writer(tenantA)));
     expect(badStatus).toMatchObject({ reason: "invalid_input", details: { field: "status" } });
   });
 
@@ -361,7 +361,7 @@ describe("resolve", () => {
     expect(out).toMatchObject({ memoryId: b.id, commitmentId: b.id, status: "archived", previousStatus: "active" });
     const read = await readOne(tenantA, b.id);
     expect(read.status).toBe("archived");
-    expect(read.validTo).toBeDefined();
+    expect(read.validTo).not.toBeNull();
     const [row] = await ownerRows<{ closed_recorded_at: Date | null; content: string }>("SELECT closed_recorded_at, content FROM memories WHERE id = $1", [
       b.id,
     ]);
@@ -409,7 +409,7 @@ describe("archive", () => {
     expect(out).toMatchObject({ id: a.id, status: "archived" });
     const read = await readOne(tenantA, a.id);
     expect(read).toMatchObject({ status: "archived", content: a.content });
-    expect(read.validTo).toBeUndefined();
+    expect(read.validTo).toBeNull();
     expect((await eventsOf(a.id)).map((e) => [e.kind, e.payload])).toEqual([
       ["create", expect.anything()],
       ["archive", { via: "archive" }],
@@ -488,7 +488,7 @@ describe("history", () => {
     expect(h.events).toHaveLength(50);
     const last = h.events.at(-1)!;
     expect([last.memoryId, last.kind]).toEqual([ids.at(-2), "supersede"]);
-    const times = h.events.map((e) => timestampDate(e.createdAt!).getTime());
+    const times = h.events.map((e) => new Date(e.createdAt!).getTime());
     expect([...times].sort((x, y) => x - y)).toEqual(times);
 
     const middle = await memory.memories.getHistory({ memoryId: ids[0]! }, reader(tenantA));

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CredentialSigner, createRpcClients, generateServiceKeyPair, SCOPES } from "@3ngram/rpc";
 import { memoryServices } from "@3ngram/proto/memory/v1";
+import type { MemoryType } from "@3ngram/proto/common/v1/memory";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
 
@@ -24,7 +25,7 @@ afterAll(async () => {
 
 describe("memory service over gRPC", () => {
   it("stores a memory with its embedding and reads it back", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const content = "We store memories in PostgreSQL with pgvector.";
     const stored = await memory.memories.remember({ memoryType: "decision", topic: "storage", content, project: "core", tags: ["db"] }, writer(tenantA));
     expect(stored.embedded).toBe("done");
@@ -47,7 +48,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("refuses live duplicate content with the existing id", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const first = await memory.memories.remember({ memoryType: "note", topic: "dup", content: "Exactly the same words." }, writer(tenantA));
     const err = await rejection(memory.memories.remember({ memoryType: "fact", topic: "dup again", content: "Exactly the same words." }, writer(tenantA)));
     expect(err.reason).toBe("duplicate_memory");
@@ -58,12 +59,14 @@ describe("memory service over gRPC", () => {
   });
 
   it("rejects invalid input naming the field and writes nothing", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const before = await memoryCount(tenantA.tenantId);
     const tooLong = await rejection(memory.memories.remember({ memoryType: "note", topic: "long", content: "x".repeat(2001) }, writer(tenantA)));
     expect(tooLong.reason).toBe("invalid_input");
     expect(tooLong.details.field).toBe("content");
-    const badType = await rejection(memory.memories.remember({ memoryType: "gossip", topic: "t", content: "c" }, writer(tenantA)));
+    // A type no enum value names can only come from a foreign client: an unknown number.
+    const raw = await stack.memoryClient();
+    const badType = await rejection(raw.memories.remember({ memoryType: 99 as MemoryType, topic: "t", content: "c" }, writer(tenantA)));
     expect(badType.details.field).toBe("memoryType");
     const badScope = await rejection(memory.memories.remember({ memoryType: "note", topic: "t", content: "c", scope: "Not Kebab" }, writer(tenantA)));
     expect(badScope.details.field).toBe("scope");
@@ -73,7 +76,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("answers a foreign id exactly like an unknown id", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const mine = await memory.memories.remember({ memoryType: "preference", topic: "tea", content: "Tenant A prefers green tea." }, writer(tenantA));
     const unknown = "01890a5d-ac96-774b-bcce-b302099a8057";
     const asB = await memory.memories.getMemories({ ids: [mine.memory!.id, unknown] }, writer(tenantB));
@@ -113,7 +116,7 @@ describe("memory service over gRPC", () => {
     );
     wrongAudience.close();
 
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const readOnly = await rejection(
       memory.memories.remember(
         { memoryType: "note", topic: "t", content: "read-only caller" },
@@ -126,7 +129,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("resolves API keys to their tenant and refuses bad ones", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const auth = { identity: { scopes: [SCOPES.internalAuth] } };
     const resolved = await memory.apiKeys.resolveApiKey({ apiKey: tenantA.apiKey }, auth);
     expect(resolved).toMatchObject({ tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: ["memory:read", "memory:write"] });
@@ -138,7 +141,7 @@ describe("memory service over gRPC", () => {
   });
 
   it("stores an out-of-band embedding once per model", async () => {
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     const stored = await memory.memories.remember({ memoryType: "fact", topic: "vec", content: "A memory whose vector is replaced." }, writer(tenantA));
     const embed = { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.internalEmbed] } };
     const vector = Array.from({ length: 8 }, (_, i) => (i === 0 ? 1 : 0));

@@ -7,44 +7,44 @@
  * RPC, which keeps recordedAt.
  */
 import { randomUUID } from "node:crypto";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type {
-  ArchiveService,
-  BriefingCommitmentSection,
-  BriefingMemorySection,
-  BriefingRequestSchema,
-  BriefingResponse,
-  HandoffRequestSchema,
-  RememberRequestSchema,
-  memoryServices,
-} from "@3ngram/proto/memory/v1";
+import type { ArchiveService, BriefingMode, memoryServices } from "@3ngram/proto/memory/v1";
 import { PermanentJobError, UnavailableJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
-import { BRIEFING_SECTIONS, COMMITMENT_STATUSES, EMBEDDINGS_QUEUE, MAX_EXCERPT_LENGTH, MEMORY_TYPES } from "@3ngram/schema";
+import {
+  BRIEFING_SECTIONS,
+  COMMITMENT_STATUSES,
+  EMBEDDINGS_QUEUE,
+  MAX_EXCERPT_LENGTH,
+  MEMORY_TYPES,
+  type BriefingOutput,
+  type CommitmentSection,
+  type MemorySection,
+} from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { importFile } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { eventually } from "../../../../test/support/processes.js";
 
-type RememberInit = Omit<MessageInitShape<typeof RememberRequestSchema>, "$typeName" | "$unknown">;
-type BriefingInit = Omit<MessageInitShape<typeof BriefingRequestSchema>, "$typeName" | "$unknown">;
-type HandoffInit = Omit<MessageInitShape<typeof HandoffRequestSchema>, "$typeName" | "$unknown">;
+type RememberInit = Parameters<PublicMemoryClient["memories"]["remember"]>[0];
+type BriefingInit = Parameters<PublicMemoryClient["orientation"]["briefing"]>[0];
+type HandoffInit = Parameters<PublicMemoryClient["orientation"]["handoff"]>[0];
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SECTION_FIELDS = ["commitments", "overdue", "blockers", "staleCandidates", "recentDecisions", "preferences"] as const;
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
+/** Proto messages as they are, for what a public value cannot say (a number no enum holds). */
+let raw: RpcClients<typeof memoryServices>;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 
 let seq = 0;
 /** Unique content, so the live-duplicate guard never trips by accident. */
 const unique = (label: string) => `${label} ${randomUUID()} #${++seq}`;
 
-async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryType: string }): Promise<string> {
+async function remember(t: TestTenant, fields: Partial<RememberInit> & Pick<RememberInit, "memoryType">): Promise<string> {
   const stored = await memory.memories.remember(
     { topic: `${fields.memoryType} topic`, content: unique(fields.memoryType), ...fields } as RememberInit,
     writer(t),
@@ -54,12 +54,12 @@ async function remember(t: TestTenant, fields: Partial<RememberInit> & { memoryT
 
 const briefing = (t: TestTenant, request: BriefingInit) => memory.orientation.briefing(request, reader(t));
 const handoff = (t: TestTenant, request: HandoffInit) => memory.orientation.handoff(request, reader(t));
-const ids = (s: BriefingMemorySection | BriefingCommitmentSection | undefined) => (s?.items ?? []).map((i) => i.id);
-const memoryIds = (s: BriefingCommitmentSection | undefined) => (s?.items ?? []).map((i) => i.memoryId);
+const ids = (s: MemorySection | CommitmentSection | undefined) => (s?.items ?? []).map((i) => i.id);
+const memoryIds = (s: CommitmentSection | undefined) => (s?.items ?? []).map((i) => i.memoryId);
 const sorted = (values: readonly string[]) => [...values].sort();
 
 /** The sections a response carries, by name. */
-const present = (res: BriefingResponse) => SECTION_FIELDS.filter((name) => res[name] !== undefined);
+const present = (res: BriefingOutput) => SECTION_FIELDS.filter((name) => res[name] !== undefined);
 
 function ndjson(records: readonly unknown[]): string {
   return records.map((r) => JSON.stringify(r)).join("\n") + "\n";
@@ -79,7 +79,8 @@ const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOStri
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "orientation" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
+  raw = await stack.memoryClient();
   archiveRpc = await stack.archiveClient();
 });
 afterAll(async () => {
@@ -161,16 +162,16 @@ describe("briefing selectors", () => {
     expect(got).toEqual(sorted([d.workAtlas!, revised.memory!.id]));
   });
 
-  it("refuses a missing selector, an unknown kind and fields that do not belong to the kind", async () => {
+  it("refuses a missing selector, a selector of no kind, and a kind without its fields", async () => {
+    // Over gRPC the oneof holds exactly one kind with only its own fields, so an unknown kind or a
+    // field of another kind cannot be sent at all (the MCP and REST inputs refuse those by name).
     for (const [request, field] of [
       [{}, /^selector/],
-      [{ selector: { kind: "everything" } }, /^selector/],
-      [{ selector: { kind: "scope" } }, /^selector\.scope/],
-      [{ selector: { kind: "scope", scope: "Not Kebab" } }, /^selector\.scope/],
-      [{ selector: { kind: "project", project: "atlas", includeUnscoped: true } }, /^selector/],
-      [{ selector: { kind: "all", scope: "work" } }, /^selector/],
+      [{ selector: {} }, /^selector\.kind/],
+      [{ selector: { kind: { case: "scope", value: {} } } }, /^selector\.scope/],
+      [{ selector: { kind: { case: "scope", value: { scope: "Not Kebab" } } } }, /^selector\.scope/],
     ] as const) {
-      const err = await rejection(briefing(t, request as BriefingInit));
+      const err = await rejection(raw.orientation.briefing(request, reader(t)));
       expect(err.reason, JSON.stringify(request)).toBe("invalid_input");
       expect(err.message, JSON.stringify(request)).toMatch(field);
     }
@@ -237,13 +238,15 @@ describe("briefing sections, counts and limits", () => {
     }
     const blocker = res.blockers!.items[0]!;
     expect(blocker).toMatchObject({ memoryType: "blocker", topic: "blocker 6", scope: "personal" });
-    expect(blocker.project).toBeUndefined();
-    expect(timestampDate(blocker.recordedAt!).getTime()).toBeLessThanOrEqual(timestampDate(res.generatedAt!).getTime());
+    expect(blocker.project).toBeNull();
+    expect(Date.parse(blocker.recordedAt)).toBeLessThanOrEqual(Date.parse(res.generatedAt));
   });
 
   it("refuses bad modes, limits and section lists", async () => {
+    // A mode no enum value names can only come from a foreign client: an unknown number.
+    const verbose = await rejection(raw.orientation.briefing({ selector: { kind: { case: "all", value: {} } }, mode: 99 as BriefingMode }, reader(t)));
+    expect(verbose.details.field).toBe("mode");
     for (const [request, field] of [
-      [{ mode: "verbose" }, "mode"],
       [{ sectionLimit: 0 }, "sectionLimit"],
       [{ sectionLimit: 101 }, "sectionLimit"],
       [{ sections: ["blockers", "blockers"] }, "sections"],
@@ -268,7 +271,7 @@ describe("commitments and overdue", () => {
 
   beforeAll(async () => {
     t = await stack.createTenant("briefing commitments");
-    const at = (ms: number) => timestampFromDate(new Date(ms));
+    const at = (ms: number) => new Date(ms).toISOString();
     c.pastDue = await remember(t, { memoryType: "commitment", topic: "past due", dueAt: at(Date.now() - 2 * DAY_MS), owner: "sam" });
     c.olderPastDue = await remember(t, { memoryType: "commitment", topic: "older past due", dueAt: at(Date.now() - 5 * DAY_MS) });
     c.future = await remember(t, { memoryType: "commitment", topic: "next month", dueAt: at(Date.now() + 30 * DAY_MS) });
@@ -291,7 +294,7 @@ describe("commitments and overdue", () => {
     const first = res.commitments!.items.find((i) => i.memoryId === c.pastDue)!;
     expect(first).toMatchObject({ topic: "past due", status: "open", owner: "sam", overdue: true });
     const undated = res.commitments!.items.find((i) => i.memoryId === c.undated)!;
-    expect(undated.dueAt).toBeUndefined();
+    expect(undated.dueAt).toBeNull();
     expect(undated.overdue).toBe(false);
     expect(res.commitments!.items.find((i) => i.memoryId === c.waiting)!.status).toBe("waiting");
   });
@@ -389,11 +392,11 @@ describe("stale candidates", () => {
 describe("snapshot consistency", () => {
   it("sections and their counts agree while writes land concurrently", async () => {
     const t = await stack.createTenant("briefing snapshot");
-    const past = timestampFromDate(new Date(Date.now() - DAY_MS));
+    const past = new Date(Date.now() - DAY_MS).toISOString();
     const writes = Promise.all(
       Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? remember(t, { memoryType: "commitment", dueAt: past }) : remember(t, { memoryType: "decision" }))),
     );
-    const reads: BriefingResponse[] = [];
+    const reads: BriefingOutput[] = [];
     let done = false;
     const finish = () => {
       done = true;
@@ -474,7 +477,7 @@ describe("handoff", () => {
     shortId = await remember(t, { memoryType: "decision", content: "Use short ids in logs." });
     await remember(t, { memoryType: "preference", content: "Prefers tabs." });
     await remember(t, { memoryType: "blocker", content: "Waiting for credentials." });
-    await remember(t, { memoryType: "commitment", content: "Ship the report.", dueAt: timestampFromDate(new Date(Date.now() - DAY_MS)), owner: "ana" });
+    await remember(t, { memoryType: "commitment", content: "Ship the report.", dueAt: new Date(Date.now() - DAY_MS).toISOString(), owner: "ana" });
     await remember(t, { memoryType: "note", content: "Notes are not handed off." });
   });
 
@@ -505,7 +508,7 @@ describe("handoff", () => {
     expect(out.decisions.map((d) => d.id)).toEqual([shortId, wideId]);
     expect(out.counts!.decisions).toBe(3);
     expect(out.truncated).toMatchObject({ decisions: true, commitments: false, preferences: false, blockers: false });
-    expect(out.generatedFor).toBeUndefined();
+    expect(out.generatedFor).toBeNull();
   });
 
   it("refuses unbounded or oversized requests", async () => {

@@ -6,7 +6,8 @@
  * outbox onto the queue, each job once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memoryServices } from "@3ngram/proto/memory/v1";
+import { EmbeddingState, memoryServices } from "@3ngram/proto/memory/v1";
+import { MemoryType } from "@3ngram/proto/common/v1/memory";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { createRpcClients } from "@3ngram/rpc";
@@ -89,15 +90,15 @@ describe("the job outbox", () => {
     try {
       for (let i = 0; i < 5; i++) {
         const stored = await client.memories.remember(
-          { memoryType: "note", topic: "outage", content: `Written while Redis is away, number ${i}.` },
+          { memoryType: MemoryType.NOTE, topic: "outage", content: `Written while Redis is away, number ${i}.` },
           writer(tenant),
         );
-        expect(stored.embedded).toBe("pending");
+        expect(stored.embedded).toBe(EmbeddingState.PENDING);
         ids.push(stored.memory!.id);
       }
       // A refused write records no job.
       await expect(
-        client.memories.remember({ memoryType: "note", topic: "outage", content: "Written while Redis is away, number 0." }, writer(tenant)),
+        client.memories.remember({ memoryType: MemoryType.NOTE, topic: "outage", content: "Written while Redis is away, number 0." }, writer(tenant)),
       ).rejects.toMatchObject({
         reason: "duplicate_memory",
       });

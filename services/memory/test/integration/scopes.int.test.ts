@@ -4,21 +4,24 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { MemoryStatus as MemoryStatusNumber, MemoryType as MemoryTypeNumber } from "@3ngram/proto/common/v1/memory";
+import type { RetrievalMode, memoryServices } from "@3ngram/proto/memory/v1";
 import { SCOPES, type RpcClients } from "@3ngram/rpc";
+import type { MemoryType } from "@3ngram/schema";
 import { AppError } from "@3ngram/errors";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
+/** Proto messages as they are, for what a public value cannot say (a number no enum holds). */
+let raw: RpcClients<typeof memoryServices>;
 
 let counter = 0;
 /** A memory with unique content (the live-duplicate guard is per tenant). */
-async function note(t: Tenant, fields: { scope?: string; project?: string; memoryType?: string; topic?: string } = {}) {
+async function note(t: Tenant, fields: { scope?: string; project?: string; memoryType?: MemoryType; topic?: string } = {}) {
   counter += 1;
   const out = await memory.memories.remember(
     { memoryType: fields.memoryType ?? "note", topic: fields.topic ?? `topic ${counter}`, content: `scoped memory number ${counter}`, ...fields },
@@ -38,7 +41,8 @@ async function registry(t: Tenant) {
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "scopes" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
+  raw = await stack.memoryClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -54,7 +58,7 @@ describe("scope registry", () => {
     ]);
     expect(out.scopes.every((s) => s.createdAt !== undefined && s.id.length === 36)).toBe(true);
     expect(out.policy).toMatchObject({ mode: "off" });
-    expect(out.policy?.scope).toBeUndefined();
+    expect(out.policy?.scope).toBeNull();
   });
 
   it("creates scopes with aliases, listed in name order", async () => {
@@ -109,7 +113,8 @@ describe("scope registry", () => {
       [() => memory.scopes.renameScope({ name: "work", newName: "work" }, writer(t)), "newName"],
       [() => memory.scopes.setRetrievalDefault({ mode: "default" }, writer(t)), "scope"],
       [() => memory.scopes.setRetrievalDefault({ mode: "require", scope: "work" }, writer(t)), "scope"],
-      [() => memory.scopes.setRetrievalDefault({ mode: "sometimes" }, writer(t)), "mode"],
+      // A mode no enum value names can only come from a foreign client: an unknown number.
+      [() => raw.scopes.setRetrievalDefault({ mode: 9 as RetrievalMode }, writer(t)), "mode"],
     ];
     for (const [call, field] of cases) {
       const err = await rejection(call());
@@ -323,7 +328,7 @@ describe("retrieval default", () => {
     expect((await memory.scopes.deleteScope({ name: "work" }, writer(t))).policy).toMatchObject({ mode: "default", scope: "deep-focus" });
     const deleted = await memory.scopes.deleteScope({ name: "deep-focus" }, writer(t));
     expect(deleted.policy?.mode).toBe("require");
-    expect(deleted.policy?.scope).toBeUndefined();
+    expect(deleted.policy?.scope).toBeNull();
     expect((await registry(t)).policy?.mode).toBe("require");
   });
 
@@ -337,7 +342,7 @@ describe("retrieval default", () => {
     expect((await memory.scopes.setRetrievalDefault({ mode: "default", scope: "work" }, writer(t))).policy).toMatchObject({ mode: "default", scope: "work" });
     const off = await memory.scopes.setRetrievalDefault({ mode: "off" }, writer(t));
     expect(off.policy?.mode).toBe("off");
-    expect(off.policy?.scope).toBeUndefined();
+    expect(off.policy?.scope).toBeNull();
   });
 });
 
@@ -391,7 +396,7 @@ describe("listing and facets", () => {
 
   beforeAll(async () => {
     t = await stack.createTenant("listing");
-    const specs: Array<[string, { scope?: string; project?: string; memoryType?: string }]> = [
+    const specs: Array<[string, { scope?: string; project?: string; memoryType?: MemoryType }]> = [
       ["d1", { memoryType: "decision", scope: "work", project: "apollo" }],
       ["f1", { memoryType: "fact", scope: "work", project: "gemini" }],
       ["n1", { memoryType: "note", scope: "personal" }],
@@ -402,7 +407,7 @@ describe("listing and facets", () => {
     ];
     for (const [key, fields] of specs) {
       const m = await note(t, fields);
-      made[key] = { id: m.id, recordedAt: new Date(Number(m.recordedAt!.seconds) * 1000 + Math.floor(m.recordedAt!.nanos / 1e6)) };
+      made[key] = { id: m.id, recordedAt: new Date(m.recordedAt) };
     }
     await memory.memories.archive({ memoryId: made.archived!.id }, writer(t));
     const revised = await memory.memories.revise(
@@ -416,7 +421,7 @@ describe("listing and facets", () => {
       writer(t),
     );
     const successor = (await memory.memories.getMemories({ ids: [revised.memory!.id] }, reader(t))).memories[0]!;
-    made.successor = { id: successor.id, recordedAt: new Date(Number(successor.recordedAt!.seconds) * 1000 + Math.floor(successor.recordedAt!.nanos / 1e6)) };
+    made.successor = { id: successor.id, recordedAt: new Date(successor.recordedAt) };
   });
 
   const live = () => ["successor", "b1", "d2", "n1", "f1", "d1"].map((k) => made[k]!.id);
@@ -450,7 +455,7 @@ describe("listing and facets", () => {
   });
 
   it("filters by recorded time, both bounds inclusive", async () => {
-    const at = (k: string) => timestampFromDate(made[k]!.recordedAt);
+    const at = (k: string) => made[k]!.recordedAt.toISOString();
     // The stored instants may share a millisecond, so the expectation is computed from them.
     const inWindow = (from: Date, to: Date) =>
       live().filter((id) => Object.values(made).some((m) => m.id === id && m.recordedAt >= from && m.recordedAt <= to));
@@ -468,16 +473,21 @@ describe("listing and facets", () => {
     const cases: Array<[Parameters<typeof memory.memories.listMemories>[0], string]> = [
       [{ limit: 101 }, "limit"],
       [{ offset: 100_001 }, "offset"],
-      [{ memoryTypes: ["gossip"] }, "memoryTypes"],
       [{ scope: "Not Kebab" }, "scope"],
-      [{ status: "deleted" }, "status"],
-      [
-        { recordedAfter: timestampFromDate(new Date("2030-01-02T00:00:00Z")), recordedBefore: timestampFromDate(new Date("2030-01-01T00:00:00Z")) },
-        "recordedBefore",
-      ],
+      [{ recordedAfter: new Date("2030-01-02T00:00:00Z").toISOString(), recordedBefore: new Date("2030-01-01T00:00:00Z").toISOString() }, "recordedBefore"],
     ];
     for (const [request, field] of cases) {
       const err = await rejection(memory.memories.listMemories(request, reader(t)));
+      expect(err.reason).toBe("invalid_input");
+      expect(err.details.field).toBe(field);
+    }
+    // A type or status no enum value names can only come from a foreign client: an unknown number.
+    const foreign: Array<[Parameters<typeof raw.memories.listMemories>[0], string]> = [
+      [{ memoryTypes: [MemoryTypeNumber.NOTE, 99 as MemoryTypeNumber] }, "memoryTypes"],
+      [{ status: 9 as MemoryStatusNumber }, "status"],
+    ];
+    for (const [request, field] of foreign) {
+      const err = await rejection(raw.memories.listMemories(request, reader(t)));
       expect(err.reason).toBe("invalid_input");
       expect(err.details.field).toBe(field);
     }

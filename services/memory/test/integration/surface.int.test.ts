@@ -4,23 +4,23 @@
  * and other tenants' ids, and the read scope.
  */
 import { randomUUID } from "node:crypto";
-import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import type { ArchiveService } from "@3ngram/proto/memory/v1";
+import { SCOPES, type RpcClient } from "@3ngram/rpc";
 import { MAX_GET_CONTENT_CHARS, MAX_IMPORT_CONTENT_LENGTH } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { importFile } from "../../../../test/support/archive.js";
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
+let memory: PublicMemoryClient;
 let archiveRpc: RpcClient<typeof ArchiveService>;
 let owner: TestTenant;
 let stranger: TestTenant;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "memory-surface" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
   archiveRpc = await stack.archiveClient();
   owner = await stack.createTenant("read-memory owner");
   stranger = await stack.createTenant("read-memory stranger");

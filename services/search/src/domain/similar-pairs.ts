@@ -21,7 +21,8 @@ interface SimilarPair extends PairRow {
 export interface SimilarPairsResult {
   pairs: SimilarPair[];
   scanned: number;
-  model: string;
+  /** Absent when no embedder is configured. */
+  model?: string;
 }
 
 /**
@@ -30,7 +31,7 @@ export interface SimilarPairsResult {
  */
 export async function similarPairs(deps: SimilarPairsDeps, tenantId: string, input: { limit: number }): Promise<SimilarPairsResult> {
   const embedding = deps.embedding;
-  if (!embedding) return { pairs: [], scanned: 0, model: "" };
+  if (!embedding) return { pairs: [], scanned: 0 };
   // A wide candidate list, and iterative scan so the tenant and liveness filters still fill each row's k.
   const settings = { ...HNSW_FILTERED_SCAN, "hnsw.ef_search": String(SIMILAR_PAIR_POLICY.efSearch) };
   const found = await withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, (db) =>

@@ -7,15 +7,13 @@
  */
 import { withTenant } from "@3ngram/db";
 import { SearchService as SearchServiceDef } from "@3ngram/proto/search/v1";
-import type { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
-let archiveRpc: RpcClient<typeof ArchiveService>;
+let memory: PublicMemoryClient;
 let search: RpcClient<typeof SearchServiceDef>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
@@ -28,8 +26,7 @@ beforeAll(async () => {
   stack = await startCoreServices({ label: "lexleg", embedder: null });
   tenantA = await stack.createTenant("lexical-a");
   tenantB = await stack.createTenant("lexical-b");
-  memory = await stack.memoryClient();
-  archiveRpc = await stack.archiveClient();
+  memory = await stack.publicMemoryClient();
   // The lexical leg under test: the memory tokenisation (lexical_tsv) ranked with BM25.
   search = await stack.searchClientWithPolicy({ tokens: "memory", lexicalScore: "bm25" });
 });
@@ -144,7 +141,7 @@ describe("statistics kept by the database", () => {
 
     // Erasure runs as threengram_eraser inside erase_memories; the erased memory leaves the sums.
     const before = await stats(tenantA);
-    const erased = await archiveRpc.erase({ ids: [successor.memory!.id], reason: "mistake" }, eraser(tenantA));
+    const erased = await memory.archive.erase({ ids: [successor.memory!.id], reason: "mistake" }, eraser(tenantA));
     expect(erased.erased).toEqual([successor.memory!.id]);
     const after = await stats(tenantA);
     expect(after.docs).toBe(before.docs - 1);

@@ -3,29 +3,32 @@
  * that contains it is what makes the full-text leg slow. The policy leaves such words out of the
  * leg (and requires all words when every one is that common). A tiny cap makes that visible here.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SearchService } from "@3ngram/proto/search/v1";
-import type { RpcClient } from "@3ngram/rpc";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { bridgeClient, type RpcClient } from "@3ngram/rpc";
+import { searchContract } from "@3ngram/schema";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCoreServices, type CoreServices, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { reader, writer, type TestTenant } from "../../../../test/support/calls.js";
 
 let stack: CoreServices;
-let search: RpcClient<typeof SearchService>;
+let raw: RpcClient<typeof SearchService>;
+let search: PublicSearchClient;
 let tenant: TestTenant;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "lexprune", embedder: null });
   tenant = await stack.createTenant("pruning");
-  const memory = await stack.memoryClient();
+  const memory = await stack.publicMemoryClient();
   for (let i = 0; i < 5; i++)
     await memory.memories.remember({ memoryType: "note", topic: `sighting ${i}`, content: `A kestrel hovered over field ${i}.` }, writer(tenant));
   await memory.memories.remember({ memoryType: "note", topic: "rare pair", content: "A kestrel rode the zephyr at dusk." }, writer(tenant));
   await memory.memories.remember({ memoryType: "note", topic: "wind", content: "The zephyr came from the west." }, writer(tenant));
-  search = await stack.searchClientWithPolicy({ lexicalTermMaxMatches: 3 });
+  raw = await stack.searchClientWithPolicy({ lexicalTermMaxMatches: 3 });
+  search = bridgeClient(SearchService, searchContract, raw);
 });
 
 afterAll(async () => {
-  search?.close();
+  raw?.close();
   await stack?.close();
 });
 
@@ -52,7 +55,7 @@ describe("full-text leg on common words", () => {
   it("finds a word written after a search counted it absent (absent words are never cached)", async () => {
     const before = await search.search({ query: "kestrel osprey" }, reader(tenant));
     expect(before.coverage?.evidence?.termCoverage).toBe(0.5);
-    const memory = await stack.memoryClient();
+    const memory = await stack.publicMemoryClient();
     await memory.memories.remember({ memoryType: "note", topic: "new bird", content: "An osprey dived into the lake." }, writer(tenant));
     const after = await search.search({ query: "kestrel osprey" }, reader(tenant));
     expect(after.coverage?.evidence?.termCoverage).toBe(1);

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "@3ngram/rpc";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { fullHits } from "../../../../test/support/search.js";
 
 let stack: CoreServices;
 type Tenant = { tenantId: string; userId: string };
@@ -18,7 +19,7 @@ beforeAll(async () => {
   stack = await startCoreServices({ label: "searchscopes" });
   tenantA = await stack.createTenant("a");
   tenantB = await stack.createTenant("b");
-  const memory = await stack.memoryClient();
+  const memory = await stack.publicMemoryClient();
   const remember = async (key: string, t: Tenant, scope: string, content: string) => {
     const out = await memory.memories.remember({ memoryType: "note", topic: "deployment pipeline", content, scope }, as(t));
     ids[key] = out.memory!.id;
@@ -41,12 +42,12 @@ afterAll(async () => {
 
 describe("search scope filter with aliases", () => {
   it("matches the canonical name and every alias, in every leg", async () => {
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     const expected = [ids.early, ids.viaAlias, ids.canonical].sort();
     for (const scope of ["engineering", "eng", "dev"]) {
       const result = await search.search({ query: "deployment pipeline", scope, limit: 10 }, as(tenantA));
       expect(result.hits.map((h) => h.id).sort(), scope).toEqual(expected);
-      expect(new Set(result.hits.map((h) => h.scope))).toEqual(new Set(["eng", "engineering"]));
+      expect(new Set(fullHits(result).map((h) => h.scope))).toEqual(new Set(["eng", "engineering"]));
       // Each leg saw exactly the three eligible memories: the predicate is the same in all of them.
       for (const leg of result.coverage!.legs) {
         expect(leg.available, `${scope} ${leg.leg}`).toBe(true);
@@ -56,7 +57,7 @@ describe("search scope filter with aliases", () => {
   });
 
   it("leaves other scopes and unregistered names alone", async () => {
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     const work = await search.search({ query: "deployment pipeline", scope: "work" }, as(tenantA));
     expect(work.hits.map((h) => h.id)).toEqual([ids.otherScope]);
     const unknown = await search.search({ query: "deployment pipeline", scope: "nowhere" }, as(tenantA));
@@ -66,7 +67,7 @@ describe("search scope filter with aliases", () => {
   });
 
   it("resolves through the caller's own registry only", async () => {
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     // B has no "engineering" scope and its "eng" is plain text.
     const eng = await search.search({ query: "deployment pipeline", scope: "eng" }, as(tenantB));
     expect(eng.hits.map((h) => h.id)).toEqual([ids.tenantB]);

@@ -4,37 +4,35 @@
  * archived rows, supersession-aware ranking for supersedes and updates edges, the short-query
  * topic bonus, and the tenant's retrieval-default policy.
  */
-import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import type { SearchService, SearchResponse } from "@3ngram/proto/search/v1";
-import type { RpcClient, RpcClients } from "@3ngram/rpc";
+import { MemoryType as MemoryTypeNumber } from "@3ngram/proto/common/v1/memory";
+import type { MemoryType, SearchOutput } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, writer } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { instantBetween, waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Tenant = { tenantId: string; userId: string };
 
 let core: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
-let searchClient: RpcClient<typeof SearchService>;
+let memory: PublicMemoryClient;
+let searchClient: PublicSearchClient;
 
 beforeAll(async () => {
   core = await startCoreServices({ label: "searchfilters" });
-  memory = await core.memoryClient();
-  searchClient = await core.searchClient();
+  memory = await core.publicMemoryClient();
+  searchClient = await core.publicSearchClient();
 });
 afterAll(async () => {
   await core?.close();
 });
 
-type SearchArgs = Parameters<RpcClient<typeof SearchService>["search"]>[0];
+type SearchArgs = Parameters<PublicSearchClient["search"]>[0];
 const search = (t: Tenant, args: SearchArgs) => searchClient.search(args, writer(t));
-const ids = (r: SearchResponse) => r.hits.map((h) => h.id);
-const iso = (ts: Timestamp | undefined) => timestampDate(ts!).toISOString();
-const ts = (isoText: string) => timestampFromDate(new Date(isoText));
+const ids = (r: SearchOutput) => r.hits.map((h) => h.id);
+const iso = (ts: string | null | undefined) => new Date(ts!).toISOString();
+const ts = (isoText: string) => new Date(isoText).toISOString();
 
-async function remember(t: Tenant, fields: { memoryType?: string; topic: string; content: string; scope?: string; project?: string }) {
+async function remember(t: Tenant, fields: { memoryType?: MemoryType; topic: string; content: string; scope?: string; project?: string }) {
   const out = await memory.memories.remember({ memoryType: "note", ...fields }, writer(t));
   return storedAt(t, out.memory!.id);
 }
@@ -74,7 +72,9 @@ describe("filters", () => {
     const several = await search(t, { query: "kitchen kettle", memoryTypes: ["fact", "decision"], limit: 25 });
     expect(ids(several).sort()).toEqual([m.fact!.id, m.decision!.id].sort());
     expect(several.coverage!.filters!.memoryTypes.sort()).toEqual(["decision", "fact"]);
-    const err = await rejection(search(t, { query: "kettle", memoryTypes: ["fact", "opinion"] }));
+    // A type no enum value names can only come from a foreign client: an unknown number.
+    const raw = await core.searchClient();
+    const err = await rejection(raw.search({ query: "kettle", memoryTypes: [MemoryTypeNumber.FACT, 99 as MemoryTypeNumber] }, writer(t)));
     expect(err.details.field).toBe("memoryTypes.1");
   });
 
@@ -119,9 +119,9 @@ describe("filters", () => {
   it("echoes the filters it applied, active status by default", async () => {
     const result = await search(t, { query: "kitchen kettle" });
     expect(result.coverage!.filters).toMatchObject({ memoryTypes: [], projects: [], status: "active" });
-    expect(result.coverage!.filters!.scope).toBeUndefined();
+    expect(result.coverage!.filters!.scope).toBeNull();
     expect(result.coverage!.order).toBe("relevance");
-    expect(result.coverage!.asOf).toBeUndefined();
+    expect(result.coverage!.asOf).toBeNull();
   });
 });
 
@@ -149,7 +149,7 @@ describe("archived memories", () => {
     const now = new Date().toISOString();
     const result = await search(t, { query: "bike lock", asOf: { asKnownAt: ts(now) }, limit: 25 });
     expect(ids(result).sort()).toEqual([kept, archived].sort());
-    expect(result.coverage!.filters!.status).toBeUndefined();
+    expect(result.coverage!.filters!.status).toBeNull();
     expect(ids(await search(t, { query: "bike lock", asOf: { asKnownAt: ts(now) }, status: "active", limit: 25 }))).toEqual([kept]);
   });
 });
@@ -329,7 +329,7 @@ describe("retrieval-default policy", () => {
     await memory.scopes.setRetrievalDefault({ mode: "off" }, writer(t));
     const result = await search(t, { query: "standup", limit: 25 });
     expect(ids(result).sort()).toEqual([personal, work].sort());
-    expect(result.coverage!.appliedScope).toBeUndefined();
+    expect(result.coverage!.appliedScope).toBeNull();
   });
 
   it("default: an unscoped search is narrowed to the default scope and says so; an explicit scope wins", async () => {
@@ -340,7 +340,7 @@ describe("retrieval-default policy", () => {
     expect(narrowed.coverage!.filters!.scope).toBe("work");
     const explicit = await search(t, { query: "standup", scope: "personal", limit: 25 });
     expect(ids(explicit)).toEqual([personal]);
-    expect(explicit.coverage!.appliedScope).toBeUndefined();
+    expect(explicit.coverage!.appliedScope).toBeNull();
     // The chronological listing follows the same policy.
     const listed = await search(t, { order: "chronological", memoryTypes: ["note"], limit: 25 });
     expect(ids(listed)).toEqual([work]);

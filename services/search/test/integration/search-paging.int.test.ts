@@ -4,18 +4,19 @@
  * another search, the vector leg failing, and the query-embedding cache (observed through an
  * embedder that counts its calls and through the service's metrics registry).
  */
-import { SearchService, type SearchResponse } from "@3ngram/proto/search/v1";
+import { SearchOrder, SearchService } from "@3ngram/proto/search/v1";
 import { HashingEmbedder, type EmbedOptions, type Embedder } from "@3ngram/embeddings";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import { createRpcClient, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { bridgeClient, createRpcClient, type RpcClient } from "@3ngram/rpc";
+import { searchContract, type MemoryType, type SearchOutput } from "@3ngram/schema";
 import { createLogger } from "@3ngram/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSearchConfig, startSearchService, type RunningSearchService } from "../../src/index.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
+import { fullHits } from "../../../../test/support/search.js";
 
 type Tenant = { tenantId: string; userId: string };
-type SearchClient = RpcClient<typeof SearchService>;
+type SearchClient = PublicSearchClient;
 type SearchArgs = Parameters<SearchClient["search"]>[0];
 
 /** The test embedder, counting the texts it is asked to embed. */
@@ -45,16 +46,16 @@ class FailingEmbedder implements Embedder {
 }
 
 let core: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
-const extra: Array<{ service: RunningSearchService; client: SearchClient }> = [];
+let memory: PublicMemoryClient;
+const extra: Array<{ service: RunningSearchService; raw: RpcClient<typeof SearchService> }> = [];
 
 beforeAll(async () => {
   core = await startCoreServices({ label: "searchpaging" });
-  memory = await core.memoryClient();
+  memory = await core.publicMemoryClient();
 });
 afterAll(async () => {
   for (const e of extra) {
-    e.client.close();
+    e.raw.close();
     await e.service.close();
   }
   await core?.close();
@@ -72,22 +73,21 @@ async function searchServiceWith(embedder: Embedder | null): Promise<{ service: 
     LOG_LEVEL: "silent",
   });
   const service = await startSearchService(config, { embedder, log: createLogger({ service: "test", level: "silent" }) });
-  const client = createRpcClient(SearchService, { address: service.address, audience: "search", signer: await core.keys.signer("gateway") });
-  const started = { service, client };
-  extra.push(started);
-  return started;
+  const raw = createRpcClient(SearchService, { address: service.address, audience: "search", signer: await core.keys.signer("gateway") });
+  extra.push({ service, raw });
+  return { service, client: bridgeClient(SearchService, searchContract, raw) };
 }
 
-const ids = (r: SearchResponse) => r.hits.map((h) => h.id);
+const ids = (r: SearchOutput) => r.hits.map((h) => h.id);
 
-async function remember(t: Tenant, fields: { topic: string; content: string; project?: string; memoryType?: string }): Promise<string> {
+async function remember(t: Tenant, fields: { topic: string; content: string; project?: string; memoryType?: MemoryType }): Promise<string> {
   const out = await memory.memories.remember({ memoryType: "note", ...fields }, writer(t));
   return out.memory!.id;
 }
 
 /** Walks every page of a search, calling `between` after each page but the last. */
-async function walk(client: SearchClient, t: Tenant, args: SearchArgs, between: (page: number) => Promise<void> = async () => {}): Promise<SearchResponse[]> {
-  const pages: SearchResponse[] = [];
+async function walk(client: SearchClient, t: Tenant, args: SearchArgs, between: (page: number) => Promise<void> = async () => {}): Promise<SearchOutput[]> {
+  const pages: SearchOutput[] = [];
   let cursor: string | undefined;
   for (;;) {
     const page = await client.search({ ...args, ...(cursor !== undefined ? { cursor } : {}) }, writer(t));
@@ -124,10 +124,10 @@ describe("chronological order", () => {
     const first = pages[0]!;
     expect(first.coverage!.order).toBe("chronological");
     expect(first.coverage!.legs).toEqual([]);
-    expect(first.coverage!.poolSize).toBeUndefined();
+    expect(first.coverage!.poolSize).toBeNull();
     expect(first.coverage!.abstained).toBe(false);
-    const times = pages.flatMap((p) => p.hits.map((h) => h.recordedAt!.seconds * 1000n + BigInt(Math.floor(h.recordedAt!.nanos / 1e6))));
-    expect([...times].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))).toEqual(times);
+    const times = pages.flatMap((p) => fullHits(p).map((h) => Date.parse(h.recordedAt)));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
   });
 
   it("narrows to full-text matches when a query is given", async () => {
@@ -147,7 +147,9 @@ describe("chronological order", () => {
     expect(unfiltered.details.field).toBe("query");
     const noQuery = await rejection(client.search({ memoryTypes: ["note"] }, writer(t)));
     expect(noQuery.details.field).toBe("query");
-    const badOrder = await rejection(client.search({ query: "x", order: "random" }, writer(t)));
+    // An order no enum value names can only come from a foreign client: an unknown number.
+    const raw = await core.searchClient();
+    const badOrder = await rejection(raw.search({ query: "x", order: 99 as SearchOrder }, writer(t)));
     expect(badOrder.details.field).toBe("order");
   });
 
@@ -256,9 +258,9 @@ describe("relevance cursors", () => {
   it("serves a compact projection on any page", async () => {
     const first = await client.search({ query: "lighthouse keeper", limit: 2, projection: "compact" }, writer(t));
     // A compact hit carries id, type, topic and score only.
-    expect(first.hits.every((h) => h.content === undefined && h.scope === undefined && h.recordedAt === undefined && h.topic !== "")).toBe(true);
+    expect(first.hits.every((h) => !("content" in h) && !("scope" in h) && !("recordedAt" in h) && h.topic !== "")).toBe(true);
     const second = await client.search({ query: "lighthouse keeper", limit: 2, cursor: first.nextCursor! }, writer(t));
-    expect(second.hits.every((h) => h.content?.includes("lighthouse"))).toBe(true);
+    expect(fullHits(second).every((h) => h.content.includes("lighthouse"))).toBe(true);
   });
 
   it("refuses a cursor issued for another query, filters, order or tenant", async () => {
@@ -309,7 +311,7 @@ describe("vector leg unavailable", () => {
     expect(legs.vector).toMatchObject({ available: false, candidates: 0 });
     expect(legs.fts).toMatchObject({ available: true, candidates: 1 });
     expect(legs.recency).toMatchObject({ available: true, candidates: 2 });
-    expect(result.coverage!.evidence!.bestCosine).toBeUndefined();
+    expect(result.coverage!.evidence!.bestCosine).toBeNull();
     expect(result.coverage!.evidence!.anyLexical).toBe(true);
     expect(result.coverage!.abstained).toBe(false);
     // A failure is not cached: the next identical query asks the model again.

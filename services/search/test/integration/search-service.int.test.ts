@@ -3,6 +3,7 @@ import { CredentialSigner, createRpcClient, generateServiceKeyPair, SCOPES } fro
 import { SearchService } from "@3ngram/proto/search/v1";
 import { AppError } from "@3ngram/errors";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { fullHits } from "../../../../test/support/search.js";
 
 let stack: CoreServices;
 let withVectors: CoreServices;
@@ -26,7 +27,7 @@ beforeAll(async () => {
   for (const s of [stack, withVectors]) {
     const a = await s.createTenant("a");
     const b = await s.createTenant("b");
-    const memory = await s.memoryClient();
+    const memory = await s.publicMemoryClient();
     for (const m of CORPUS) await memory.memories.remember(m, as(a));
     await memory.memories.remember({ memoryType: "decision", topic: "database choice", content: "Tenant B picked MySQL for its own database." }, as(b));
     if (s === withVectors) {
@@ -46,10 +47,10 @@ afterAll(async () => {
 
 describe("fused search", () => {
   it("ranks the matching memory first and reports its coverage", async () => {
-    const search = await withVectors.searchClient();
+    const search = await withVectors.publicSearchClient();
     const result = await search.search({ query: "primary database for memories", limit: 3 }, as(tenantA));
     expect(result.hits[0]?.topic).toBe("database choice");
-    expect(result.hits[0]?.content).toContain("PostgreSQL");
+    expect(fullHits(result)[0]?.content).toContain("PostgreSQL");
     expect(result.hits.length).toBe(3);
     expect(result.hasMore).toBe(true);
     const legs = Object.fromEntries(result.coverage!.legs.map((l) => [l.leg, l]));
@@ -62,29 +63,29 @@ describe("fused search", () => {
   });
 
   it("never returns another tenant's memories", async () => {
-    const search = await withVectors.searchClient();
+    const search = await withVectors.publicSearchClient();
     const asA = await search.search({ query: "MySQL database", limit: 25 }, as(tenantA));
-    expect(asA.hits.every((h) => !h.content!.includes("MySQL"))).toBe(true);
+    expect(fullHits(asA).every((h) => !h.content.includes("MySQL"))).toBe(true);
     const asB = await search.search({ query: "PostgreSQL pgvector", limit: 25 }, as(tenantB));
-    expect(asB.hits.map((h) => h.content)).toEqual(["Tenant B picked MySQL for its own database."]);
+    expect(fullHits(asB).map((h) => h.content)).toEqual(["Tenant B picked MySQL for its own database."]);
   });
 
   it("narrows by type and project before ranking", async () => {
-    const search = await withVectors.searchClient();
+    const search = await withVectors.publicSearchClient();
     const blockers = await search.search({ query: "deploy certificate", memoryTypes: ["blocker"] }, as(tenantA));
     expect(blockers.hits.map((h) => h.memoryType)).toEqual(["blocker"]);
     const infra = await search.search({ query: "anything at all", projects: ["infra"] }, as(tenantA));
-    expect(infra.hits.map((h) => h.project)).toEqual(["infra"]);
+    expect(fullHits(infra).map((h) => h.project)).toEqual(["infra"]);
   });
 
   it("gives short name queries the topic bonus", async () => {
-    const search = await withVectors.searchClient();
+    const search = await withVectors.publicSearchClient();
     const result = await search.search({ query: "alice" }, as(tenantA));
     expect(result.hits[0]?.topic).toBe("Alice");
   });
 
   it("still answers from full text when no vector is available, and says so", async () => {
-    const search = await stack.searchClient();
+    const search = await stack.publicSearchClient();
     const result = await search.search({ query: "TLS certificate" }, as(ftsTenant));
     expect(result.hits[0]?.topic).toBe("deploy");
     const vector = result.coverage!.legs.find((l) => l.leg === "vector");
@@ -92,7 +93,7 @@ describe("fused search", () => {
   });
 
   it("rejects invalid filters naming the field", async () => {
-    const search = await withVectors.searchClient();
+    const search = await withVectors.publicSearchClient();
     const err = await search.search({ query: "x", limit: 26 }, as(tenantA)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).details.field).toBe("limit");
@@ -113,7 +114,7 @@ describe("fused search", () => {
   });
 
   it("refuses a caller without memory:read", async () => {
-    const search = await withVectors.searchClient();
+    const search = await withVectors.publicSearchClient();
     const err = await search.search({ query: "x" }, { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.write] } }).catch((e: unknown) => e);
     expect((err as AppError).reason).toBe("insufficient_scope");
   });

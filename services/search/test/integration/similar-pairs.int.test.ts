@@ -4,20 +4,19 @@
  * computed here from the same embedder and compared with what the HNSW scan returns.
  */
 import { randomUUID } from "node:crypto";
+import type { MemoryType as MemoryTypeName } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HashingEmbedder, cosineSimilarity, memoryEmbeddingText } from "@3ngram/embeddings";
-import type { memoryServices } from "@3ngram/proto/memory/v1";
-import type { SearchService } from "@3ngram/proto/search/v1";
-import { SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
-import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+import { SCOPES, type CallOptions } from "@3ngram/rpc";
+import { startCoreServices, type CoreServices, type PublicMemoryClient, type PublicSearchClient } from "../../../../test/support/core-services.js";
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
 import { SIMILAR_PAIR_POLICY } from "../../src/domain/pair-policy.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 let stack: CoreServices;
-let memory: RpcClients<typeof memoryServices>;
-let search: RpcClient<typeof SearchService>;
+let memory: PublicMemoryClient;
+let search: PublicSearchClient;
 let tenant: Tenant;
 let other: Tenant;
 const embedder = new HashingEmbedder({ dimensions: 512 });
@@ -34,7 +33,7 @@ const TEXTS = {
 type Name = keyof typeof TEXTS;
 const ids = {} as Record<Name, string>;
 
-async function remember(t: Tenant, name: Name, memoryType = "decision"): Promise<string> {
+async function remember(t: Tenant, name: Name, memoryType: MemoryTypeName = "decision"): Promise<string> {
   const stored = await memory.memories.remember({ memoryType, ...TEXTS[name] }, writer(t));
   expect(stored.embedded).toBe("done");
   return stored.memory!.id;
@@ -59,8 +58,8 @@ const nameOf = (id: string) => (Object.entries(ids).find(([, v]) => v === id)?.[
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "similarpairs" });
-  memory = await stack.memoryClient();
-  search = await stack.searchClient();
+  memory = await stack.publicMemoryClient();
+  search = await stack.publicSearchClient();
   tenant = await stack.createTenant("pairs");
   other = await stack.createTenant("pairs other");
   for (const name of Object.keys(TEXTS) as Name[]) ids[name] = await remember(tenant, name);

@@ -6,8 +6,8 @@
 // neither side holds a whole archive in one message, and erasure, which removes what an archive
 // would carry. The caller's tenant, user and scopes travel in the signed service credential.
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { EraseRequestSchema, EraseResponseSchema } from "./erasure_pb.js";
 import { file_memory_v1_erasure } from "./erasure_pb.js";
@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/archive.proto.
  */
 export const file_memory_v1_archive: GenFile = /*@__PURE__*/
-  fileDesc("ChdtZW1vcnkvdjEvYXJjaGl2ZS5wcm90bxIJbWVtb3J5LnYxInMKG0FyY2hpdmVTZXJ2aWNlSW1wb3J0UmVxdWVzdBIrCgdvcHRpb25zGAEgASgLMhgubWVtb3J5LnYxLkltcG9ydE9wdGlvbnNIABIQCgZuZGpzb24YAiABKAlIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Ii8KDUltcG9ydE9wdGlvbnMSEwoGZm9ybWF0GAEgASgJSACIAQFCCQoHX2Zvcm1hdCKNAQoSSW1wb3J0UmVjb3JkUmVzdWx0EgwKBGxpbmUYASABKA0SDwoHb3V0Y29tZRgCIAEoCRIPCgJpZBgDIAEoCUgAiAEBEhMKBnJlYXNvbhgEIAEoCUgBiAEBEhQKB21lc3NhZ2UYBSABKAlIAogBAUIFCgNfaWRCCQoHX3JlYXNvbkIKCghfbWVzc2FnZSKQAQocQXJjaGl2ZVNlcnZpY2VJbXBvcnRSZXNwb25zZRIOCgZmb3JtYXQYASABKAkSLgoHcmVzdWx0cxgCIAMoCzIdLm1lbW9yeS52MS5JbXBvcnRSZWNvcmRSZXN1bHQSDwoHY3JlYXRlZBgDIAEoDRIPCgdza2lwcGVkGAQgASgNEg4KBmZhaWxlZBgFIAEoDSI9ChtBcmNoaXZlU2VydmljZUV4cG9ydFJlcXVlc3QSEwoGY3Vyc29yGAEgASgJSACIAQFCCQoHX2N1cnNvciJnChxBcmNoaXZlU2VydmljZUV4cG9ydFJlc3BvbnNlEicKBnJlY29yZBgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoGY3Vyc29yGAIgASgJSACIAQFCCQoHX2N1cnNvcjKLAgoOQXJjaGl2ZVNlcnZpY2USWwoGSW1wb3J0EiYubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlSW1wb3J0UmVxdWVzdBonLm1lbW9yeS52MS5BcmNoaXZlU2VydmljZUltcG9ydFJlc3BvbnNlKAESYAoGRXhwb3J0EiYubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlRXhwb3J0UmVxdWVzdBonLm1lbW9yeS52MS5BcmNoaXZlU2VydmljZUV4cG9ydFJlc3BvbnNlIgOQAgEwARI6CgVFcmFzZRIXLm1lbW9yeS52MS5FcmFzZVJlcXVlc3QaGC5tZW1vcnkudjEuRXJhc2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_memory_v1_erasure]);
+  fileDesc("ChdtZW1vcnkvdjEvYXJjaGl2ZS5wcm90bxIJbWVtb3J5LnYxInMKG0FyY2hpdmVTZXJ2aWNlSW1wb3J0UmVxdWVzdBIrCgdvcHRpb25zGAEgASgLMhgubWVtb3J5LnYxLkltcG9ydE9wdGlvbnNIABIQCgZuZGpzb24YAiABKAlIABINCgNlbmQYAyABKAhIAEIGCgRwYXJ0Ii8KDUltcG9ydE9wdGlvbnMSEwoGZm9ybWF0GAEgASgJSACIAQFCCQoHX2Zvcm1hdCKnAQoSSW1wb3J0UmVjb3JkUmVzdWx0EgwKBGxpbmUYASABKA0SKQoHb3V0Y29tZRgCIAEoDjIYLm1lbW9yeS52MS5JbXBvcnRPdXRjb21lEg8KAmlkGAMgASgJSACIAQESEwoGcmVhc29uGAQgASgJSAGIAQESFAoHbWVzc2FnZRgFIAEoCUgCiAEBQgUKA19pZEIJCgdfcmVhc29uQgoKCF9tZXNzYWdlIpABChxBcmNoaXZlU2VydmljZUltcG9ydFJlc3BvbnNlEg4KBmZvcm1hdBgBIAEoCRIuCgdyZXN1bHRzGAIgAygLMh0ubWVtb3J5LnYxLkltcG9ydFJlY29yZFJlc3VsdBIPCgdjcmVhdGVkGAMgASgNEg8KB3NraXBwZWQYBCABKA0SDgoGZmFpbGVkGAUgASgNIj0KG0FyY2hpdmVTZXJ2aWNlRXhwb3J0UmVxdWVzdBITCgZjdXJzb3IYASABKAlIAIgBAUIJCgdfY3Vyc29yImcKHEFyY2hpdmVTZXJ2aWNlRXhwb3J0UmVzcG9uc2USJwoGcmVjb3JkGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgZjdXJzb3IYAiABKAlIAIgBAUIJCgdfY3Vyc29yKoEBCg1JbXBvcnRPdXRjb21lEh4KGklNUE9SVF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGgoWSU1QT1JUX09VVENPTUVfQ1JFQVRFRBABEhoKFklNUE9SVF9PVVRDT01FX1NLSVBQRUQQAhIYChRJTVBPUlRfT1VUQ09NRV9FUlJPUhADMosCCg5BcmNoaXZlU2VydmljZRJbCgZJbXBvcnQSJi5tZW1vcnkudjEuQXJjaGl2ZVNlcnZpY2VJbXBvcnRSZXF1ZXN0GicubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlSW1wb3J0UmVzcG9uc2UoARJgCgZFeHBvcnQSJi5tZW1vcnkudjEuQXJjaGl2ZVNlcnZpY2VFeHBvcnRSZXF1ZXN0GicubWVtb3J5LnYxLkFyY2hpdmVTZXJ2aWNlRXhwb3J0UmVzcG9uc2UiA5ACATABEjoKBUVyYXNlEhcubWVtb3J5LnYxLkVyYXNlUmVxdWVzdBoYLm1lbW9yeS52MS5FcmFzZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_memory_v1_erasure]);
 
 /**
  * @generated from message memory.v1.ArchiveServiceImportRequest
@@ -95,11 +95,9 @@ export type ImportRecordResult = Message<"memory.v1.ImportRecordResult"> & {
   line: number;
 
   /**
-   * created | skipped | error
-   *
-   * @generated from field: string outcome = 2;
+   * @generated from field: memory.v1.ImportOutcome outcome = 2;
    */
-  outcome: string;
+  outcome: ImportOutcome;
 
   /**
    * @generated from field: optional string id = 3;
@@ -211,6 +209,45 @@ export type ArchiveServiceExportResponse = Message<"memory.v1.ArchiveServiceExpo
  */
 export const ArchiveServiceExportResponseSchema: GenMessage<ArchiveServiceExportResponse> = /*@__PURE__*/
   messageDesc(file_memory_v1_archive, 5);
+
+/**
+ * What became of one record (docs/adr/0034: the public names are created, skipped and error).
+ *
+ * @generated from enum memory.v1.ImportOutcome
+ */
+export enum ImportOutcome {
+  /**
+   * @generated from enum value: IMPORT_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Stored.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_CREATED = 1;
+   */
+  CREATED = 1,
+
+  /**
+   * Already there (a record with the same key, an identical scope or policy): nothing changed.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_SKIPPED = 2;
+   */
+  SKIPPED = 2,
+
+  /**
+   * Refused; reason and message say why.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_ERROR = 3;
+   */
+  ERROR = 3,
+}
+
+/**
+ * Describes the enum memory.v1.ImportOutcome.
+ */
+export const ImportOutcomeSchema: GenEnum<ImportOutcome> = /*@__PURE__*/
+  enumDesc(file_memory_v1_archive, 0);
 
 /**
  * @generated from service memory.v1.ArchiveService

@@ -6,15 +6,15 @@
 // marker, keeping ids, edges, times and the audit trail. Needs the "memory:erase" scope, which no
 // credential holds unless it was asked for. REST and the operator command call it; no MCP tool does.
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file memory/v1/erasure.proto.
  */
 export const file_memory_v1_erasure: GenFile = /*@__PURE__*/
-  fileDesc("ChdtZW1vcnkvdjEvZXJhc3VyZS5wcm90bxIJbWVtb3J5LnYxIo8BCg1FcmFzZVNlbGVjdG9yEhIKBXNjb3BlGAEgASgJSACIAQESFAoHcHJvamVjdBgCIAEoCUgBiAEBEhIKBXRvcGljGAMgASgJSAKIAQESFAoHc3ViamVjdBgEIAEoCUgDiAEBQggKBl9zY29wZUIKCghfcHJvamVjdEIICgZfdG9waWNCCgoIX3N1YmplY3QioAEKDEVyYXNlUmVxdWVzdBILCgNpZHMYASADKAkSLwoIc2VsZWN0b3IYAiABKAsyGC5tZW1vcnkudjEuRXJhc2VTZWxlY3RvckgAiAEBEg4KBnJlYXNvbhgDIAEoCRIWCglyZWZlcmVuY2UYBCABKAlIAYgBARIPCgdkcnlfcnVuGAUgASgIQgsKCV9zZWxlY3RvckIMCgpfcmVmZXJlbmNlIqwBCg1FcmFzZVJlc3BvbnNlEhcKCmVyYXN1cmVfaWQYASABKAlIAIgBARIPCgdkcnlfcnVuGAIgASgIEg4KBmVyYXNlZBgDIAMoCRIWCg5hbHJlYWR5X2VyYXNlZBgEIAMoCRIRCglub3RfZm91bmQYBSADKAkSFAoMZmFjdHNfZXJhc2VkGAYgASgNEhEKCXJlbWFpbmluZxgHIAEoDUINCgtfZXJhc3VyZV9pZGIGcHJvdG8z");
+  fileDesc("ChdtZW1vcnkvdjEvZXJhc3VyZS5wcm90bxIJbWVtb3J5LnYxIo8BCg1FcmFzZVNlbGVjdG9yEhIKBXNjb3BlGAEgASgJSACIAQESFAoHcHJvamVjdBgCIAEoCUgBiAEBEhIKBXRvcGljGAMgASgJSAKIAQESFAoHc3ViamVjdBgEIAEoCUgDiAEBQggKBl9zY29wZUIKCghfcHJvamVjdEIICgZfdG9waWNCCgoIX3N1YmplY3QiywEKDEVyYXNlUmVxdWVzdBILCgNpZHMYASADKAkSLwoIc2VsZWN0b3IYAiABKAsyGC5tZW1vcnkudjEuRXJhc2VTZWxlY3RvckgAiAEBEigKBnJlYXNvbhgDIAEoDjIYLm1lbW9yeS52MS5FcmFzdXJlUmVhc29uEhYKCXJlZmVyZW5jZRgEIAEoCUgBiAEBEhQKB2RyeV9ydW4YBSABKAhIAogBAUILCglfc2VsZWN0b3JCDAoKX3JlZmVyZW5jZUIKCghfZHJ5X3J1biKsAQoNRXJhc2VSZXNwb25zZRIXCgplcmFzdXJlX2lkGAEgASgJSACIAQESDwoHZHJ5X3J1bhgCIAEoCBIOCgZlcmFzZWQYAyADKAkSFgoOYWxyZWFkeV9lcmFzZWQYBCADKAkSEQoJbm90X2ZvdW5kGAUgAygJEhQKDGZhY3RzX2VyYXNlZBgGIAEoDRIRCglyZW1haW5pbmcYByABKA1CDQoLX2VyYXN1cmVfaWQqqQEKDUVyYXN1cmVSZWFzb24SHgoaRVJBU1VSRV9SRUFTT05fVU5TUEVDSUZJRUQQABInCiNFUkFTVVJFX1JFQVNPTl9EQVRBX1NVQkpFQ1RfUkVRVUVTVBABEhkKFUVSQVNVUkVfUkVBU09OX1NFQ1JFVBACEhoKFkVSQVNVUkVfUkVBU09OX01JU1RBS0UQAxIYChRFUkFTVVJFX1JFQVNPTl9PVEhFUhAEYgZwcm90bzM");
 
 /**
  * Every given field must match; at least one is required.
@@ -73,11 +73,9 @@ export type EraseRequest = Message<"memory.v1.EraseRequest"> & {
   selector?: EraseSelector | undefined;
 
   /**
-   * data_subject_request | secret | mistake | other
-   *
-   * @generated from field: string reason = 3;
+   * @generated from field: memory.v1.ErasureReason reason = 3;
    */
-  reason: string;
+  reason: ErasureReason;
 
   /**
    * A ticket or case id (identifier characters only).
@@ -87,9 +85,11 @@ export type EraseRequest = Message<"memory.v1.EraseRequest"> & {
   reference?: string | undefined;
 
   /**
-   * @generated from field: bool dry_run = 5;
+   * Absent means false.
+   *
+   * @generated from field: optional bool dry_run = 5;
    */
-  dryRun: boolean;
+  dryRun?: boolean | undefined;
 };
 
 /**
@@ -149,4 +149,42 @@ export type EraseResponse = Message<"memory.v1.EraseResponse"> & {
  */
 export const EraseResponseSchema: GenMessage<EraseResponse> = /*@__PURE__*/
   messageDesc(file_memory_v1_erasure, 2);
+
+/**
+ * Why, as a closed list: the audit trail must never hold prose.
+ *
+ * @generated from enum memory.v1.ErasureReason
+ */
+export enum ErasureReason {
+  /**
+   * @generated from enum value: ERASURE_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ERASURE_REASON_DATA_SUBJECT_REQUEST = 1;
+   */
+  DATA_SUBJECT_REQUEST = 1,
+
+  /**
+   * @generated from enum value: ERASURE_REASON_SECRET = 2;
+   */
+  SECRET = 2,
+
+  /**
+   * @generated from enum value: ERASURE_REASON_MISTAKE = 3;
+   */
+  MISTAKE = 3,
+
+  /**
+   * @generated from enum value: ERASURE_REASON_OTHER = 4;
+   */
+  OTHER = 4,
+}
+
+/**
+ * Describes the enum memory.v1.ErasureReason.
+ */
+export const ErasureReasonSchema: GenEnum<ErasureReason> = /*@__PURE__*/
+  enumDesc(file_memory_v1_erasure, 0);
 

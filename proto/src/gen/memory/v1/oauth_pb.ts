@@ -8,8 +8,8 @@
 // "internal:consolidate". Codes, tokens and secrets cross the wire in clear only when they are
 // minted or presented; the database keeps sha256 digests.
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/oauth.proto.
  */
 export const file_memory_v1_oauth: GenFile = /*@__PURE__*/
-  fileDesc("ChVtZW1vcnkvdjEvb2F1dGgucHJvdG8SCW1lbW9yeS52MSKhAQoLT0F1dGhDbGllbnQSEQoJY2xpZW50X2lkGAEgASgJEhQKDHJlZ2lzdHJhdGlvbhgCIAEoCRIiChp0b2tlbl9lbmRwb2ludF9hdXRoX21ldGhvZBgDIAEoCRIVCg1tZXRhZGF0YV9qc29uGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjMKGlJlZ2lzdGVyT0F1dGhDbGllbnRSZXF1ZXN0EhUKDW1ldGFkYXRhX2pzb24YASABKAkicwobUmVnaXN0ZXJPQXV0aENsaWVudFJlc3BvbnNlEiYKBmNsaWVudBgBIAEoCzIWLm1lbW9yeS52MS5PQXV0aENsaWVudBIaCg1jbGllbnRfc2VjcmV0GAIgASgJSACIAQFCEAoOX2NsaWVudF9zZWNyZXQiTQohU2F2ZU1ldGFkYXRhRG9jdW1lbnRDbGllbnRSZXF1ZXN0EhEKCWNsaWVudF9pZBgBIAEoCRIVCg1tZXRhZGF0YV9qc29uGAIgASgJIkwKIlNhdmVNZXRhZGF0YURvY3VtZW50Q2xpZW50UmVzcG9uc2USJgoGY2xpZW50GAEgASgLMhYubWVtb3J5LnYxLk9BdXRoQ2xpZW50IioKFUdldE9BdXRoQ2xpZW50UmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkiQAoWR2V0T0F1dGhDbGllbnRSZXNwb25zZRImCgZjbGllbnQYASABKAsyFi5tZW1vcnkudjEuT0F1dGhDbGllbnQigwEKHkNyZWF0ZUF1dGhvcml6YXRpb25Db2RlUmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkSFAoMcmVkaXJlY3RfdXJpGAIgASgJEhYKDmNvZGVfY2hhbGxlbmdlGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIQCghyZXNvdXJjZRgFIAEoCSJfCh9DcmVhdGVBdXRob3JpemF0aW9uQ29kZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKCk9BdXRoR3JhbnQSEQoJdGVuYW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEQoJY2xpZW50X2lkGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIQCghyZXNvdXJjZRgFIAEoCRIaCg1yZWZyZXNoX3Rva2VuGAYgASgJSACIAQFCEAoOX3JlZnJlc2hfdG9rZW4iRwofUmVkZWVtQXV0aG9yaXphdGlvbkNvZGVSZXNwb25zZRIkCgVncmFudBgBIAEoCzIVLm1lbW9yeS52MS5PQXV0aEdyYW50IkEKGVJlZnJlc2hPQXV0aEdyYW50UmVzcG9uc2USJAoFZ3JhbnQYASABKAsyFS5tZW1vcnkudjEuT0F1dGhHcmFudCKcAQoeUmVkZWVtQXV0aG9yaXphdGlvbkNvZGVSZXF1ZXN0EgwKBGNvZGUYASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBARIUCgxyZWRpcmVjdF91cmkYBCABKAkSFQoNY29kZV92ZXJpZmllchgFIAEoCUIQCg5fY2xpZW50X3NlY3JldCKCAQoYUmVmcmVzaE9BdXRoR3JhbnRSZXF1ZXN0EhUKDXJlZnJlc2hfdG9rZW4YASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBARIOCgZzY29wZXMYBCADKAlCEAoOX2NsaWVudF9zZWNyZXQiaQoXUmV2b2tlT0F1dGhUb2tlblJlcXVlc3QSDQoFdG9rZW4YASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBAUIQCg5fY2xpZW50X3NlY3JldCIaChhSZXZva2VPQXV0aFRva2VuUmVzcG9uc2UiFwoVR2V0U2lnbmluZ0tleXNSZXF1ZXN0IoMBCgpTaWduaW5nS2V5EgsKA2tpZBgBIAEoCRILCgNhbGcYAiABKAkSFwoPcHVibGljX2p3a19qc29uGAMgASgJEh0KEHByaXZhdGVfandrX2pzb24YBCABKAlIAIgBARIOCgZhY3RpdmUYBSABKAhCEwoRX3ByaXZhdGVfandrX2pzb24iPQoWR2V0U2lnbmluZ0tleXNSZXNwb25zZRIjCgRrZXlzGAEgAygLMhUubWVtb3J5LnYxLlNpZ25pbmdLZXkiUAoaQ29sbGVjdE9BdXRoR2FyYmFnZVJlcXVlc3QSHQoQY2xpZW50X2lkbGVfZGF5cxgBIAEoDUgAiAEBQhMKEV9jbGllbnRfaWRsZV9kYXlzInsKG0NvbGxlY3RPQXV0aEdhcmJhZ2VSZXNwb25zZRIXCg9jbGllbnRzX3JlbW92ZWQYASABKA0SFQoNY29kZXNfcmVtb3ZlZBgCIAEoDRIWCg50b2tlbnNfcmVtb3ZlZBgDIAEoDRIUCgxrZXlzX3JlbW92ZWQYBCABKA1iBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChVtZW1vcnkvdjEvb2F1dGgucHJvdG8SCW1lbW9yeS52MSLkAQoLT0F1dGhDbGllbnQSEQoJY2xpZW50X2lkGAEgASgJEjMKDHJlZ2lzdHJhdGlvbhgCIAEoDjIdLm1lbW9yeS52MS5DbGllbnRSZWdpc3RyYXRpb24SRgoadG9rZW5fZW5kcG9pbnRfYXV0aF9tZXRob2QYAyABKA4yIi5tZW1vcnkudjEuVG9rZW5FbmRwb2ludEF1dGhNZXRob2QSFQoNbWV0YWRhdGFfanNvbhgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIzChpSZWdpc3Rlck9BdXRoQ2xpZW50UmVxdWVzdBIVCg1tZXRhZGF0YV9qc29uGAEgASgJInMKG1JlZ2lzdGVyT0F1dGhDbGllbnRSZXNwb25zZRImCgZjbGllbnQYASABKAsyFi5tZW1vcnkudjEuT0F1dGhDbGllbnQSGgoNY2xpZW50X3NlY3JldBgCIAEoCUgAiAEBQhAKDl9jbGllbnRfc2VjcmV0Ik0KIVNhdmVNZXRhZGF0YURvY3VtZW50Q2xpZW50UmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCSJMCiJTYXZlTWV0YWRhdGFEb2N1bWVudENsaWVudFJlc3BvbnNlEiYKBmNsaWVudBgBIAEoCzIWLm1lbW9yeS52MS5PQXV0aENsaWVudCIqChVHZXRPQXV0aENsaWVudFJlcXVlc3QSEQoJY2xpZW50X2lkGAEgASgJIkAKFkdldE9BdXRoQ2xpZW50UmVzcG9uc2USJgoGY2xpZW50GAEgASgLMhYubWVtb3J5LnYxLk9BdXRoQ2xpZW50IoMBCh5DcmVhdGVBdXRob3JpemF0aW9uQ29kZVJlcXVlc3QSEQoJY2xpZW50X2lkGAEgASgJEhQKDHJlZGlyZWN0X3VyaRgCIAEoCRIWCg5jb2RlX2NoYWxsZW5nZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSEAoIcmVzb3VyY2UYBSABKAkiXwofQ3JlYXRlQXV0aG9yaXphdGlvbkNvZGVSZXNwb25zZRIMCgRjb2RlGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpMBCgpPQXV0aEdyYW50EhEKCXRlbmFudF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhEKCWNsaWVudF9pZBgDIAEoCRIOCgZzY29wZXMYBCADKAkSEAoIcmVzb3VyY2UYBSABKAkSGgoNcmVmcmVzaF90b2tlbhgGIAEoCUgAiAEBQhAKDl9yZWZyZXNoX3Rva2VuIkcKH1JlZGVlbUF1dGhvcml6YXRpb25Db2RlUmVzcG9uc2USJAoFZ3JhbnQYASABKAsyFS5tZW1vcnkudjEuT0F1dGhHcmFudCJBChlSZWZyZXNoT0F1dGhHcmFudFJlc3BvbnNlEiQKBWdyYW50GAEgASgLMhUubWVtb3J5LnYxLk9BdXRoR3JhbnQinAEKHlJlZGVlbUF1dGhvcml6YXRpb25Db2RlUmVxdWVzdBIMCgRjb2RlGAEgASgJEhEKCWNsaWVudF9pZBgCIAEoCRIaCg1jbGllbnRfc2VjcmV0GAMgASgJSACIAQESFAoMcmVkaXJlY3RfdXJpGAQgASgJEhUKDWNvZGVfdmVyaWZpZXIYBSABKAlCEAoOX2NsaWVudF9zZWNyZXQiggEKGFJlZnJlc2hPQXV0aEdyYW50UmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJEhEKCWNsaWVudF9pZBgCIAEoCRIaCg1jbGllbnRfc2VjcmV0GAMgASgJSACIAQESDgoGc2NvcGVzGAQgAygJQhAKDl9jbGllbnRfc2VjcmV0ImkKF1Jldm9rZU9BdXRoVG9rZW5SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhEKCWNsaWVudF9pZBgCIAEoCRIaCg1jbGllbnRfc2VjcmV0GAMgASgJSACIAQFCEAoOX2NsaWVudF9zZWNyZXQiGgoYUmV2b2tlT0F1dGhUb2tlblJlc3BvbnNlIhcKFUdldFNpZ25pbmdLZXlzUmVxdWVzdCKDAQoKU2lnbmluZ0tleRILCgNraWQYASABKAkSCwoDYWxnGAIgASgJEhcKD3B1YmxpY19qd2tfanNvbhgDIAEoCRIdChBwcml2YXRlX2p3a19qc29uGAQgASgJSACIAQESDgoGYWN0aXZlGAUgASgIQhMKEV9wcml2YXRlX2p3a19qc29uIj0KFkdldFNpZ25pbmdLZXlzUmVzcG9uc2USIwoEa2V5cxgBIAMoCzIVLm1lbW9yeS52MS5TaWduaW5nS2V5IlAKGkNvbGxlY3RPQXV0aEdhcmJhZ2VSZXF1ZXN0Eh0KEGNsaWVudF9pZGxlX2RheXMYASABKA1IAIgBAUITChFfY2xpZW50X2lkbGVfZGF5cyJ7ChtDb2xsZWN0T0F1dGhHYXJiYWdlUmVzcG9uc2USFwoPY2xpZW50c19yZW1vdmVkGAEgASgNEhUKDWNvZGVzX3JlbW92ZWQYAiABKA0SFgoOdG9rZW5zX3JlbW92ZWQYAyABKA0SFAoMa2V5c19yZW1vdmVkGAQgASgNKoUBChJDbGllbnRSZWdpc3RyYXRpb24SIwofQ0xJRU5UX1JFR0lTVFJBVElPTl9VTlNQRUNJRklFRBAAEh8KG0NMSUVOVF9SRUdJU1RSQVRJT05fRFlOQU1JQxABEikKJUNMSUVOVF9SRUdJU1RSQVRJT05fTUVUQURBVEFfRE9DVU1FTlQQAirRAQoXVG9rZW5FbmRwb2ludEF1dGhNZXRob2QSKgomVE9LRU5fRU5EUE9JTlRfQVVUSF9NRVRIT0RfVU5TUEVDSUZJRUQQABIjCh9UT0tFTl9FTkRQT0lOVF9BVVRIX01FVEhPRF9OT05FEAESMgouVE9LRU5fRU5EUE9JTlRfQVVUSF9NRVRIT0RfQ0xJRU5UX1NFQ1JFVF9CQVNJQxACEjEKLVRPS0VOX0VORFBPSU5UX0FVVEhfTUVUSE9EX0NMSUVOVF9TRUNSRVRfUE9TVBADYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message memory.v1.OAuthClient
@@ -30,18 +30,14 @@ export type OAuthClient = Message<"memory.v1.OAuthClient"> & {
   clientId: string;
 
   /**
-   * dynamic | metadata_document
-   *
-   * @generated from field: string registration = 2;
+   * @generated from field: memory.v1.ClientRegistration registration = 2;
    */
-  registration: string;
+  registration: ClientRegistration;
 
   /**
-   * none | client_secret_basic | client_secret_post
-   *
-   * @generated from field: string token_endpoint_auth_method = 3;
+   * @generated from field: memory.v1.TokenEndpointAuthMethod token_endpoint_auth_method = 3;
    */
-  tokenEndpointAuthMethod: string;
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
 
   /**
    * The validated RFC 7591 metadata as JSON (redirect_uris, client_name, grant_types, …).
@@ -556,4 +552,65 @@ export type CollectOAuthGarbageResponse = Message<"memory.v1.CollectOAuthGarbage
  */
 export const CollectOAuthGarbageResponseSchema: GenMessage<CollectOAuthGarbageResponse> = /*@__PURE__*/
   messageDesc(file_memory_v1_oauth, 20);
+
+/**
+ * How a client came to be known: RFC 7591 registration, or a client ID metadata document.
+ *
+ * @generated from enum memory.v1.ClientRegistration
+ */
+export enum ClientRegistration {
+  /**
+   * @generated from enum value: CLIENT_REGISTRATION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: CLIENT_REGISTRATION_DYNAMIC = 1;
+   */
+  DYNAMIC = 1,
+
+  /**
+   * @generated from enum value: CLIENT_REGISTRATION_METADATA_DOCUMENT = 2;
+   */
+  METADATA_DOCUMENT = 2,
+}
+
+/**
+ * Describes the enum memory.v1.ClientRegistration.
+ */
+export const ClientRegistrationSchema: GenEnum<ClientRegistration> = /*@__PURE__*/
+  enumDesc(file_memory_v1_oauth, 0);
+
+/**
+ * RFC 7591 token_endpoint_auth_method.
+ *
+ * @generated from enum memory.v1.TokenEndpointAuthMethod
+ */
+export enum TokenEndpointAuthMethod {
+  /**
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_CLIENT_SECRET_BASIC = 2;
+   */
+  CLIENT_SECRET_BASIC = 2,
+
+  /**
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_CLIENT_SECRET_POST = 3;
+   */
+  CLIENT_SECRET_POST = 3,
+}
+
+/**
+ * Describes the enum memory.v1.TokenEndpointAuthMethod.
+ */
+export const TokenEndpointAuthMethodSchema: GenEnum<TokenEndpointAuthMethod> = /*@__PURE__*/
+  enumDesc(file_memory_v1_oauth, 1);
 

@@ -4,8 +4,10 @@
 
 // The search service ranks and lists memories. It only reads the database.
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { MemoryStatus, MemoryType, SearchLeg } from "../../common/v1/memory_pb.js";
+import { file_common_v1_memory } from "../../common/v1/memory_pb.js";
 import type { AsOf } from "../../common/v1/time_pb.js";
 import { file_common_v1_time } from "../../common/v1/time_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file search/v1/search.proto.
  */
 export const file_search_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEirAQKDVNlYXJjaFJlcXVlc3QSEgoFcXVlcnkYASABKAlIAIgBARISCgVsaW1pdBgCIAEoDUgBiAEBEhgKC21lbW9yeV90eXBlGA0gASgJSAKIAQESFAoMbWVtb3J5X3R5cGVzGAMgAygJEhIKBXNjb3BlGAQgASgJSAOIAQESFAoHcHJvamVjdBgOIAEoCUgEiAEBEhAKCHByb2plY3RzGAUgAygJEhMKBnN0YXR1cxgGIAEoCUgFiAEBEjcKDnJlY29yZGVkX2FmdGVyGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgGiAEBEjgKD3JlY29yZGVkX2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIB4gBARIjCgVhc19vZhgJIAEoCzIPLmNvbW1vbi52MS5Bc09mSAiIAQESEgoFb3JkZXIYCiABKAlICYgBARITCgZjdXJzb3IYCyABKAlICogBARIXCgpwcm9qZWN0aW9uGAwgASgJSAuIAQFCCAoGX3F1ZXJ5QggKBl9saW1pdEIOCgxfbWVtb3J5X3R5cGVCCAoGX3Njb3BlQgoKCF9wcm9qZWN0QgkKB19zdGF0dXNCEQoPX3JlY29yZGVkX2FmdGVyQhIKEF9yZWNvcmRlZF9iZWZvcmVCCAoGX2FzX29mQggKBl9vcmRlckIJCgdfY3Vyc29yQg0KC19wcm9qZWN0aW9uIsgCCglTZWFyY2hIaXQSCgoCaWQYASABKAkSEwoLbWVtb3J5X3R5cGUYAiABKAkSDQoFdG9waWMYAyABKAkSFAoHY29udGVudBgEIAEoCUgAiAEBEhsKDmNvbnRlbnRfbGVuZ3RoGAUgASgNSAGIAQESFgoJdHJ1bmNhdGVkGAYgASgISAKIAQESDQoFc2NvcmUYByABKAESEgoFc2NvcGUYCCABKAlIA4gBARIUCgdwcm9qZWN0GAkgASgJSASIAQESNAoLcmVjb3JkZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAWIAQFCCgoIX2NvbnRlbnRCEQoPX2NvbnRlbnRfbGVuZ3RoQgwKCl90cnVuY2F0ZWRCCAoGX3Njb3BlQgoKCF9wcm9qZWN0Qg4KDF9yZWNvcmRlZF9hdCJBCgtMZWdDb3ZlcmFnZRILCgNsZWcYASABKAkSEQoJYXZhaWxhYmxlGAIgASgIEhIKCmNhbmRpZGF0ZXMYAyABKA0ixAIKCENvdmVyYWdlEiQKBGxlZ3MYASADKAsyFi5zZWFyY2gudjEuTGVnQ292ZXJhZ2USFgoJcG9vbF9zaXplGAIgASgNSACIAQESEQoJYWJzdGFpbmVkGAMgASgIEg0KBW9yZGVyGAQgASgJEioKB2ZpbHRlcnMYBSABKAsyGS5zZWFyY2gudjEuQXBwbGllZEZpbHRlcnMSGgoNYXBwbGllZF9zY29wZRgGIAEoCUgBiAEBEiMKBWFzX29mGAcgASgLMg8uY29tbW9uLnYxLkFzT2ZIAogBARIQCghoYXNfbW9yZRgIIAEoCBIvCghldmlkZW5jZRgJIAEoCzIdLnNlYXJjaC52MS5BYnN0ZW50aW9uRXZpZGVuY2VCDAoKX3Bvb2xfc2l6ZUIQCg5fYXBwbGllZF9zY29wZUIICgZfYXNfb2Yi5gEKDlNlYXJjaFJlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5zZWFyY2gudjEuU2VhcmNoSGl0Eg0KBWNvdW50GAYgASgNEhAKCGhhc19tb3JlGAIgASgIEiUKCGNvdmVyYWdlGAMgASgLMhMuc2VhcmNoLnYxLkNvdmVyYWdlEhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESGgoNYXBwbGllZF9zY29wZRgHIAEoCUgBiAEBQg4KDF9uZXh0X2N1cnNvckIQCg5fYXBwbGllZF9zY29wZUoECAUQBlIKcHJvamVjdGlvbiKQAgoOQXBwbGllZEZpbHRlcnMSFAoMbWVtb3J5X3R5cGVzGAEgAygJEhIKBXNjb3BlGAIgASgJSACIAQESEAoIcHJvamVjdHMYAyADKAkSEwoGc3RhdHVzGAQgASgJSAGIAQESNwoOcmVjb3JkZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPcmVjb3JkZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBQggKBl9zY29wZUIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlIqcBChJBYnN0ZW50aW9uRXZpZGVuY2USGAoLYmVzdF9jb3NpbmUYASABKAFIAIgBARITCgthbnlfbGV4aWNhbBgCIAEoCBIWCglzY29yZV9nYXAYAyABKAFIAYgBARIaCg10ZXJtX2NvdmVyYWdlGAQgASgBSAKIAQFCDgoMX2Jlc3RfY29zaW5lQgwKCl9zY29yZV9nYXBCEAoOX3Rlcm1fY292ZXJhZ2UiMwoTU2ltaWxhclBhaXJzUmVxdWVzdBISCgVsaW1pdBgBIAEoDUgAiAEBQggKBl9saW1pdCKOAQoLU2ltaWxhclBhaXISEAoIbmV3ZXJfaWQYASABKAkSEAoIb2xkZXJfaWQYAiABKAkSEgoKbmV3ZXJfdHlwZRgDIAEoCRISCgpvbGRlcl90eXBlGAQgASgJEhIKCnNpbWlsYXJpdHkYBSABKAESDAoEYmFuZBgGIAEoCRIRCgl0aHJlc2hvbGQYByABKAEiXQoUU2ltaWxhclBhaXJzUmVzcG9uc2USJQoFcGFpcnMYASADKAsyFi5zZWFyY2gudjEuU2ltaWxhclBhaXISDwoHc2Nhbm5lZBgCIAEoDRINCgVtb2RlbBgDIAEoCTKpAQoNU2VhcmNoU2VydmljZRJCCgZTZWFyY2gSGC5zZWFyY2gudjEuU2VhcmNoUmVxdWVzdBoZLnNlYXJjaC52MS5TZWFyY2hSZXNwb25zZSIDkAIBElQKDFNpbWlsYXJQYWlycxIeLnNlYXJjaC52MS5TaW1pbGFyUGFpcnNSZXF1ZXN0Gh8uc2VhcmNoLnYxLlNpbWlsYXJQYWlyc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_common_v1_time, file_google_protobuf_timestamp]);
+  fileDesc("ChZzZWFyY2gvdjEvc2VhcmNoLnByb3RvEglzZWFyY2gudjEiqAUKDVNlYXJjaFJlcXVlc3QSEgoFcXVlcnkYASABKAlIAIgBARISCgVsaW1pdBgCIAEoDUgBiAEBEi8KC21lbW9yeV90eXBlGA0gASgOMhUuY29tbW9uLnYxLk1lbW9yeVR5cGVIAogBARIrCgxtZW1vcnlfdHlwZXMYAyADKA4yFS5jb21tb24udjEuTWVtb3J5VHlwZRISCgVzY29wZRgEIAEoCUgDiAEBEhQKB3Byb2plY3QYDiABKAlIBIgBARIQCghwcm9qZWN0cxgFIAMoCRIsCgZzdGF0dXMYBiABKA4yFy5jb21tb24udjEuTWVtb3J5U3RhdHVzSAWIAQESNwoOcmVjb3JkZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAaIAQESOAoPcmVjb3JkZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgHiAEBEiMKBWFzX29mGAkgASgLMg8uY29tbW9uLnYxLkFzT2ZICIgBARIqCgVvcmRlchgKIAEoDjIWLnNlYXJjaC52MS5TZWFyY2hPcmRlckgJiAEBEhMKBmN1cnNvchgLIAEoCUgKiAEBEjQKCnByb2plY3Rpb24YDCABKA4yGy5zZWFyY2gudjEuU2VhcmNoUHJvamVjdGlvbkgLiAEBQggKBl9xdWVyeUIICgZfbGltaXRCDgoMX21lbW9yeV90eXBlQggKBl9zY29wZUIKCghfcHJvamVjdEIJCgdfc3RhdHVzQhEKD19yZWNvcmRlZF9hZnRlckISChBfcmVjb3JkZWRfYmVmb3JlQggKBl9hc19vZkIICgZfb3JkZXJCCQoHX2N1cnNvckINCgtfcHJvamVjdGlvbiLfAgoJU2VhcmNoSGl0EgoKAmlkGAEgASgJEioKC21lbW9yeV90eXBlGAIgASgOMhUuY29tbW9uLnYxLk1lbW9yeVR5cGUSDQoFdG9waWMYAyABKAkSFAoHY29udGVudBgEIAEoCUgAiAEBEhsKDmNvbnRlbnRfbGVuZ3RoGAUgASgNSAGIAQESFgoJdHJ1bmNhdGVkGAYgASgISAKIAQESDQoFc2NvcmUYByABKAESEgoFc2NvcGUYCCABKAlIA4gBARIUCgdwcm9qZWN0GAkgASgJSASIAQESNAoLcmVjb3JkZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAWIAQFCCgoIX2NvbnRlbnRCEQoPX2NvbnRlbnRfbGVuZ3RoQgwKCl90cnVuY2F0ZWRCCAoGX3Njb3BlQgoKCF9wcm9qZWN0Qg4KDF9yZWNvcmRlZF9hdCJXCgtMZWdDb3ZlcmFnZRIhCgNsZWcYASABKA4yFC5jb21tb24udjEuU2VhcmNoTGVnEhEKCWF2YWlsYWJsZRgCIAEoCBISCgpjYW5kaWRhdGVzGAMgASgNItwCCghDb3ZlcmFnZRIkCgRsZWdzGAEgAygLMhYuc2VhcmNoLnYxLkxlZ0NvdmVyYWdlEhYKCXBvb2xfc2l6ZRgCIAEoDUgAiAEBEhEKCWFic3RhaW5lZBgDIAEoCBIlCgVvcmRlchgEIAEoDjIWLnNlYXJjaC52MS5TZWFyY2hPcmRlchIqCgdmaWx0ZXJzGAUgASgLMhkuc2VhcmNoLnYxLkFwcGxpZWRGaWx0ZXJzEhoKDWFwcGxpZWRfc2NvcGUYBiABKAlIAYgBARIjCgVhc19vZhgHIAEoCzIPLmNvbW1vbi52MS5Bc09mSAKIAQESEAoIaGFzX21vcmUYCCABKAgSLwoIZXZpZGVuY2UYCSABKAsyHS5zZWFyY2gudjEuQWJzdGVudGlvbkV2aWRlbmNlQgwKCl9wb29sX3NpemVCEAoOX2FwcGxpZWRfc2NvcGVCCAoGX2FzX29mIuYBCg5TZWFyY2hSZXNwb25zZRIiCgRoaXRzGAEgAygLMhQuc2VhcmNoLnYxLlNlYXJjaEhpdBINCgVjb3VudBgGIAEoDRIQCghoYXNfbW9yZRgCIAEoCBIlCghjb3ZlcmFnZRgDIAEoCzITLnNlYXJjaC52MS5Db3ZlcmFnZRIYCgtuZXh0X2N1cnNvchgEIAEoCUgAiAEBEhoKDWFwcGxpZWRfc2NvcGUYByABKAlIAYgBAUIOCgxfbmV4dF9jdXJzb3JCEAoOX2FwcGxpZWRfc2NvcGVKBAgFEAZSCnByb2plY3Rpb24iwAIKDkFwcGxpZWRGaWx0ZXJzEisKDG1lbW9yeV90eXBlcxgBIAMoDjIVLmNvbW1vbi52MS5NZW1vcnlUeXBlEhIKBXNjb3BlGAIgASgJSACIAQESEAoIcHJvamVjdHMYAyADKAkSLAoGc3RhdHVzGAQgASgOMhcuY29tbW9uLnYxLk1lbW9yeVN0YXR1c0gBiAEBEjcKDnJlY29yZGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgCiAEBEjgKD3JlY29yZGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBAUIICgZfc2NvcGVCCQoHX3N0YXR1c0IRCg9fcmVjb3JkZWRfYWZ0ZXJCEgoQX3JlY29yZGVkX2JlZm9yZSKnAQoSQWJzdGVudGlvbkV2aWRlbmNlEhgKC2Jlc3RfY29zaW5lGAEgASgBSACIAQESEwoLYW55X2xleGljYWwYAiABKAgSFgoJc2NvcmVfZ2FwGAMgASgBSAGIAQESGgoNdGVybV9jb3ZlcmFnZRgEIAEoAUgCiAEBQg4KDF9iZXN0X2Nvc2luZUIMCgpfc2NvcmVfZ2FwQhAKDl90ZXJtX2NvdmVyYWdlIjMKE1NpbWlsYXJQYWlyc1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBAUIICgZfbGltaXQi1wEKC1NpbWlsYXJQYWlyEhAKCG5ld2VyX2lkGAEgASgJEhAKCG9sZGVyX2lkGAIgASgJEikKCm5ld2VyX3R5cGUYAyABKA4yFS5jb21tb24udjEuTWVtb3J5VHlwZRIpCgpvbGRlcl90eXBlGAQgASgOMhUuY29tbW9uLnYxLk1lbW9yeVR5cGUSEgoKc2ltaWxhcml0eRgFIAEoARInCgRiYW5kGAYgASgOMhkuc2VhcmNoLnYxLlNpbWlsYXJpdHlCYW5kEhEKCXRocmVzaG9sZBgHIAEoASJsChRTaW1pbGFyUGFpcnNSZXNwb25zZRIlCgVwYWlycxgBIAMoCzIWLnNlYXJjaC52MS5TaW1pbGFyUGFpchIPCgdzY2FubmVkGAIgASgNEhIKBW1vZGVsGAMgASgJSACIAQFCCAoGX21vZGVsKmcKC1NlYXJjaE9yZGVyEhwKGFNFQVJDSF9PUkRFUl9VTlNQRUNJRklFRBAAEhoKFlNFQVJDSF9PUkRFUl9SRUxFVkFOQ0UQARIeChpTRUFSQ0hfT1JERVJfQ0hST05PTE9HSUNBTBACKnAKEFNlYXJjaFByb2plY3Rpb24SIQodU0VBUkNIX1BST0pFQ1RJT05fVU5TUEVDSUZJRUQQABIaChZTRUFSQ0hfUFJPSkVDVElPTl9GVUxMEAESHQoZU0VBUkNIX1BST0pFQ1RJT05fQ09NUEFDVBACKnIKDlNpbWlsYXJpdHlCYW5kEh8KG1NJTUlMQVJJVFlfQkFORF9VTlNQRUNJRklFRBAAEiIKHlNJTUlMQVJJVFlfQkFORF9ORUFSX0RVUExJQ0FURRABEhsKF1NJTUlMQVJJVFlfQkFORF9SRUxBVEVEEAIyqQEKDVNlYXJjaFNlcnZpY2USQgoGU2VhcmNoEhguc2VhcmNoLnYxLlNlYXJjaFJlcXVlc3QaGS5zZWFyY2gudjEuU2VhcmNoUmVzcG9uc2UiA5ACARJUCgxTaW1pbGFyUGFpcnMSHi5zZWFyY2gudjEuU2ltaWxhclBhaXJzUmVxdWVzdBofLnNlYXJjaC52MS5TaW1pbGFyUGFpcnNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_common_v1_memory, file_common_v1_time, file_google_protobuf_timestamp]);
 
 /**
  * The JSON mapping of each message below is the public shape in @3ngram/schema (search.ts;
@@ -43,14 +45,14 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   /**
    * One type (memory_type) or several (memory_types), not both; the service folds them.
    *
-   * @generated from field: optional string memory_type = 13;
+   * @generated from field: optional common.v1.MemoryType memory_type = 13;
    */
-  memoryType?: string | undefined;
+  memoryType?: MemoryType | undefined;
 
   /**
-   * @generated from field: repeated string memory_types = 3;
+   * @generated from field: repeated common.v1.MemoryType memory_types = 3;
    */
-  memoryTypes: string[];
+  memoryTypes: MemoryType[];
 
   /**
    * @generated from field: optional string scope = 4;
@@ -72,9 +74,9 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   /**
    * Absent: active only (any status when as_of is given).
    *
-   * @generated from field: optional string status = 6;
+   * @generated from field: optional common.v1.MemoryStatus status = 6;
    */
-  status?: string | undefined;
+  status?: MemoryStatus | undefined;
 
   /**
    * Inclusive bounds on recorded time, at millisecond precision.
@@ -96,11 +98,11 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   asOf?: AsOf | undefined;
 
   /**
-   * "relevance" (absent means relevance) or "chronological".
+   * Absent means relevance.
    *
-   * @generated from field: optional string order = 10;
+   * @generated from field: optional search.v1.SearchOrder order = 10;
    */
-  order?: string | undefined;
+  order?: SearchOrder | undefined;
 
   /**
    * Opaque continuation token from a previous response's next_cursor.
@@ -110,11 +112,11 @@ export type SearchRequest = Message<"search.v1.SearchRequest"> & {
   cursor?: string | undefined;
 
   /**
-   * "full" (absent means full) or "compact".
+   * Absent means full.
    *
-   * @generated from field: optional string projection = 12;
+   * @generated from field: optional search.v1.SearchProjection projection = 12;
    */
-  projection?: string | undefined;
+  projection?: SearchProjection | undefined;
 };
 
 /**
@@ -136,9 +138,9 @@ export type SearchHit = Message<"search.v1.SearchHit"> & {
   id: string;
 
   /**
-   * @generated from field: string memory_type = 2;
+   * @generated from field: common.v1.MemoryType memory_type = 2;
    */
-  memoryType: string;
+  memoryType: MemoryType;
 
   /**
    * @generated from field: string topic = 3;
@@ -195,11 +197,9 @@ export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
  */
 export type LegCoverage = Message<"search.v1.LegCoverage"> & {
   /**
-   * "vector", "fts" or "recency".
-   *
-   * @generated from field: string leg = 1;
+   * @generated from field: common.v1.SearchLeg leg = 1;
    */
-  leg: string;
+  leg: SearchLeg;
 
   /**
    * Whether the leg could run (the vector leg is unavailable when the query could not be embedded).
@@ -245,11 +245,9 @@ export type Coverage = Message<"search.v1.Coverage"> & {
   abstained: boolean;
 
   /**
-   * "relevance" or "chronological".
-   *
-   * @generated from field: string order = 4;
+   * @generated from field: search.v1.SearchOrder order = 4;
    */
-  order: string;
+  order: SearchOrder;
 
   /**
    * The filters the answer was narrowed by, as applied.
@@ -343,9 +341,9 @@ export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
  */
 export type AppliedFilters = Message<"search.v1.AppliedFilters"> & {
   /**
-   * @generated from field: repeated string memory_types = 1;
+   * @generated from field: repeated common.v1.MemoryType memory_types = 1;
    */
-  memoryTypes: string[];
+  memoryTypes: MemoryType[];
 
   /**
    * @generated from field: optional string scope = 2;
@@ -360,9 +358,9 @@ export type AppliedFilters = Message<"search.v1.AppliedFilters"> & {
   /**
    * Absent means any status.
    *
-   * @generated from field: optional string status = 4;
+   * @generated from field: optional common.v1.MemoryStatus status = 4;
    */
-  status?: string | undefined;
+  status?: MemoryStatus | undefined;
 
   /**
    * @generated from field: optional google.protobuf.Timestamp recorded_after = 5;
@@ -458,14 +456,14 @@ export type SimilarPair = Message<"search.v1.SimilarPair"> & {
   olderId: string;
 
   /**
-   * @generated from field: string newer_type = 3;
+   * @generated from field: common.v1.MemoryType newer_type = 3;
    */
-  newerType: string;
+  newerType: MemoryType;
 
   /**
-   * @generated from field: string older_type = 4;
+   * @generated from field: common.v1.MemoryType older_type = 4;
    */
-  olderType: string;
+  olderType: MemoryType;
 
   /**
    * Cosine similarity of the two embeddings.
@@ -475,11 +473,11 @@ export type SimilarPair = Message<"search.v1.SimilarPair"> & {
   similarity: number;
 
   /**
-   * "near_duplicate" or "related": the highest band whose threshold the similarity reaches.
+   * The highest band whose threshold the similarity reaches.
    *
-   * @generated from field: string band = 6;
+   * @generated from field: search.v1.SimilarityBand band = 6;
    */
-  band: string;
+  band: SimilarityBand;
 
   /**
    * The threshold of that band, for the rationale.
@@ -515,11 +513,11 @@ export type SimilarPairsResponse = Message<"search.v1.SimilarPairsResponse"> & {
   scanned: number;
 
   /**
-   * The embedding model compared (empty when no embedder is configured: then no pairs).
+   * The embedding model compared; absent when no embedder is configured (then no pairs).
    *
-   * @generated from field: string model = 3;
+   * @generated from field: optional string model = 3;
    */
-  model: string;
+  model?: string | undefined;
 };
 
 /**
@@ -528,6 +526,88 @@ export type SimilarPairsResponse = Message<"search.v1.SimilarPairsResponse"> & {
  */
 export const SimilarPairsResponseSchema: GenMessage<SimilarPairsResponse> = /*@__PURE__*/
   messageDesc(file_search_v1_search, 9);
+
+/**
+ * relevance: weighted fusion of the legs. chronological: every match, newest recorded first.
+ *
+ * @generated from enum search.v1.SearchOrder
+ */
+export enum SearchOrder {
+  /**
+   * @generated from enum value: SEARCH_ORDER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SEARCH_ORDER_RELEVANCE = 1;
+   */
+  RELEVANCE = 1,
+
+  /**
+   * @generated from enum value: SEARCH_ORDER_CHRONOLOGICAL = 2;
+   */
+  CHRONOLOGICAL = 2,
+}
+
+/**
+ * Describes the enum search.v1.SearchOrder.
+ */
+export const SearchOrderSchema: GenEnum<SearchOrder> = /*@__PURE__*/
+  enumDesc(file_search_v1_search, 0);
+
+/**
+ * full: hits with an excerpt and their placement. compact: id, memory_type, topic and score only.
+ *
+ * @generated from enum search.v1.SearchProjection
+ */
+export enum SearchProjection {
+  /**
+   * @generated from enum value: SEARCH_PROJECTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SEARCH_PROJECTION_FULL = 1;
+   */
+  FULL = 1,
+
+  /**
+   * @generated from enum value: SEARCH_PROJECTION_COMPACT = 2;
+   */
+  COMPACT = 2,
+}
+
+/**
+ * Describes the enum search.v1.SearchProjection.
+ */
+export const SearchProjectionSchema: GenEnum<SearchProjection> = /*@__PURE__*/
+  enumDesc(file_search_v1_search, 1);
+
+/**
+ * @generated from enum search.v1.SimilarityBand
+ */
+export enum SimilarityBand {
+  /**
+   * @generated from enum value: SIMILARITY_BAND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SIMILARITY_BAND_NEAR_DUPLICATE = 1;
+   */
+  NEAR_DUPLICATE = 1,
+
+  /**
+   * @generated from enum value: SIMILARITY_BAND_RELATED = 2;
+   */
+  RELATED = 2,
+}
+
+/**
+ * Describes the enum search.v1.SimilarityBand.
+ */
+export const SimilarityBandSchema: GenEnum<SimilarityBand> = /*@__PURE__*/
+  enumDesc(file_search_v1_search, 2);
 
 /**
  * @generated from service search.v1.SearchService
