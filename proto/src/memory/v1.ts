@@ -1,6 +1,9 @@
 // The memory.v1 package as one import: the messages and every service, each context's service in
 // its own .proto file (docs/adr/0033).
 export * from "../gen/memory/v1/memory_pb.js";
+export * from "../gen/memory/v1/api_keys_pb.js";
+export * from "../gen/memory/v1/erasure_pb.js";
+export * from "../gen/memory/v1/oauth_pb.js";
 export * from "../gen/memory/v1/memories_service_pb.js";
 export * from "../gen/memory/v1/scopes_service_pb.js";
 export * from "../gen/memory/v1/orientation_service_pb.js";
