@@ -14,15 +14,14 @@
  * `abstentionEvidence` (pools.ts), and the verdict is calibrated on both fixtures together by the
  * fit's own procedure (fit.ts).
  *
- * EVAL_FIT_POOLS=<file> reuses the pools `--fit` saved (same format). Prints, never writes.
+ * EVAL_FIT_POOLS=<file> keeps the gathered pools, shared with `--fit` (run.ts gatherAllPools).
  */
-import { existsSync, readFileSync } from "node:fs";
 import { createEmbedder, memoryEmbeddingText, parseEmbeddingsConfig, type Embedder } from "@3ngram/embeddings";
 import { SEARCH_POLICY, normaliseQuery, type CandidateRow, type SearchPolicy } from "@3ngram/search";
 import { calibrate, type Pools } from "./fit.js";
 import { computeMetrics, describeFailures, firstExpectedRank, type Metrics } from "./metrics.js";
 import { outcomesUnder, type QueryPools } from "./pools.js";
-import { FIXTURES, VARIANTS, loadAndGather, variantPolicy } from "./run.js";
+import { VARIANTS, gatherAllPools, variantPolicy } from "./run.js";
 
 /** A memory's passages: its sentences (and lines), each read with the topic in front. */
 export function passagesOf(memory: { topic: string; content: string }): string[] {
@@ -72,23 +71,9 @@ export async function withPassages(embedder: Embedder, p: QueryPools): Promise<Q
 const f4 = (x: number) => x.toFixed(4);
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-/** The pools `--fit` saved in EVAL_FIT_POOLS, if any. */
-export function readPools(): Pools[] | null {
-  const cache = process.env.EVAL_FIT_POOLS;
-  if (!cache || !existsSync(cache)) return null;
-  return (JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>).map((p) => ({
-    ...p,
-    fixtureIdOf: new Map(p.fixtureIdOf),
-  }));
-}
-
 export async function main(): Promise<number> {
   const embedder = await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local" }), { warmup: true });
-  let gathered = readPools();
-  if (!gathered) {
-    gathered = [];
-    for (const { name } of FIXTURES) for (const pools of await loadAndGather(name, embedder)) gathered.push({ ...pools, fixture_: name });
-  }
+  const gathered = await gatherAllPools(embedder);
   const policy = SEARCH_POLICY;
   const whole = gathered.filter((p) => p.tokens === policy.tokens);
   const byMode: Record<Mode, Pools[]> = { whole, passage: [] };

@@ -379,6 +379,25 @@ export function fusionShortfalls(run: EvalRun): string[] {
   return out;
 }
 
+/**
+ * Every fixture's candidate pools, for the fit and the probes (passages.ts, word-prior.ts).
+ * EVAL_FIT_POOLS=<file> keeps them between runs (they depend only on the data, the model and the
+ * pool settings, not on the weights being fitted); delete it after changing those.
+ */
+export async function gatherAllPools(embedder: Embedder): Promise<Pools[]> {
+  const cache = process.env.EVAL_FIT_POOLS;
+  if (cache && existsSync(cache)) {
+    return (JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>).map((p) => ({
+      ...p,
+      fixtureIdOf: new Map(p.fixtureIdOf),
+    }));
+  }
+  const all: Pools[] = [];
+  for (const { name } of FIXTURES) for (const pools of await loadAndGather(name, embedder)) all.push({ ...pools, fixture_: name });
+  if (cache) writeFileSync(cache, JSON.stringify(all.map((p) => ({ ...p, fixtureIdOf: [...p.fixtureIdOf] }))));
+  return all;
+}
+
 /** Runs the eval, prints the report, applies the floors; answers the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const options = parseArgs(argv);
@@ -388,17 +407,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (options.fit) {
     const embedder = await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local" }), { warmup: true });
-    const all: Pools[] = [];
-    // EVAL_FIT_POOLS=<file> keeps the gathered pools between fits (they depend only on the data,
-    // the model and the pool settings, not on the weights being fitted); delete it after changing those.
-    const cache = process.env.EVAL_FIT_POOLS;
-    if (cache && existsSync(cache)) {
-      for (const p of JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>)
-        all.push({ ...p, fixtureIdOf: new Map(p.fixtureIdOf) });
-    } else {
-      for (const { name } of FIXTURES) for (const pools of await loadAndGather(name, embedder)) all.push({ ...pools, fixture_: name });
-      if (cache) writeFileSync(cache, JSON.stringify(all.map((p) => ({ ...p, fixtureIdOf: [...p.fixtureIdOf] }))));
-    }
+    const all = await gatherAllPools(embedder);
     return fitPolicy(all);
   }
   const started = performance.now();

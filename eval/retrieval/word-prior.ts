@@ -16,7 +16,7 @@
  * the fit's own procedure (fit.ts). Stems and "stored" are PostgreSQL's english configuration over
  * the fixture's memories (topic and content), as search_tsv holds them.
  *
- * EVAL_FIT_POOLS=<file> reuses the pools `--fit` saved. Prints, never writes.
+ * EVAL_FIT_POOLS=<file> keeps the gathered pools, shared with `--fit` (run.ts gatherAllPools).
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -27,8 +27,8 @@ import { SEARCH_POLICY } from "@3ngram/search";
 import { createTestDatabase } from "../../test/support/database.js";
 import { calibrate, type Pools } from "./fit.js";
 import { outcomesUnder } from "./pools.js";
-import { readPools, withPassages } from "./passages.js";
-import { FIXTURES, loadAndGather } from "./run.js";
+import { withPassages } from "./passages.js";
+import { gatherAllPools } from "./run.js";
 
 /** The SentencePiece word-boundary marker that starts every word's first piece. */
 const WORD_BOUNDARY = "\u2581";
@@ -64,11 +64,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 export async function main(): Promise<number> {
   const embedder = await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local" }), { warmup: true });
-  let gathered: Pools[] | null = readPools();
-  if (!gathered) {
-    gathered = [];
-    for (const { name } of FIXTURES) for (const pools of await loadAndGather(name, embedder)) gathered.push({ ...pools, fixture_: name });
-  }
+  const gathered = await gatherAllPools(embedder);
   const policy = SEARCH_POLICY;
   const whole = gathered.filter((p) => p.tokens === policy.tokens);
   // The same with passage-level cosines (passages.ts), to see whether the two leads add up.
