@@ -3,10 +3,10 @@
  * or export does rather than how it is cut into messages.
  */
 import { ArchiveService } from "@3ngram/proto/memory/v1";
-import { bridgeClient, type CallOptions, type RequestInitOf, type RpcClient } from "@3ngram/rpc";
+import { bridgeClient, type CallOptions, type RequestInitOf, type RpcMethods } from "@3ngram/rpc";
 import { memoryContracts, type ImportFormat } from "@3ngram/schema";
 
-type ArchiveClient = RpcClient<typeof ArchiveService>;
+type ArchiveClient = RpcMethods<typeof ArchiveService>;
 type ImportMessage = RequestInitOf<typeof ArchiveService, "import">;
 
 /** The file in pieces of about `pieceChars` characters (never splitting a surrogate pair, which would not survive UTF-8). */

@@ -1,4 +1,4 @@
-import { ArchiveService, memoryServices } from "@3ngram/proto/memory/v1";
+import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
@@ -29,8 +29,6 @@ export interface CoreServices {
   redisPrefix: string;
   /** Raw clients, proto messages in and out as a foreign client in any language sees them: every memory.v1 service over one channel. */
   memoryClient(): Promise<RpcClients<typeof memoryServices>>;
-  /** The memory service's ArchiveService alone (import, export, erase), raw, on a channel of its own. */
-  archiveClient(): Promise<RpcClient<typeof ArchiveService>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
   /** Clients speaking the public shapes through the bridge, as the gateway and the consolidator call. */
   publicMemoryClient(): Promise<PublicMemoryClient>;
@@ -90,11 +88,6 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     searchAddress: search.address,
     redisPrefix,
     memoryClient,
-    async archiveClient() {
-      const client = createRpcClient(ArchiveService, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
-      clients.push(client);
-      return client;
-    },
     searchClient,
     publicMemoryClient: async () => bridgeClients(memoryServices, memoryContracts, await memoryClient()),
     publicSearchClient: async () => bridgeClient(SearchService, searchContract, await searchClient()),

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { ImportOutcome, type ArchiveService } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
+import { SCOPES, type RpcMethods } from "@3ngram/rpc";
 import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +23,7 @@ interface Tenant {
 
 let stack: CoreServices;
 let memory: Client;
-let archiveRpc: RpcClient<typeof ArchiveService>;
+let archiveRpc: RpcMethods<typeof ArchiveService>;
 
 const as = (t: Tenant, scopes: string[] = [SCOPES.read, SCOPES.write]) => ({ identity: { tenantId: t.tenantId, userId: t.userId, scopes } });
 
@@ -71,7 +71,7 @@ const at = (iso: string) => new Date(iso).toISOString();
 beforeAll(async () => {
   stack = await startCoreServices({ label: "archive" });
   memory = await stack.publicMemoryClient();
-  archiveRpc = await stack.archiveClient();
+  archiveRpc = (await stack.memoryClient()).archive;
 });
 afterAll(async () => {
   await stack?.close();

@@ -8,7 +8,7 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import type { ArchiveService } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import { SCOPES, type CallOptions, type RpcMethods } from "@3ngram/rpc";
 import { ERASED_MARKER, type BriefingOutput } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
@@ -23,7 +23,7 @@ const PROJECT = { kind: "project", project: "delta" } as const;
 
 let stack: CoreServices;
 let memory: PublicMemoryClient;
-let archiveRpc: RpcClient<typeof ArchiveService>;
+let archiveRpc: RpcMethods<typeof ArchiveService>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 
@@ -62,7 +62,7 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startCoreServices({ label: "changes" });
   memory = await stack.publicMemoryClient();
-  archiveRpc = await stack.archiveClient();
+  archiveRpc = (await stack.memoryClient()).archive;
   tenantA = await stack.createTenant("changes a");
   tenantB = await stack.createTenant("changes b");
 });

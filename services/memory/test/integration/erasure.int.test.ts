@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ErasureReason, type ArchiveService } from "@3ngram/proto/memory/v1";
-import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
+import { SCOPES, type CallOptions, type RpcMethods } from "@3ngram/rpc";
 import { ERASED_MARKER } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
@@ -28,7 +28,7 @@ type EraseInit = MessageInitShape<(typeof ArchiveService)["method"]["erase"]["in
 let stack: CoreServices;
 let memory: Client;
 /** ArchiveService's proto messages as they are: whole files in and out, and what a public value cannot say (a number no enum holds). */
-let archiveRpc: RpcClient<typeof ArchiveService>;
+let archiveRpc: RpcMethods<typeof ArchiveService>;
 let tenantA: TestTenant;
 let tenantB: TestTenant;
 let tenantC: TestTenant;
@@ -117,7 +117,7 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startCoreServices({ label: "memory-erasure" });
   memory = await stack.publicMemoryClient();
-  archiveRpc = await stack.archiveClient();
+  archiveRpc = (await stack.memoryClient()).archive;
   tenantA = await stack.createTenant("erasure a");
   tenantB = await stack.createTenant("erasure b");
   tenantC = await stack.createTenant("erasure c");

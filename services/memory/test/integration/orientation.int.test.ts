@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import type { ArchiveService, BriefingMode, memoryServices } from "@3ngram/proto/memory/v1";
 import { PermanentJobError, UnavailableJobError, createRedisQueueBackend, type QueueBackend } from "@3ngram/queue";
-import { SCOPES, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { SCOPES, type RpcClients, type RpcMethods } from "@3ngram/rpc";
 import {
   BRIEFING_SECTIONS,
   COMMITMENT_STATUSES,
@@ -38,7 +38,7 @@ let stack: CoreServices;
 let memory: PublicMemoryClient;
 /** Proto messages as they are, for what a public value cannot say (a number no enum holds). */
 let raw: RpcClients<typeof memoryServices>;
-let archiveRpc: RpcClient<typeof ArchiveService>;
+let archiveRpc: RpcMethods<typeof ArchiveService>;
 
 let seq = 0;
 /** Unique content, so the live-duplicate guard never trips by accident. */
@@ -81,7 +81,7 @@ beforeAll(async () => {
   stack = await startCoreServices({ label: "orientation" });
   memory = await stack.publicMemoryClient();
   raw = await stack.memoryClient();
-  archiveRpc = await stack.archiveClient();
+  archiveRpc = raw.archive;
 });
 afterAll(async () => {
   await stack?.close();

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ArchiveService } from "@3ngram/proto/memory/v1";
-import { SCOPES, type RpcClient } from "@3ngram/rpc";
+import { SCOPES, type RpcMethods } from "@3ngram/rpc";
 import { MAX_GET_CONTENT_CHARS, MAX_IMPORT_CONTENT_LENGTH } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, reader, writer, type TestTenant } from "../../../../test/support/calls.js";
@@ -14,14 +14,14 @@ import { importFile } from "../../../../test/support/archive.js";
 
 let stack: CoreServices;
 let memory: PublicMemoryClient;
-let archiveRpc: RpcClient<typeof ArchiveService>;
+let archiveRpc: RpcMethods<typeof ArchiveService>;
 let owner: TestTenant;
 let stranger: TestTenant;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "memory-surface" });
   memory = await stack.publicMemoryClient();
-  archiveRpc = await stack.archiveClient();
+  archiveRpc = (await stack.memoryClient()).archive;
   owner = await stack.createTenant("read-memory owner");
   stranger = await stack.createTenant("read-memory stranger");
 });
