@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { STANDALONE_MALLOC_ARENA_MAX } from "@3ngram/standalone";
 import { connectMcp } from "../test/support/mcp.js";
 import { startServiceProcess, waitFor } from "../test/support/processes.js";
-import { processRssMb, type Target } from "./workload.js";
+import { processRssMb, type GeneratedMemory, type Target } from "./workload.js";
 
 export interface StandaloneTarget extends Target {
   mcpUrl: string;
@@ -18,9 +18,15 @@ export interface StandaloneTarget extends Target {
   dataDir: string;
 }
 
-/** keepDataDir: close() leaves the data directory for the caller (who removes it). */
-export async function startStandaloneTarget(env: Record<string, string> = {}, options: { keepDataDir?: boolean } = {}): Promise<StandaloneTarget> {
-  const dataDir = mkdtempSync(join(tmpdir(), "3ngram-bench-standalone-"));
+/**
+ * keepDataDir: close() leaves the data directory for the caller (who removes it). dataDir: start on
+ * a directory an earlier run kept (its memories are recognised by their content, see `search`).
+ */
+export async function startStandaloneTarget(
+  env: Record<string, string> = {},
+  options: { keepDataDir?: boolean; dataDir?: string; corpus?: readonly GeneratedMemory[] } = {},
+): Promise<StandaloneTarget> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "3ngram-bench-standalone-"));
   // One client making thousands of calls a minute: the per-user and per-key budgets would stop it.
   const unlimited = { RATE_LIMIT_IP_PER_MINUTE: "1000000", RATE_LIMIT_USER_PER_MINUTE: "1000000", RATE_LIMIT_KEY_PER_MINUTE: "1000000" };
   const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
@@ -40,6 +46,9 @@ export async function startStandaloneTarget(env: Record<string, string> = {}, op
   const databaseUrl = field("Database");
   const mcp = await connectMcp(mcpUrl, apiKey, { modern: true });
   const indexOf = new Map<string, number>();
+  // On a kept directory the ids were handed out to another run: a hit is known by its content,
+  // which comes whole (the bench's memories are far shorter than an excerpt).
+  const indexOfContent = new Map((options.corpus ?? []).map((m) => [m.content, m.index]));
   const pid = proc.child.pid!;
   return {
     name: "3ngram standalone",
@@ -52,8 +61,8 @@ export async function startStandaloneTarget(env: Record<string, string> = {}, op
       indexOf.set(out.memory.id, memory.index);
     },
     async search(query, limit) {
-      const out = await mcp.call<{ hits: Array<{ id: string }> }>("search", { query, limit });
-      return out.hits.map((h) => indexOf.get(h.id) ?? -1);
+      const out = await mcp.call<{ hits: Array<{ id: string; content: string }> }>("search", { query, limit });
+      return out.hits.map((h) => indexOf.get(h.id) ?? indexOfContent.get(h.content) ?? -1);
     },
     async listChronological(memoryType) {
       await mcp.call("search", { order: "chronological", memoryType, limit: 25 });
@@ -62,7 +71,7 @@ export async function startStandaloneTarget(env: Record<string, string> = {}, op
     async close() {
       await mcp.close();
       const code = await proc.stop();
-      if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepDataDir && options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
       if (code !== 0) throw new Error(`standalone exited with ${code ?? `signal ${proc.child.signalCode}`}:\n${proc.output().slice(-4000)}`);
     },
   };

@@ -8,6 +8,7 @@
  *   npm run bench:standalone -- --quick               # 500 memories, 50 searches
  *   npm run bench:standalone -- --no-breakdown        # skip the per-stage breakdown (bench/breakdown.ts)
  *   npm run bench:standalone -- --keep-data           # leave each size's data directory (printed) for EXPLAIN work
+ *   npm run bench:standalone -- --sizes 10000 --reuse-data DIR   # searches only, on a directory kept at that size
  *
  * Environment variables given to the bench are passed on to the server (EMBEDDINGS_PROVIDER=hashing
  * measures without the model, MALLOC_ARENA_MAX=0 without make run's malloc arena cap).
@@ -23,12 +24,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   const { sizes, searches } = parseBenchArgs(argv);
   const results: Result[] = [];
   const breakdowns: Breakdown[] = [];
+  const reuse = valueOf(argv, "--reuse-data");
+  if (reuse !== undefined && sizes.length !== 1) throw new Error("--reuse-data takes one size: the N its directory was kept at");
   for (const n of sizes) {
     const env = passThroughEnv();
-    const target = await startStandaloneTarget(env, { keepDataDir: true });
+    const target = await startStandaloneTarget(env, reuse === undefined ? { keepDataDir: true } : { dataDir: reuse, corpus: generateCorpus(n).memories });
     try {
       try {
-        results.push(await runWorkload(target, { n, searches, progress: (line) => process.stderr.write(`${line}\n`) }));
+        results.push(await runWorkload(target, { n, searches, loaded: reuse !== undefined, progress: (line) => process.stderr.write(`${line}\n`) }));
       } finally {
         await target.close();
       }
@@ -37,7 +40,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         breakdowns.push(await measureBreakdown(target.dataDir, breakdownQueries(n, searches), env));
       }
     } finally {
-      if (argv.includes("--keep-data")) process.stderr.write(`kept the data directory of N = ${n}: ${target.dataDir}\n`);
+      if (reuse !== undefined) process.stderr.write(`searched the kept data directory: ${reuse}\n`);
+      else if (argv.includes("--keep-data")) process.stderr.write(`kept the data directory of N = ${n}: ${target.dataDir}\n`);
       else rmSync(target.dataDir, { recursive: true, force: true });
     }
   }
@@ -47,6 +51,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     printBreakdown(r.n, b, r.searchCached.p50, r.searchFirst.p50, r.chronological?.p50);
   });
   return 0;
+}
+
+function valueOf(argv: readonly string[], flag: string): string | undefined {
+  const i = argv.indexOf(flag);
+  return i >= 0 ? argv[i + 1] : undefined;
 }
 
 /** Rare-word queries for the breakdown: other memories than the MCP run searched (their embeddings are not cached anywhere). */

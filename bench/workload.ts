@@ -266,6 +266,8 @@ export interface WorkloadOptions {
   n: number;
   /** Rare-word searches (and chronological listings) to run. */
   searches: number;
+  /** The target already holds the corpus (a kept data directory): skip the writes. */
+  loaded?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -273,7 +275,7 @@ export interface WorkloadOptions {
 export async function runWorkload(target: Target, options: WorkloadOptions): Promise<Result> {
   const { memories, paraphrases } = generateCorpus(options.n);
   const writes: number[] = [];
-  for (const memory of memories) {
+  for (const memory of options.loaded ? [] : memories) {
     writes.push(await time(() => target.remember(memory)));
     if (options.progress && (memory.index + 1) % Math.max(1, Math.floor(options.n / 10)) === 0) {
       options.progress(`${target.name}: ${memory.index + 1}/${options.n} written, last write ${writes.at(-1)!.toFixed(1)} ms`);
