@@ -281,7 +281,7 @@ export async function selectCandidates(
       contentLength: Number(r.contentLength),
       scope: r.scope,
       project: r.project,
-      recordedAt: r.recordedAt,
+      recordedText: r.recordedText,
       cosine: r.cosine === null ? null : Number(r.cosine),
       ftsRaw: r.lexical ? bm25Score(tf, idf, Number(r.docLength), averageLength, params.policy) : 0,
       tsRank: Number(r.tsRank),

@@ -1,5 +1,5 @@
 import { AppError } from "@3ngram/errors";
-import { withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
+import { parseTimestamptz, withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
 import {
   MAX_FROZEN_CURSOR_IDS,
@@ -310,7 +310,7 @@ function toHit(row: HitRow, score: number, projection: SearchProjection): Ranked
     score,
     scope: row.scope,
     project: row.project,
-    recordedAt: row.recordedAt,
+    recordedAt: parseTimestamptz(row.recordedText),
   };
 }
 
