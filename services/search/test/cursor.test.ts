@@ -59,6 +59,44 @@ describe("search cursors", () => {
     expect(decodeCursor(encodeCursor(cursor))).toEqual(cursor);
   });
 
+  it("keeps the issued layout, so cursors issued before an upgrade still decode", () => {
+    // Encoded by the previous encoder (a buffer per id): the layout in cursor.ts, byte for byte.
+    const issued = {
+      frozen:
+        "AWYBI0VniavN7wACAAMBADIBAAMA__8DP-gAAAAAAAB_-AAAAAAAAD_gAAAAAAAAAZDA3gAAcACAAAAAAAAAAQGQwN4AAHAAgAAAAAAAAAoBkMDeAABwAIAAAAAAAAD_P_QAAAAAAAC_4AAAAAAAAD6wxvegte2N",
+      keyset: "AWv-3LqYdlQyEBsyMDI2LTAxLTMxVDA5OjAwOjAwLjEyMzQ1NloBkMDeAABwAIAAAAAAAAAH",
+    };
+    const frozenCursor: FrozenCursor = {
+      kind: "frozen",
+      fingerprint: "0123456789abcdef",
+      offset: 2,
+      // Upper-case hex is accepted and written as the same bytes.
+      ids: [uuid(1), uuid(10).toUpperCase(), uuid(255)],
+      scores: [1.25, -0.5, 0.000001],
+      snapshot: {
+        legs: [
+          { leg: "vector", available: true, candidates: 50 },
+          { leg: "fts", available: true, candidates: 3 },
+          // Counts above the u16 field are written as its maximum.
+          { leg: "recency", available: false, candidates: 70_000 },
+        ],
+        abstained: true,
+        evidence: { bestCosine: 0.75, anyLexical: true, scoreGap: null, termCoverage: 0.5 },
+      },
+    };
+    const keysetCursor = { kind: "keyset" as const, fingerprint: "fedcba9876543210", after: { recordedKey: "2026-01-31T09:00:00.123456Z", id: uuid(7) } };
+    expect(encodeCursor(frozenCursor)).toBe(issued.frozen);
+    expect(encodeCursor(keysetCursor)).toBe(issued.keyset);
+    expect(decodeCursor(issued.frozen)).toMatchObject({ ids: [uuid(1), uuid(10), uuid(255)], offset: 2, scores: [1.25, -0.5, 0.000001] });
+    expect(decodeCursor(issued.keyset)).toEqual(keysetCursor);
+  });
+
+  it("refuses to encode an id that is not a UUID", () => {
+    for (const id of ["not-a-uuid", uuid(1).slice(0, -1), `${uuid(1)}0`, uuid(1).replace("0", "g")]) {
+      expect(() => encodeCursor({ ...frozen(1), ids: [id] })).toThrow("not a uuid");
+    }
+  });
+
   it("stays under the input bound at the frozen-pool ceiling", () => {
     expect(encodeCursor(frozen(MAX_FROZEN_CURSOR_IDS)).length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
     expect(() => encodeCursor(frozen(MAX_FROZEN_CURSOR_IDS + 1))).toThrow();

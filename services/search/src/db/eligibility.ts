@@ -89,7 +89,7 @@ const CONTENT_HEAD_CHARS = 700;
 
 export const HIT_COLUMNS = (m = "m") => `${m}.id, ${m}.memory_type AS "memoryType", ${m}.topic,
       left(${m}.content, ${CONTENT_HEAD_CHARS}) AS "contentHead", char_length(${m}.content) AS "contentLength",
-      ${m}.scope, ${m}.project, ${m}.recorded_at AS "recordedAt"`;
+      ${m}.scope, ${m}.project, ${m}.recorded_at::text AS "recordedText"`;
 
 export interface HitRow {
   id: string;
@@ -100,5 +100,9 @@ export interface HitRow {
   contentLength: number;
   scope: string;
   project: string | null;
-  recordedAt: Date;
+  /**
+   * Recorded time as PostgreSQL prints it; parsed (parseTimestamptz) only for the hits a page
+   * answers, not for each of a first page's ~150 candidates.
+   */
+  recordedText: string;
 }

@@ -1,5 +1,8 @@
 import type { Queryable } from "@3ngram/db";
 import type { RetrievalMode } from "@3ngram/schema";
+import type { SearchPolicy } from "../domain/policy.js";
+import { queryTermsStatement, toQueryTerms, type QueryTerms, type QueryTermsRow } from "./candidates.js";
+import { SqlParams } from "./eligibility.js";
 
 export interface RetrievalScope {
   /** The tenant's retrieval default (no row: off). */
@@ -17,17 +20,50 @@ export interface RetrievalScope {
  * alias or a rename existed); an unregistered scope matches itself.
  */
 export async function selectRetrievalScope(db: Queryable, tenantId: string, requested: string | null): Promise<RetrievalScope> {
-  const { rows } = await db.query<{ mode: RetrievalMode | null; scope: string | null; names: string[] | null }>(
-    `WITH pol AS (SELECT mode, default_scope FROM retrieval_policies WHERE tenant_id = $1),
-          eff AS (SELECT coalesce($2::text, (SELECT default_scope FROM pol WHERE mode = 'default')) AS scope)
+  const p = new SqlParams();
+  const { rows } = await db.query<RetrievalScopeRow>(retrievalScopeStatement(p, tenantId, requested), p.values);
+  return toRetrievalScope(rows[0]!);
+}
+
+/**
+ * A first relevance page's two one-row reads as one statement: the retrieval scope and the query's
+ * terms with the tenant's text statistics (queryTermsStatement). Neither depends on the other, and
+ * the round trip saved is four protocol messages in standalone (~0.3 ms inside PGlite at 10k).
+ * Both run after the transaction's role switch and tenant binding, as they did apart.
+ */
+export async function selectScopeAndQueryTerms(
+  db: Queryable,
+  args: { tenantId: string; requested: string | null; query: string; tokens: SearchPolicy["tokens"] },
+): Promise<{ scope: RetrievalScope; terms: QueryTerms }> {
+  const p = new SqlParams();
+  // The two column lists are disjoint (mode, scope, names; lexemes, stems, docs, lexemeTotal).
+  const { rows } = await db.query<RetrievalScopeRow & QueryTermsRow>(
+    `SELECT rs.*, qt.* FROM (${retrievalScopeStatement(p, args.tenantId, args.requested)}) rs
+       CROSS JOIN (${queryTermsStatement(p, args.tenantId, args.query, args.tokens)}) qt`,
+    p.values,
+  );
+  return { scope: toRetrievalScope(rows[0]!), terms: toQueryTerms(rows[0]) };
+}
+
+interface RetrievalScopeRow {
+  mode: RetrievalMode | null;
+  scope: string | null;
+  names: string[] | null;
+}
+
+/** One row: the policy's mode (null without a policy), the effective scope and its stored names. */
+function retrievalScopeStatement(p: SqlParams, tenantId: string, requested: string | null): string {
+  const tenant = p.add(tenantId);
+  return `WITH pol AS (SELECT mode, default_scope FROM retrieval_policies WHERE tenant_id = ${tenant}),
+          eff AS (SELECT coalesce(${p.add(requested)}::text, (SELECT default_scope FROM pol WHERE mode = 'default')) AS scope)
      SELECT (SELECT mode FROM pol) AS mode, eff.scope,
             (SELECT array_prepend(s.name, s.aliases) FROM scopes s
-              WHERE s.tenant_id = $1 AND (eff.scope = s.name OR eff.scope = ANY(s.aliases))
+              WHERE s.tenant_id = ${tenant} AND (eff.scope = s.name OR eff.scope = ANY(s.aliases))
               ORDER BY (eff.scope = s.name) DESC LIMIT 1) AS names
-       FROM eff`,
-    [tenantId, requested],
-  );
-  const row = rows[0]!;
+       FROM eff`;
+}
+
+function toRetrievalScope(row: RetrievalScopeRow): RetrievalScope {
   return { mode: row.mode ?? "off", scope: row.scope, names: row.scope === null ? null : (row.names ?? [row.scope]) };
 }
 

@@ -92,31 +92,42 @@ export function fingerprint(f: FingerprintInput): string {
 }
 
 export function encodeCursor(cursor: Cursor): string {
-  const header = Buffer.alloc(HEADER);
-  header[0] = VERSION;
-  header[1] = cursor.kind === "frozen" ? FROZEN : KEYSET;
-  Buffer.from(cursor.fingerprint, "hex").copy(header, 2);
   if (cursor.kind === "keyset") {
     const key = Buffer.from(cursor.after.recordedKey, "ascii");
-    return Buffer.concat([header, Buffer.from([key.length]), key, uuidBytes(cursor.after.id)]).toString("base64url");
+    const buf = Buffer.alloc(HEADER + 1 + key.length + 16);
+    let at = writeHeader(buf, KEYSET, cursor.fingerprint);
+    at = buf.writeUInt8(key.length, at);
+    at += key.copy(buf, at);
+    writeUuid(buf, at, cursor.after.id);
+    return buf.toString("base64url");
   }
   const count = cursor.ids.length;
   if (count > MAX_FROZEN_CURSOR_IDS || cursor.scores.length !== count) throw new Error("frozen pool out of bounds");
-  const body = Buffer.alloc(FROZEN_FIXED - HEADER + count * PER_ID);
-  let at = body.writeUInt16BE(cursor.offset, 0);
-  at = body.writeUInt16BE(count, at);
+  // One buffer for the whole cursor, ids written in place: a page-1 cursor holds the whole ranked
+  // pool, and a buffer per id cost more than the rest of the encoding.
+  const buf = Buffer.alloc(FROZEN_FIXED + count * PER_ID);
+  let at = writeHeader(buf, FROZEN, cursor.fingerprint);
+  at = buf.writeUInt16BE(cursor.offset, at);
+  at = buf.writeUInt16BE(count, at);
   for (const leg of LEG_ORDER) {
     const l = cursor.snapshot.legs.find((x) => x.leg === leg);
-    at = body.writeUInt8(l?.available ? 1 : 0, at);
-    at = body.writeUInt16BE(Math.min(0xffff, l?.candidates ?? 0), at);
+    at = buf.writeUInt8(l?.available ? 1 : 0, at);
+    at = buf.writeUInt16BE(Math.min(0xffff, l?.candidates ?? 0), at);
   }
-  at = body.writeUInt8((cursor.snapshot.abstained ? 1 : 0) | (cursor.snapshot.evidence.anyLexical ? 2 : 0), at);
-  at = body.writeDoubleBE(cursor.snapshot.evidence.bestCosine ?? Number.NaN, at);
-  at = body.writeDoubleBE(cursor.snapshot.evidence.scoreGap ?? Number.NaN, at);
-  at = body.writeDoubleBE(cursor.snapshot.evidence.termCoverage ?? Number.NaN, at);
-  for (const id of cursor.ids) at += uuidBytes(id).copy(body, at);
-  for (const score of cursor.scores) at = body.writeDoubleBE(score, at);
-  return Buffer.concat([header, body]).toString("base64url");
+  at = buf.writeUInt8((cursor.snapshot.abstained ? 1 : 0) | (cursor.snapshot.evidence.anyLexical ? 2 : 0), at);
+  at = buf.writeDoubleBE(cursor.snapshot.evidence.bestCosine ?? Number.NaN, at);
+  at = buf.writeDoubleBE(cursor.snapshot.evidence.scoreGap ?? Number.NaN, at);
+  at = buf.writeDoubleBE(cursor.snapshot.evidence.termCoverage ?? Number.NaN, at);
+  for (const id of cursor.ids) at = writeUuid(buf, at, id);
+  for (const score of cursor.scores) at = buf.writeDoubleBE(score, at);
+  return buf.toString("base64url");
+}
+
+function writeHeader(buf: Buffer, kind: number, fp: string): number {
+  buf[0] = VERSION;
+  buf[1] = kind;
+  if (buf.write(fp, 2, FP_BYTES, "hex") !== FP_BYTES) throw new Error("not a fingerprint");
+  return HEADER;
 }
 
 /** Decodes a cursor this server issued; anything else (garbled, truncated, another version) is invalid_input. */
@@ -198,10 +209,30 @@ function finiteOrNull(x: number): number | null {
   return Number.isFinite(x) ? x : null;
 }
 
-function uuidBytes(id: string): Buffer {
-  const hex = id.replace(/-/g, "");
-  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new Error("not a uuid");
-  return Buffer.from(hex, "hex");
+/** Writes a UUID's 16 bytes at `at` (hex digits in either case, dashes anywhere, as before); answers the next offset. */
+function writeUuid(buf: Buffer, at: number, id: string): number {
+  let high = -1;
+  let written = 0;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c === 0x2d) continue;
+    const nibble = hexValue(c);
+    if (nibble < 0 || written === 16) throw new Error("not a uuid");
+    if (high < 0) high = nibble;
+    else {
+      buf[at + written++] = (high << 4) | nibble;
+      high = -1;
+    }
+  }
+  if (written !== 16 || high >= 0) throw new Error("not a uuid");
+  return at + 16;
+}
+
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  return -1;
 }
 
 function uuidText(bytes: Buffer): string {

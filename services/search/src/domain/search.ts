@@ -1,5 +1,5 @@
 import { AppError } from "@3ngram/errors";
-import { withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
+import { parseTimestamptz, withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
 import {
   MAX_FROZEN_CURSOR_IDS,
@@ -11,10 +11,10 @@ import {
   type SearchOrder,
   type SearchProjection,
 } from "@3ngram/schema";
-import { HNSW_FILTERED_SCAN, selectCandidates } from "../db/candidates.js";
+import { HNSW_FILTERED_SCAN, selectCandidates, type QueryTerms } from "../db/candidates.js";
 import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
-import { selectRetrievalScope, selectScopeNames } from "../db/retrieval-scope.js";
+import { selectRetrievalScope, selectScopeAndQueryTerms, selectScopeNames } from "../db/retrieval-scope.js";
 import { decodeCursor, encodeCursor, fingerprint, foreignCursor, type Cursor, type FrozenCursor, type KeysetCursor, type PageSnapshot } from "./cursor.js";
 import {
   type AbstentionEvidence,
@@ -126,10 +126,14 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
   const embedding = input.order === "relevance" && cursor === null && query !== null ? await deps.queryEmbedder.embed(query) : null;
 
   // Only a first relevance page runs the vector leg.
-  const settings = input.order === "relevance" && cursor === null ? HNSW_FILTERED_SCAN : {};
+  const firstRanked = input.order === "relevance" && cursor === null;
+  const settings = firstRanked ? HNSW_FILTERED_SCAN : {};
   return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (client) => {
     const db = withPreparedStatements(client);
-    const scope = await selectRetrievalScope(db, tenantId, input.scope ?? null);
+    // A first relevance page reads the query's terms in the scope's statement (one round trip less).
+    const { scope, terms } = firstRanked
+      ? await selectScopeAndQueryTerms(db, { tenantId, requested: input.scope ?? null, query: query!, tokens: policy.tokens })
+      : { scope: await selectRetrievalScope(db, tenantId, input.scope ?? null), terms: undefined };
     if (scope.scope === null && scope.mode === "require") throw await scopeRequired(db, tenantId);
     const appliedScope = input.scope === undefined ? scope.scope : null;
     const eligibility: Eligibility = { tenantId, memoryTypes, scopeNames: scope.names, projects, status, recordedAfter, recordedBefore, asOf };
@@ -165,6 +169,7 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
         fp,
         policy,
         termCounts: deps.termCounts,
+        terms,
       });
     }
 
@@ -204,6 +209,7 @@ async function rankedPage(
     fp: string;
     policy: SearchPolicy;
     termCounts: TermCountCache | undefined;
+    terms: QueryTerms | undefined;
   },
 ): Promise<Page> {
   const candidates = await selectCandidates(db, {
@@ -215,6 +221,7 @@ async function rankedPage(
     vector: args.vector,
     pool: candidatePoolSize(args.limit, args.policy),
     termCounts: args.termCounts,
+    terms: args.terms,
     policy: args.policy,
   });
   const ranked = rank(candidates, args.query, args.policy).slice(0, MAX_FROZEN_CURSOR_IDS);
@@ -303,7 +310,7 @@ function toHit(row: HitRow, score: number, projection: SearchProjection): Ranked
     score,
     scope: row.scope,
     project: row.project,
-    recordedAt: row.recordedAt,
+    recordedAt: parseTimestamptz(row.recordedText),
   };
 }
 

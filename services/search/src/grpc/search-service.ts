@@ -13,7 +13,18 @@ export function searchHandlers(deps: SearchDeps): Pick<Handlers<typeof SearchSer
         hits:
           projection === "compact"
             ? hits.map(({ id, memoryType, topic, score }) => ({ id, memoryType, topic, score }))
-            : hits.map(({ excerpt, ...hit }) => ({ ...hit, content: excerpt })),
+            : hits.map((hit) => ({
+                id: hit.id,
+                memoryType: hit.memoryType,
+                topic: hit.topic,
+                content: hit.excerpt,
+                contentLength: hit.contentLength,
+                truncated: hit.truncated,
+                score: hit.score,
+                scope: hit.scope,
+                project: hit.project,
+                recordedAt: hit.recordedAt,
+              })),
         count: hits.length,
         ...(nextCursor !== null ? { nextCursor } : {}),
         ...(result.coverage.appliedScope !== null ? { appliedScope: result.coverage.appliedScope } : {}),
