@@ -10,6 +10,8 @@
  * parse is not an identity on what the bridge builds: the bridge leaves each object's keys in proto
  * field order, the parse puts them in the schema's (search's hits, count and coverage; remember's
  * facts). This test is what would fail if the parse were dropped without ordering the keys.
+ * Last, concurrent requests of every kind (a tools/call's server carries only the called tool;
+ * the others carry everything) each get their own answer.
  */
 import { randomUUID } from "node:crypto";
 import { createLogger } from "@3ngram/runtime";
@@ -25,6 +27,7 @@ import { ERAS, callTool, connect, structured } from "../support/mcp-client.js";
 let core: CoreServices;
 let gateway: RunningGateway;
 let client: Client;
+let apiKey = "";
 const called = new Set<ToolName>();
 const marker = `outputs${randomUUID().slice(0, 8)}`;
 
@@ -34,7 +37,8 @@ beforeAll(async () => {
   core = await startCoreServices({ label: "gateway-tool-outputs" });
   gateway = await startGateway(testConfig({ memoryAddr: core.memoryAddress, searchAddr: core.searchAddress, signingJwk: core.keys.signingJwk }), { log });
   const tenant = await core.createTenant("tool outputs");
-  client = await connect(gateway.url, tenant.apiKey, ERAS[0]);
+  apiKey = tenant.apiKey;
+  client = await connect(gateway.url, apiKey, ERAS[0]);
 });
 
 afterAll(async () => {
@@ -131,6 +135,35 @@ describe("every tool's output matches its advertised outputSchema", () => {
     await checkedCall("configure_scope", { action: "delete", name: `s-${marker.toLowerCase()}` });
     await checkedCall("review_proposals", { action: "list" });
     await checkedCall("describe_environment", {});
+  });
+
+  it.each([ERAS[0], ERAS[1]])("answers concurrent requests of every kind, each from its own server ($name)", async (era) => {
+    const concurrent = await connect(gateway.url, apiKey, era);
+    try {
+      const [found, got, facts, listed, prompt, completed, unknown] = await Promise.all([
+        callTool(concurrent, "search", { query: `${marker} database`, projection: "compact" }),
+        callTool(concurrent, "get_memories", { ids: [commitmentId] }),
+        callTool(concurrent, "get_facts", { subject: `atlas ${marker}` }),
+        concurrent.listTools(),
+        concurrent.getPrompt({ name: "debrief", arguments: { scope: "work" } }),
+        concurrent.complete({ ref: { type: "ref/prompt", name: "debrief" }, argument: { name: "scope", value: "wo" } }),
+        callTool(concurrent, "no_such_tool", {}).then(
+          () => undefined,
+          (err: { code?: number; message?: string }) => err,
+        ),
+      ]);
+      const hits = structured(found).hits as { id: string }[];
+      expect(hits.length).toBeGreaterThan(0);
+      expect(hits.every((h) => Object.keys(h).length === 4)).toBe(true);
+      expect((structured(got).memories as { id: string }[]).map((m) => m.id)).toEqual([commitmentId]);
+      expect((structured(facts).facts as unknown[]).length).toBeGreaterThan(0);
+      expect(listed.tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort());
+      expect((prompt.messages[0]?.content as { text: string }).text).toContain('scope "work"');
+      expect(completed.completion.values).toContain("work");
+      expect(unknown).toMatchObject({ code: -32602, message: expect.stringContaining("Tool no_such_tool not found") });
+    } finally {
+      await concurrent.close();
+    }
   });
 
   it("covered every tool", () => {
