@@ -55,22 +55,32 @@ function invalidParamsResponse(id: string | number, message: string): Response {
   return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
 }
 
-export function refuseMalformedParams(handler: McpHttpHandler): McpHttpHandler {
+/** Told of each single request the guard hands on (its params already fit their protocol type). */
+type AcceptedRequestListener = (request: Request, message: RpcRequest) => void;
+
+export function refuseMalformedParams(handler: McpHttpHandler, onAccepted?: AcceptedRequestListener): McpHttpHandler {
   const guarded: McpHttpHandler["fetch"] = async (request, options) => {
     if (request.method !== "POST" || !isJsonContentType(request.headers.get("content-type"))) return handler.fetch(request, options);
     let body: unknown = options?.parsedBody;
     if (body === undefined) {
+      // The node adapter has already read the body into memory, bounded by the endpoint's limit.
+      // It is read here once, not cloned: with parsedBody given, the SDK reads nothing more from
+      // the request (createMcpHandler's classifyEntryRequest and the legacy transport's
+      // handlePostRequest both take the parsed body as it is).
+      let text: string | undefined;
       try {
-        // The node adapter has already read the body into memory, bounded by the endpoint's limit.
-        body = JSON.parse(await request.clone().text());
+        text = await request.text();
+        body = JSON.parse(text);
       } catch {
-        return handler.fetch(request, options); // not JSON: the SDK's parse error
+        // Not JSON: the SDK's own parse error, from a request carrying the same bytes.
+        return handler.fetch(text === undefined ? request : new Request(request, { body: text }), options);
       }
     }
     // One request per POST since 2025-06-18; a batch is the SDK's to refuse.
     if (isRequest(body)) {
       const problem = await paramsProblem(body);
       if (problem !== undefined) return invalidParamsResponse(body.id, problem);
+      onAccepted?.(request, body);
     }
     return handler.fetch(request, { ...options, parsedBody: body });
   };

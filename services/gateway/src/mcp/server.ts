@@ -3,9 +3,29 @@
  * request), built by the SDK's createMcpHandler so both 2026-07-28 (server/discover) and 2025-era
  * (initialize) clients are served from one factory. Each server carries the tools, the two
  * prompts (with debrief.scope completion), the memory resource template, the instructions from
- * the jobs table and a cache hint for every cacheable result. What does not depend on the request
- * (each tool's handler, converted schemas and registration config) is built once per endpoint, so
- * a request only registers it: half of the server's construction cost (~0.55 → ~0.27 ms).
+ * the jobs table and a cache hint for every cacheable result.
+ *
+ * Why not one server for many requests: the SDK (@modelcontextprotocol/server 2.4.0, dist/index.mjs)
+ * binds the factory's instance to the one exchange. createMcpHandler's serveModern calls
+ * assertNotServing (a still-connected instance is refused: "Return a new instance for each
+ * request"), then stamps the request onto the instance itself: setNegotiatedProtocolVersion,
+ * installModernOnlyHandlers (a server/discover handler) and seedClientIdentityFromEnvelope (client
+ * capabilities and info), and invoke() connects it to a PerRequestHTTPServerTransport whose close
+ * chain ends the exchange; createLegacyStatelessFallback connects it to a fresh
+ * WebStandardStreamableHTTPServerTransport and closes both when the response is done, without
+ * waiting. Server.connect (dist/mcp-*.mjs) throws AlreadyConnected while a transport is attached,
+ * and resets the negotiated version only for an instance a per-request transport bound. So an
+ * instance cannot serve two requests at once, and one served again would carry the previous
+ * request's era (a 2025-era tools/call after a 2026-07-28 one would be encoded for 2026-07-28).
+ *
+ * What makes the per-request server cheap instead: what does not depend on the request (each tool's
+ * handler, converted schemas and registration config) is built once per endpoint, so a request only
+ * registers it; and a tools/call (the hot path) gets a server carrying the called tool alone, with no
+ * prompts and no resource template. For a tools/call the SDK reads only that tool's registration
+ * (McpServer.toolInputSchemaJson for SEP-2243 Mcp-Param headers, resolveScopeChallenge's tools/call
+ * case) and our dispatcher below; the capabilities prompts and completion add are read only by
+ * initialize, server/discover and subscriptions/listen, which get the whole server. The params
+ * guard, which parses every request body anyway, tells the factory which tool a request calls.
  *
  * tools/call is dispatched here rather than by McpServer's built-in handler so that arguments
  * are parsed by the tool's own zod schema and a refusal names every offending field, never a
@@ -131,18 +151,28 @@ function buildToolRegistry(deps: McpDeps): ToolRegistry {
 /**
  * One server for one HTTP request (`request.authInfo` is the verified caller the bearer middleware
  * passed on). Pass the endpoint's registry; without one it is built here (tests, one-off servers).
+ * With `toolCall`, the request is a tools/call of that tool: the server carries it alone (see the
+ * header comment); an unknown name registers nothing, and the dispatcher answers -32602.
  */
-function buildMcpServer(deps: McpDeps, request: Pick<McpRequestContext, "authInfo"> = {}, registry: ToolRegistry = buildToolRegistry(deps)): McpServer {
+function buildMcpServer(
+  deps: McpDeps,
+  request: Pick<McpRequestContext, "authInfo"> = {},
+  registry: ToolRegistry = buildToolRegistry(deps),
+  toolCall?: { name: string },
+): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
     { instructions: SERVER_INSTRUCTIONS, cacheHints: CACHE_HINTS, capabilities: { ...SERVER_CAPABILITIES } },
   );
-  for (const [name, entry] of registry) {
+  const called = toolCall === undefined ? undefined : registry.get(toolCall.name);
+  const registered = toolCall === undefined ? registry : new Map(called === undefined ? [] : [[toolCall.name, called]]);
+  for (const [name, entry] of registered) {
     // The SDK types the arguments from the schema; with a generic schema it cannot resolve that type itself.
     server.registerTool(name, entry.config, entry.handle as unknown as ToolCallback<StandardSchemaWithJSON>);
   }
   // Replaces the handler registerTool installed (setRequestHandler overwrites); see the header comment.
   server.server.setRequestHandler("tools/call", (call, ctx) => dispatchToolCall(server, registry, call, ctx, deps));
+  if (toolCall !== undefined) return server;
   registerPrompts(server, {
     memory: deps.memory,
     log: deps.log,
@@ -224,6 +254,9 @@ function toolEntry<I extends z.ZodType, O extends z.ZodType>(tool: ToolDefinitio
       const requiredScope = typeof tool.requiredScope === "function" ? tool.requiredScope(input) : tool.requiredScope;
       if (!principal.scopes.includes(requiredScope)) throw new AppError("insufficient_scope", `${requiredScope} required`);
       const identity = { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes, actor: "user_mcp" };
+      // Parsed although the bridge built it from a typed message: the parse also puts each object's
+      // keys in the schema's order (the bridge leaves proto field order), the order every answer's
+      // JSON has had (test/integration/tool-outputs.int.test.ts).
       const output = tool.outputSchema.parse(await tool.run(input, { identity, memory: deps.memory, search: deps.search }));
       deps.metrics.toolCalls.inc({ tool: tool.name, outcome: "ok" });
       log.info({ outcome: "ok", ms: Math.round(performance.now() - started) }, "tool call");
@@ -255,10 +288,20 @@ const tracer = trace.getTracer("@3ngram/gateway");
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
 export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
   const registry = buildToolRegistry(deps);
-  const handler = createMcpHandler((request) => buildMcpServer(deps, request, registry), {
-    // Messages can quote the request body (e.g. JSON parse errors), so only the error's class and code are logged.
-    onerror: (error) => deps.log.warn({ error: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
-    maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+  // The tool each accepted tools/call names, by request. The SDK hands the factory the very
+  // Request the guard handed on (requestInfo; createMcpHandler forwards it as is when the parsed
+  // body comes with it), so a request the guard did not accept simply gets the whole server.
+  const toolCalls = new WeakMap<Request, { name: string }>();
+  const handler = createMcpHandler(
+    (request) => buildMcpServer(deps, request, registry, request.requestInfo === undefined ? undefined : toolCalls.get(request.requestInfo)),
+    {
+      // Messages can quote the request body (e.g. JSON parse errors), so only the error's class and code are logged.
+      onerror: (error) => deps.log.warn({ error: { type: error.name, code: (error as { code?: unknown }).code } }, "mcp request rejected"),
+      maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+    },
+  );
+  return refuseMalformedParams(handler, (request, message) => {
+    // The guard has checked the params against CallToolRequest, so the name is a string.
+    if (message.method === "tools/call") toolCalls.set(request, { name: (message.params as CallToolRequest["params"]).name });
   });
-  return refuseMalformedParams(handler);
 }

@@ -40,7 +40,10 @@ export function userLimitKey(principal: Pick<Principal, "tenantId" | "userId">):
  */
 export function clientIpLimitKey(ip: string | undefined): string {
   // node:net decides what is an address (ipaddr.js also takes legacy forms such as "127.1").
-  if (ip === undefined || isIP(ip.split("%")[0]!) === 0) return "unknown";
+  if (ip === undefined) return "unknown";
+  // The common case, a dotted quad, is already what ipaddr.js would print (node:net takes no leading zeros or short forms).
+  if (isIP(ip) === 4) return ip;
+  if (isIP(ip.split("%")[0]!) === 0) return "unknown";
   const address = ipaddr.process(ip);
   if (address.kind() === "ipv4") return address.toString();
   return `${(address as ipaddr.IPv6).parts
