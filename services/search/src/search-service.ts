@@ -54,7 +54,14 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
         ...searchHandlers({
           pool,
           role: config.SEARCH_DB_ROLE,
-          queryEmbedder: new QueryEmbedder({ embedder, budgetMs: config.QUERY_EMBED_BUDGET_MS, cacheSize: config.QUERY_EMBED_CACHE_SIZE, log, registry }),
+          queryEmbedder: new QueryEmbedder({
+            embedder,
+            budgetMs: config.QUERY_EMBED_BUDGET_MS,
+            cacheSize: config.QUERY_EMBED_CACHE_SIZE,
+            inProcess: config.embeddings.provider !== "openai",
+            log,
+            registry,
+          }),
           termCounts: new TermCountCache({ maxEntries: config.SEARCH_TERM_CACHE_SIZE, ttlMs: config.SEARCH_TERM_CACHE_TTL_MS, registry }),
           ...(deps.policy ? { policy: deps.policy } : {}),
           log,

@@ -148,7 +148,11 @@ export async function selectCandidates(
     anyTerm?: { maxMatches: number } | undefined;
     /** Rank at most this many matching rows in the full-text leg. */
     rankWindow: number;
-    vector: QueryVector | null;
+    /**
+     * The query's vector, or its embedding still under way: awaited only after the term counts, so
+     * a model in this process embeds while those are read (search.ts).
+     */
+    vector: QueryVector | null | Promise<QueryVector | null>;
     pool: number;
     /** Recently counted words, so a common word is not counted again on every search. */
     termCounts?: TermCountCache | undefined;
@@ -158,7 +162,7 @@ export async function selectCandidates(
     policy: Pick<SearchPolicy, "bm25" | "lexicalScore" | "tokens">;
   },
 ): Promise<CandidateRow[]> {
-  const { eligibility, query, vector, pool } = params;
+  const { eligibility, query, pool } = params;
   const p = new SqlParams();
   const eligible = eligibleWhere(eligibility, p);
   const { lexemes, stems, docs, averageLength } = params.terms ?? (await queryTermsAndStats(db, eligibility.tenantId, query, params.policy.tokens));
@@ -216,6 +220,7 @@ export async function selectCandidates(
   const limit = sqlInteger(pool);
   const likePattern = p.add(escapeLike(query.trim().toLowerCase()));
   const superseded = supersededExpr(eligibility, p);
+  const vector = await params.vector;
   let vectorLeg = "SELECT NULL::uuid AS id WHERE false";
   let cosine = "NULL::float8";
   if (vector) {

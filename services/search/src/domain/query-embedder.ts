@@ -21,6 +21,12 @@ export interface QueryEmbedderOptions {
   log: Logger;
   /** Where the cache's hit/miss counter is registered. */
   registry?: Registry | undefined;
+  /**
+   * The model runs in this process (the bundled model on a worker thread or the event loop, or the
+   * hashing embedder), so a search may open its transaction while the query is embedded: the wait
+   * is the model's few milliseconds, never a provider's network round trip.
+   */
+  inProcess?: boolean;
 }
 
 /**
@@ -43,6 +49,10 @@ export class QueryEmbedder {
 
   get available(): boolean {
     return this.options.embedder !== null;
+  }
+
+  get inProcess(): boolean {
+    return this.options.inProcess ?? false;
   }
 
   async embed(query: string): Promise<QueryVector | null> {

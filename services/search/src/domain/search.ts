@@ -121,12 +121,13 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
   const recordedAfter = dateOrNull(input.recordedAfter);
   const recordedBefore = dateOrNull(input.recordedBefore);
 
-  // Embed before taking a connection, so none is held while the model runs. Only a first
-  // relevance page needs it.
-  const embedding = input.order === "relevance" && cursor === null && query !== null ? await deps.queryEmbedder.embed(query) : null;
-
-  // Only a first relevance page runs the vector leg.
+  // Only a first relevance page runs the vector leg, and only it needs the query embedded.
   const firstRanked = input.order === "relevance" && cursor === null;
+  // A model in this process embeds while the transaction opens and the scope, the query's terms and
+  // their counts are read (selectCandidates awaits it last). A remote one is awaited before a
+  // connection is taken, so none waits on the network. embed() answers null on failure, never throws.
+  const embedding = firstRanked && query !== null ? deps.queryEmbedder.embed(query) : Promise.resolve(null);
+  if (!deps.queryEmbedder.inProcess) await embedding;
   const settings = firstRanked ? HNSW_FILTERED_SCAN : {};
   return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (client) => {
     const db = withPreparedStatements(client);
@@ -164,7 +165,7 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
         eligibility,
         query: query!,
         vector: embedding,
-        available: deps.queryEmbedder.available && embedding !== null,
+        available: deps.queryEmbedder.available,
         limit: input.limit,
         fp,
         policy,
@@ -203,7 +204,8 @@ async function rankedPage(
   args: {
     eligibility: Eligibility;
     query: string;
-    vector: Awaited<ReturnType<QueryEmbedder["embed"]>>;
+    vector: ReturnType<QueryEmbedder["embed"]>;
+    /** Whether a model is configured (the leg is reported available only if the query was also embedded). */
     available: boolean;
     limit: number;
     fp: string;
@@ -228,7 +230,7 @@ async function rankedPage(
   const evidence = abstentionEvidence(ranked);
   const snapshot: PageSnapshot = {
     legs: [
-      { leg: "vector", available: args.available, candidates: candidates.filter((c) => c.fromVector).length },
+      { leg: "vector", available: args.available && (await args.vector) !== null, candidates: candidates.filter((c) => c.fromVector).length },
       { leg: "fts", available: true, candidates: candidates.filter((c) => c.fromFts).length },
       { leg: "recency", available: true, candidates: candidates.filter((c) => c.fromRecency).length },
     ],

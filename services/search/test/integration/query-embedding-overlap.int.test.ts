@@ -1,0 +1,113 @@
+/**
+ * With a model in the process, a search opens its transaction while its query is embedded, so the
+ * scope and term lookups do not wait behind the model; with a remote provider the query is
+ * embedded first, so no connection waits on the network. What a test can see from outside: while
+ * the query's embedding is held back, is a search connection inside a transaction?
+ */
+import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
+import { SearchService } from "@3ngram/proto/search/v1";
+import { bridgeClient, createRpcClient, SCOPES, type RpcClient } from "@3ngram/rpc";
+import { createLogger } from "@3ngram/runtime";
+import { searchContract } from "@3ngram/schema";
+import { loadSearchConfig, startSearchService, type RunningSearchService } from "@3ngram/search";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
+
+/** Hashing vectors, except that a query holding PROBE is answered only when the test releases it. */
+class GatedEmbedder implements Embedder {
+  private readonly inner = new HashingEmbedder({ dimensions: 512 });
+  readonly model = this.inner.model;
+  readonly dimensions = this.inner.dimensions;
+  private release: (() => void) | null = null;
+  private gate: Promise<void> = Promise.resolve();
+
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.release = resolve));
+  }
+
+  open(): void {
+    this.release?.();
+  }
+
+  async embed(texts: readonly string[]): Promise<number[][]> {
+    if (texts.some((t) => t.includes(PROBE))) await this.gate;
+    return this.inner.embed(texts);
+  }
+}
+
+const PROBE = "overlapprobe";
+const embedder = new GatedEmbedder();
+let stack: CoreServices;
+let remote: RunningSearchService;
+let remoteClient: RpcClient<typeof SearchService>;
+let tenant: { tenantId: string; userId: string };
+const as = () => ({ identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read, SCOPES.write] } });
+
+beforeAll(async () => {
+  stack = await startCoreServices({ label: "searchoverlap", embedder });
+  tenant = await stack.createTenant("a");
+  const memory = await stack.publicMemoryClient();
+  await memory.memories.remember({ memoryType: "note", topic: "probe", content: `The ${PROBE} memory, found by its word.` }, as());
+  // The same model behind a search service configured for a remote provider (no request is made: the embedder is given).
+  const config = loadSearchConfig({
+    DATABASE_URL: stack.db.url,
+    SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
+    GRPC_HOST: "127.0.0.1",
+    GRPC_PORT: "0",
+    METRICS_PORT: "0",
+    EMBEDDINGS_PROVIDER: "openai",
+    EMBEDDINGS_BASE_URL: "http://127.0.0.1:9/v1",
+    EMBEDDINGS_MODEL: "test",
+    EMBEDDINGS_DIMENSIONS: "512",
+  });
+  remote = await startSearchService(config, { embedder, log: createLogger({ service: "test", level: "silent" }) });
+  remoteClient = createRpcClient(SearchService, { address: remote.address, audience: "search", signer: await stack.keys.signer("gateway") });
+});
+
+afterAll(async () => {
+  embedder.open();
+  remoteClient?.close();
+  await remote?.close();
+  await stack?.close();
+});
+
+/**
+ * Search connections waiting inside a transaction between statements right now: a search waiting
+ * on its query's embedding (the health probe's single statements are never idle in a transaction).
+ */
+async function searchTransactionsOpen(): Promise<number> {
+  const { rows } = await stack.ownerPool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = '3ngram-search' AND state = 'idle in transaction'",
+  );
+  return rows[0]!.n;
+}
+
+async function transactionOpenWhileHeld(search: (query: string) => Promise<{ hits: unknown[] }>): Promise<{ sawTransaction: boolean; hits: number }> {
+  embedder.hold();
+  const answer = search(`${PROBE} question`);
+  let sawTransaction = false;
+  // Generous: the search needs only a few round trips to reach its wait.
+  for (let i = 0; i < 40 && !sawTransaction; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sawTransaction = (await searchTransactionsOpen()) > 0;
+  }
+  embedder.open();
+  const result = await answer;
+  return { sawTransaction, hits: result.hits.length };
+}
+
+describe("query embedding and the search transaction", () => {
+  it("reads the scope and the query's terms while an in-process model embeds the query", async () => {
+    const search = await stack.publicSearchClient();
+    const { sawTransaction, hits } = await transactionOpenWhileHeld((query) => search.search({ query, limit: 5 }, as()));
+    expect(sawTransaction).toBe(true);
+    expect(hits).toBe(1);
+  });
+
+  it("embeds the query before taking a connection when the provider is remote", async () => {
+    const search = bridgeClient(SearchService, searchContract, remoteClient);
+    const { sawTransaction, hits } = await transactionOpenWhileHeld((query) => search.search({ query, limit: 5 }, as()));
+    expect(sawTransaction).toBe(false);
+    expect(hits).toBe(1);
+  });
+});
