@@ -36,7 +36,7 @@ try {
       "Or any MCP client (JSON config):",
       `  {"mcpServers": {"3ngram": {"type": "http", "url": "${running.mcpUrl}", "headers": {"Authorization": "Bearer ${key}"}}}}`,
       "",
-      "Data lives in ./data. Stop with Ctrl-C.",
+      `Data lives in ${running.dataDir}. Stop with Ctrl-C.`,
       "",
     ].join("\n"),
   );

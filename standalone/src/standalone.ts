@@ -30,6 +30,8 @@ export interface RunningStandalone {
   identity: StandaloneIdentity;
   /** The embedded database on loopback, for the operator commands (`npm run admin -w services/memory`) while it runs. */
   databaseUrl: string;
+  /** The data directory in use, as an absolute path (what THREENGRAM_DATA_DIR, or ./data, resolved to). */
+  dataDir: string;
   close(): Promise<void>;
 }
 
@@ -111,7 +113,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const gateway = await startGateway(gatewayConfig, { log: log.child({ component: "gateway" }) });
     closers.push(() => gateway.close());
     const url = gateway.url;
-    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, databaseUrl: postgres.url, close };
+    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, databaseUrl: postgres.url, dataDir, close };
   } catch (err) {
     await close();
     throw err;

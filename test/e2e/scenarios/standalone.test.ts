@@ -45,6 +45,8 @@ describe("standalone server", () => {
   it("prints how to connect, answers MCP, and keeps data across a restart", async () => {
     const first = await startServer();
     expect(first.proc.output()).toContain("claude mcp add --transport http 3ngram");
+    // Where the data is, as THREENGRAM_DATA_DIR set it (not the default ./data).
+    expect(first.proc.output()).toContain(`Data lives in ${dataDir}.`);
     const mcp = await connectMcp(first.mcpUrl, first.apiKey);
     const tea = await mcp.call<{ memory: { id: string }; embedded: string }>("remember", {
       memoryType: "preference",
