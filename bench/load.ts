@@ -24,7 +24,7 @@ import { performance } from "node:perf_hooks";
 import { checkHealth } from "@3ngram/rpc";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
-import { percentiles } from "./stats.js";
+import { flagValue, percentiles } from "./stats.js";
 import { connectMcp, type McpConnection } from "../test/support/mcp.js";
 import { freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../test/support/processes.js";
 import { loadGatewayEnv, serviceEnv } from "../test/support/service-env.js";
@@ -59,10 +59,7 @@ interface Usage {
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const value = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = (flag: string) => flagValue(argv, flag);
   const int = (flag: string, fallback: number, min: number, max: number) => {
     const raw = value(flag);
     const n = raw === undefined ? fallback : Number(raw);

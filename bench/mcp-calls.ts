@@ -20,7 +20,7 @@ import type { GatewayConfig, RunningGateway } from "@3ngram/gateway";
 import { createLogger, loadConfig } from "@3ngram/runtime";
 import { startCoreServices } from "../test/support/core-services.js";
 import { connectMcp } from "../test/support/mcp.js";
-import { percentiles } from "./stats.js";
+import { flagValue, percentiles } from "./stats.js";
 
 interface GatewayModule {
   startGateway(config: GatewayConfig, deps: { log: ReturnType<typeof createLogger> }): Promise<RunningGateway>;
@@ -33,16 +33,11 @@ const nativeImport = new Function("specifier", "return import(specifier)") as (s
 const WARMUP_CALLS = 50;
 const CORPUS = 40;
 
-function option(argv: readonly string[], name: string): string | undefined {
-  const at = argv.indexOf(name);
-  return at === -1 ? undefined : argv[at + 1];
-}
-
 export async function main(argv: readonly string[]): Promise<number> {
-  const calls = Number(option(argv, "--calls") ?? 300);
+  const calls = Number(flagValue(argv, "--calls") ?? 300);
   if (!Number.isInteger(calls) || calls < 10) throw new Error("usage: --calls <at least 10>");
-  const gatewayDir = option(argv, "--gateway");
-  const profileFile = option(argv, "--profile");
+  const gatewayDir = flagValue(argv, "--gateway");
+  const profileFile = flagValue(argv, "--profile");
   const modern = argv.includes("--modern");
   const gatewayModule = (await nativeImport(
     gatewayDir === undefined ? "@3ngram/gateway" : pathToFileURL(resolve(gatewayDir, "index.js")).href,

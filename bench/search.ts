@@ -29,7 +29,7 @@ import { toVectorLiteral, type Pool } from "@3ngram/db";
 import { createTestDatabase } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp } from "../test/support/mcp.js";
-import { percentiles, pick, prng } from "./stats.js";
+import { flagValue, percentiles, pick, prng } from "./stats.js";
 import { OBJECTS, SUBJECTS } from "./vocabulary.js";
 
 const TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
@@ -192,10 +192,7 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
 }
 
 function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number; warmup: number; keep: boolean; reuse: Reuse | null } {
-  const value = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = (flag: string) => flagValue(argv, flag);
   const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
   const count = Number(value("--queries") ?? 200);
   const warmup = Number(value("--warmup") ?? DEFAULT_WARMUP);

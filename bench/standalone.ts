@@ -17,14 +17,14 @@ import { rmSync } from "node:fs";
 import { measureBreakdown, printBreakdown, type Breakdown } from "./breakdown.js";
 import { printResults } from "./report.js";
 import { startStandaloneTarget } from "./standalone-target.js";
-import { prng } from "./stats.js";
+import { flagValue, prng } from "./stats.js";
 import { generateCorpus, parseBenchArgs, runWorkload, type Result } from "./workload.js";
 
 export async function main(argv: readonly string[]): Promise<number> {
   const { sizes, searches } = parseBenchArgs(argv);
   const results: Result[] = [];
   const breakdowns: Breakdown[] = [];
-  const reuse = valueOf(argv, "--reuse-data");
+  const reuse = flagValue(argv, "--reuse-data");
   if (reuse !== undefined && sizes.length !== 1) throw new Error("--reuse-data takes one size: the N its directory was kept at");
   for (const n of sizes) {
     const env = passThroughEnv();
@@ -51,11 +51,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     printBreakdown(r.n, b, r.searchCached.p50, r.searchFirst.p50, r.chronological?.p50);
   });
   return 0;
-}
-
-function valueOf(argv: readonly string[], flag: string): string | undefined {
-  const i = argv.indexOf(flag);
-  return i >= 0 ? argv[i + 1] : undefined;
 }
 
 /** Rare-word queries for the breakdown: other memories than the MCP run searched (their embeddings are not cached anywhere). */

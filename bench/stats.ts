@@ -26,6 +26,12 @@ export interface Percentiles {
 }
 
 /** Nearest-rank percentiles; NaN for no samples. */
+/** The value after `flag` on a bench's command line (`--sizes 1000,10000`), or undefined. */
+export function flagValue(argv: readonly string[], flag: string): string | undefined {
+  const i = argv.indexOf(flag);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
 export function percentiles(samples: readonly number[]): Percentiles {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;

@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { percentiles, pick, prng, type Percentiles } from "./stats.js";
+import { flagValue, percentiles, pick, prng, type Percentiles } from "./stats.js";
 import { OBJECTS, SUBJECTS } from "./vocabulary.js";
 
 export const MEMORY_TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
@@ -348,10 +348,7 @@ export interface BenchArgs {
 
 /** --sizes 1000,10000 (default) and --searches 200; --quick is --sizes 500 --searches 50. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
-  const value = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = (flag: string) => flagValue(argv, flag);
   const quick = argv.includes("--quick");
   const sizes = (value("--sizes") ?? (quick ? "500" : "1000,10000")).split(",").map(Number);
   const searches = Number(value("--searches") ?? (quick ? 50 : 200));
