@@ -1,7 +1,7 @@
 import type { Queryable, VectorParam } from "@3ngram/db";
 import { bm25Idf, bm25Score, type SearchPolicy } from "../domain/policy.js";
 import type { TermCountCache } from "../domain/term-counts.js";
-import { HIT_COLUMNS, SqlParams, eligibleWhere, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
+import { HIT_COLUMNS, SqlParams, eligibleWhere, sqlInteger, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
 
 /** The query's vector, bound in pgvector's binary form (vectorParam). */
 export type QueryVector = VectorParam;
@@ -110,12 +110,6 @@ async function termFrequencies(
   );
   let next = 0;
   return counts.map((known) => known ?? counted[next++]!);
-}
-
-/** A count or limit written into a statement's text: only ever a validated non-negative integer. */
-function sqlInteger(n: number): string {
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid SQL integer: ${n}`);
-  return String(n);
 }
 
 /** One lexeme as tsquery input: quoted, with quotes and backslashes doubled. */

@@ -1,6 +1,12 @@
 import type { MemoryStatus, MemoryType } from "@3ngram/schema";
 
 /** Positional parameters for one statement: add() binds a value and answers its placeholder. */
+/** A count or limit written into a statement's text: only ever a validated non-negative integer. */
+export function sqlInteger(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid SQL integer: ${n}`);
+  return String(n);
+}
+
 export class SqlParams {
   readonly values: unknown[] = [];
 

@@ -1,5 +1,5 @@
 import type { Queryable } from "@3ngram/db";
-import { HIT_COLUMNS, SqlParams, eligibleWhere, type Eligibility, type HitRow } from "./eligibility.js";
+import { HIT_COLUMNS, SqlParams, eligibleWhere, sqlInteger, type Eligibility, type HitRow } from "./eligibility.js";
 
 /**
  * The rows among `ids` that are still eligible: how a relevance cursor continues. Rows that became
@@ -47,15 +47,13 @@ export async function selectChronological(
   // The LIMIT is written into the text (a checked integer), not bound, as in the candidate
   // statement (docs/adr/0031): bound, PostgreSQL kept a custom plan for every listing (0 generic
   // plans in 56), planning it again each time (~1 ms of Bind inside PGlite at 10k).
-  const limit = params.limit + 1;
-  if (!Number.isSafeInteger(limit) || limit < 2) throw new Error(`invalid listing limit: ${params.limit}`);
   const { rows } = await db.query<ChronologicalRow>(
     `SELECT ${HIT_COLUMNS()},
             to_char(m.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "recordedKey"
        FROM memories m
       WHERE ${where.join("\n        AND ")}
       ORDER BY m.recorded_at DESC, m.id
-      LIMIT ${limit}`,
+      LIMIT ${sqlInteger(params.limit + 1)}`,
     p.values,
   );
   return rows.map((r) => ({ ...r, contentLength: Number(r.contentLength) }));

@@ -47,10 +47,6 @@ export class QueryEmbedder {
     );
   }
 
-  get available(): boolean {
-    return this.options.embedder !== null;
-  }
-
   get inProcess(): boolean {
     return this.options.inProcess ?? false;
   }

@@ -165,7 +165,6 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
         eligibility,
         query: query!,
         vector: embedding,
-        available: deps.queryEmbedder.available,
         limit: input.limit,
         fp,
         policy,
@@ -204,9 +203,8 @@ async function rankedPage(
   args: {
     eligibility: Eligibility;
     query: string;
+    /** Null without a model or when the query could not be embedded: the leg is then reported unavailable. */
     vector: ReturnType<QueryEmbedder["embed"]>;
-    /** Whether a model is configured (the leg is reported available only if the query was also embedded). */
-    available: boolean;
     limit: number;
     fp: string;
     policy: SearchPolicy;
@@ -230,7 +228,7 @@ async function rankedPage(
   const evidence = abstentionEvidence(ranked);
   const snapshot: PageSnapshot = {
     legs: [
-      { leg: "vector", available: args.available && (await args.vector) !== null, candidates: candidates.filter((c) => c.fromVector).length },
+      { leg: "vector", available: (await args.vector) !== null, candidates: candidates.filter((c) => c.fromVector).length },
       { leg: "fts", available: true, candidates: candidates.filter((c) => c.fromFts).length },
       { leg: "recency", available: true, candidates: candidates.filter((c) => c.fromRecency).length },
     ],
