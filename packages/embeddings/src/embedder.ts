@@ -15,6 +15,11 @@ export interface Embedder {
   readonly model: string;
   /** Length of every vector returned by {@link Embedder.embed}. */
   readonly dimensions: number;
+  /**
+   * True when every call goes over the network to a provider: a caller should not hold a scarce
+   * resource (a database connection) while it waits. Absent: the model runs in this process.
+   */
+  readonly remote?: boolean;
   /** Returns one unit-length vector per input text, in input order. */
   embed(texts: readonly string[], options?: EmbedOptions): Promise<number[][]>;
   /** Releases resources held by the embedder, if any. */

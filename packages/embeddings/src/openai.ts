@@ -130,6 +130,7 @@ async function requestEmbeddings(settings: RequestSettings, inputs: string[], ca
 export class OpenAIEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
+  readonly remote = true;
   private readonly settings: RequestSettings;
   private readonly batchSize: number;
   private readonly maxInputChars: number;

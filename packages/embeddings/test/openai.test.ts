@@ -75,6 +75,8 @@ describe("OpenAIEmbedder", () => {
     const embedder = new OpenAIEmbedder({ baseUrl: `${baseUrl}/`, model: "test-model", apiKey: API_KEY, dimensions: 4 });
     expect(embedder.model).toBe("openai:test-model");
     expect(embedder.dimensions).toBe(4);
+    // Every call goes over the network: search embeds a query before taking a database connection.
+    expect(embedder.remote).toBe(true);
 
     const vectors = await embedder.embed(["first", "second"]);
 

@@ -58,7 +58,6 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
             embedder,
             budgetMs: config.QUERY_EMBED_BUDGET_MS,
             cacheSize: config.QUERY_EMBED_CACHE_SIZE,
-            inProcess: config.embeddings.provider !== "openai",
             log,
             registry,
           }),

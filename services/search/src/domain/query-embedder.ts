@@ -21,12 +21,6 @@ export interface QueryEmbedderOptions {
   log: Logger;
   /** Where the cache's hit/miss counter is registered. */
   registry?: Registry | undefined;
-  /**
-   * The model runs in this process (the bundled model on a worker thread or the event loop, or the
-   * hashing embedder), so a search may open its transaction while the query is embedded: the wait
-   * is the model's few milliseconds, never a provider's network round trip.
-   */
-  inProcess?: boolean;
 }
 
 /**
@@ -47,8 +41,13 @@ export class QueryEmbedder {
     );
   }
 
+  /**
+   * Whether the model runs in this process (the bundled model on a worker thread or the event
+   * loop, or the hashing embedder; see Embedder.remote), so a search may open its transaction while
+   * the query is embedded: the wait is the model's few milliseconds, never a network round trip.
+   */
   get inProcess(): boolean {
-    return this.options.inProcess ?? false;
+    return this.options.embedder !== null && this.options.embedder.remote !== true;
   }
 
   async embed(query: string): Promise<QueryVector | null> {

@@ -13,9 +13,13 @@ import { loadSearchConfig, startSearchService, type RunningSearchService } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 
-/** Hashing vectors, except that a query holding PROBE is answered only when the test releases it. */
+/**
+ * Hashing vectors, except that a query holding PROBE is answered only when the test releases it;
+ * `remote` says whether it presents itself as a network provider (Embedder.remote).
+ */
 class GatedEmbedder implements Embedder {
   private readonly inner = new HashingEmbedder({ dimensions: 512 });
+  constructor(readonly remote: boolean) {}
   readonly model = this.inner.model;
   readonly dimensions = this.inner.dimensions;
   private release: (() => void) | null = null;
@@ -36,7 +40,8 @@ class GatedEmbedder implements Embedder {
 }
 
 const PROBE = "overlapprobe";
-const embedder = new GatedEmbedder();
+const embedder = new GatedEmbedder(false);
+const remoteEmbedder = new GatedEmbedder(true);
 let stack: CoreServices;
 let remote: RunningSearchService;
 let remoteClient: RpcClient<typeof SearchService>;
@@ -48,24 +53,22 @@ beforeAll(async () => {
   tenant = await stack.createTenant("a");
   const memory = await stack.publicMemoryClient();
   await memory.memories.remember({ memoryType: "note", topic: "probe", content: `The ${PROBE} memory, found by its word.` }, as());
-  // The same model behind a search service configured for a remote provider (no request is made: the embedder is given).
+  // A second search service whose embedder presents itself as remote (no request leaves the process).
   const config = loadSearchConfig({
     DATABASE_URL: stack.db.url,
     SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
     GRPC_HOST: "127.0.0.1",
     GRPC_PORT: "0",
     METRICS_PORT: "0",
-    EMBEDDINGS_PROVIDER: "openai",
-    EMBEDDINGS_BASE_URL: "http://127.0.0.1:9/v1",
-    EMBEDDINGS_MODEL: "test",
-    EMBEDDINGS_DIMENSIONS: "512",
+    EMBEDDINGS_PROVIDER: "hashing",
   });
-  remote = await startSearchService(config, { embedder, log: createLogger({ service: "test", level: "silent" }) });
+  remote = await startSearchService(config, { embedder: remoteEmbedder, log: createLogger({ service: "test", level: "silent" }) });
   remoteClient = createRpcClient(SearchService, { address: remote.address, audience: "search", signer: await stack.keys.signer("gateway") });
 });
 
 afterAll(async () => {
   embedder.open();
+  remoteEmbedder.open();
   remoteClient?.close();
   await remote?.close();
   await stack?.close();
@@ -82,8 +85,11 @@ async function searchTransactionsOpen(): Promise<number> {
   return rows[0]!.n;
 }
 
-async function transactionOpenWhileHeld(search: (query: string) => Promise<{ hits: unknown[] }>): Promise<{ sawTransaction: boolean; hits: number }> {
-  embedder.hold();
+async function transactionOpenWhileHeld(
+  gate: GatedEmbedder,
+  search: (query: string) => Promise<{ hits: unknown[] }>,
+): Promise<{ sawTransaction: boolean; hits: number }> {
+  gate.hold();
   const answer = search(`${PROBE} question`);
   let sawTransaction = false;
   // Generous: the search needs only a few round trips to reach its wait.
@@ -91,7 +97,7 @@ async function transactionOpenWhileHeld(search: (query: string) => Promise<{ hit
     await new Promise((resolve) => setTimeout(resolve, 50));
     sawTransaction = (await searchTransactionsOpen()) > 0;
   }
-  embedder.open();
+  gate.open();
   const result = await answer;
   return { sawTransaction, hits: result.hits.length };
 }
@@ -99,14 +105,14 @@ async function transactionOpenWhileHeld(search: (query: string) => Promise<{ hit
 describe("query embedding and the search transaction", () => {
   it("reads the scope and the query's terms while an in-process model embeds the query", async () => {
     const search = await stack.publicSearchClient();
-    const { sawTransaction, hits } = await transactionOpenWhileHeld((query) => search.search({ query, limit: 5 }, as()));
+    const { sawTransaction, hits } = await transactionOpenWhileHeld(embedder, (query) => search.search({ query, limit: 5 }, as()));
     expect(sawTransaction).toBe(true);
     expect(hits).toBe(1);
   });
 
   it("embeds the query before taking a connection when the provider is remote", async () => {
     const search = bridgeClient(SearchService, searchContract, remoteClient);
-    const { sawTransaction, hits } = await transactionOpenWhileHeld((query) => search.search({ query, limit: 5 }, as()));
+    const { sawTransaction, hits } = await transactionOpenWhileHeld(remoteEmbedder, (query) => search.search({ query, limit: 5 }, as()));
     expect(sawTransaction).toBe(false);
     expect(hits).toBe(1);
   });
