@@ -15,6 +15,6 @@ export {
 export { assertRoleRespectsRls } from "./role-guard.js";
 export { withPreparedStatements } from "./prepared.js";
 export { parseTimestamptz } from "./timestamp.js";
-export { toVectorBinary, toVectorLiteral, vectorParam, type VectorParam } from "./vector.js";
+export { fromVectorBinary, toVectorBinary, toVectorLiteral, vectorParam, type VectorParam } from "./vector.js";
 export { assertLocalDatabaseUrl } from "./local-guard.js";
 export { asUnavailable, databaseUnavailable, isTransientDatabaseError } from "./transient.js";

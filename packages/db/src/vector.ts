@@ -41,3 +41,17 @@ export interface VectorParam {
 export function vectorParam(vector: readonly number[], model: string): VectorParam {
   return { binary: toVectorBinary(vector), model, dimensions: vector.length };
 }
+
+/**
+ * Reads pgvector's binary form back (what toVectorBinary writes and what `vector_send` answers):
+ * the vector's elements as float4, the same bits the server holds.
+ */
+export function fromVectorBinary(binary: Uint8Array): Float32Array {
+  const view = new DataView(binary.buffer, binary.byteOffset, binary.byteLength);
+  if (binary.byteLength < 4) throw new RangeError("fromVectorBinary: shorter than its header");
+  const dimensions = view.getInt16(0);
+  if (dimensions < 0 || binary.byteLength !== 4 + 4 * dimensions) throw new RangeError("fromVectorBinary: length does not match its dimensions");
+  const out = new Float32Array(dimensions);
+  for (let i = 0; i < dimensions; i++) out[i] = view.getFloat32(4 + 4 * i);
+  return out;
+}

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
-import { createPool, toVectorBinary, toVectorLiteral, type Pool } from "../src/index.js";
+import { createPool, fromVectorBinary, toVectorBinary, toVectorLiteral, type Pool } from "../src/index.js";
 
 describe("toVectorBinary", () => {
   let db: TestDatabase;
@@ -45,5 +45,17 @@ describe("toVectorBinary", () => {
     // Finite as a double, infinite as a float4.
     expect(() => toVectorBinary([1e39])).toThrow(RangeError);
     expect(() => toVectorBinary(new Array<number>(16_001).fill(0))).toThrow(RangeError);
+  });
+
+  it("reads back what vector_send answers, element for element", async () => {
+    const stored = [0.1, -1 / 3, 2e-10, 123456.789, 0, 1];
+    const { rows } = await pool.query<{ sent: Buffer }>("SELECT vector_send($1::vector) AS sent", [toVectorLiteral(stored)]);
+    expect(Array.from(fromVectorBinary(rows[0]!.sent))).toEqual(stored.map((x) => Math.fround(x)));
+    expect(Array.from(fromVectorBinary(toVectorBinary([3, -4])))).toEqual([3, -4]);
+  });
+
+  it("refuses a binary form whose length does not match its header", () => {
+    expect(() => fromVectorBinary(Buffer.from([0, 2, 0, 0, 0, 0, 0, 0]))).toThrow(RangeError);
+    expect(() => fromVectorBinary(Buffer.from([0]))).toThrow(RangeError);
   });
 });
