@@ -57,7 +57,7 @@ export async function gatherPools(
           vector: vector ? vectorParam(vector, embedder.model) : null,
           pool: candidatePoolSize(K, policy),
           policy,
-        }),
+        }).then((gathered) => gathered.candidates),
       ),
     );
   }

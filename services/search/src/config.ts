@@ -23,6 +23,14 @@ export const searchConfigSchema = z.object({
   SEARCH_TERM_CACHE_SIZE: z.coerce.number().int().min(0).max(1_000_000).default(50_000),
   /** How long a cached word count is trusted (ms). */
   SEARCH_TERM_CACHE_TTL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
+  /**
+   * Where the vector leg finds a first page's nearest memories: `database` walks pgvector's HNSW
+   * index (approximate; the default, and the one for large tenants), `memory` scans the tenant's
+   * vectors held in this process exactly (standalone's default; docs/search.md, "The vector leg").
+   */
+  SEARCH_VECTOR_INDEX: z.enum(["database", "memory"]).default("database"),
+  /** Vectors the in-process index holds across tenants (~2 KB each at 512 dimensions); a tenant beyond it uses the database's index. */
+  SEARCH_VECTOR_INDEX_MAX_VECTORS: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
   METRICS_PORT: envPort(9102),
   LOG_LEVEL: envLogLevel,
 });

@@ -8,6 +8,8 @@ import type { SearchConfig } from "./config.js";
 import type { SearchPolicy } from "./domain/policy.js";
 import { TermCountCache } from "./domain/term-counts.js";
 import { QueryEmbedder } from "./domain/query-embedder.js";
+import { loadExactScan } from "./domain/exact-scan.js";
+import { VectorIndex } from "./domain/vector-index.js";
 import { searchHandlers, searchPolicies } from "./grpc/search-service.js";
 import { similarPairsHandlers, similarPairsPolicies } from "./grpc/similar-pairs-handlers.js";
 
@@ -41,6 +43,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
     if (deps.embedder === undefined && embedder?.close) closers.push(() => embedder.close!());
     const registry = createMetricsRegistry("search");
+    const vectorIndex = config.SEARCH_VECTOR_INDEX === "memory" && embedder ? await startVectorIndex(config, { pool, log, registry }) : undefined;
     const server = new RpcServer({
       name: "search",
       verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS),
@@ -62,6 +65,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
             registry,
           }),
           termCounts: new TermCountCache({ maxEntries: config.SEARCH_TERM_CACHE_SIZE, ttlMs: config.SEARCH_TERM_CACHE_TTL_MS, registry }),
+          ...(vectorIndex ? { vectorIndex } : {}),
           ...(deps.policy ? { policy: deps.policy } : {}),
           log,
         }),
@@ -98,5 +102,23 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
   } catch (err) {
     for (const close of closers) await close().catch(() => {});
     throw err;
+  }
+}
+
+/** The in-process vector index, or none (with a warning) where its native scan cannot load: searches then use the database's index. */
+async function startVectorIndex(config: SearchConfig, deps: { pool: Pool; log: Logger; registry: Registry }): Promise<VectorIndex | undefined> {
+  try {
+    const scan = await loadExactScan();
+    return new VectorIndex({
+      pool: deps.pool,
+      role: config.SEARCH_DB_ROLE,
+      scan,
+      maxVectors: config.SEARCH_VECTOR_INDEX_MAX_VECTORS,
+      log: deps.log,
+      registry: deps.registry,
+    });
+  } catch (err) {
+    deps.log.warn({ error: (err as Error).name }, "the in-process vector index cannot load its scan on this platform; searches use the database's index");
+    return undefined;
   }
 }

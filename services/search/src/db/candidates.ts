@@ -6,6 +6,22 @@ import { HIT_COLUMNS, SqlParams, eligibleWhere, sqlInteger, supersededExpr, type
 /** The query's vector, bound in pgvector's binary form (vectorParam). */
 export type QueryVector = VectorParam;
 
+/**
+ * The vector leg's rows as an in-process index ranked them (domain/vector-index.ts), nearest
+ * first; `complete` when they are every vector it holds for the tenant, so the filters cannot
+ * leave the leg short of rows the database's index would have found.
+ */
+export interface Nomination {
+  ids: readonly string[];
+  complete: boolean;
+}
+
+/** Where a first page's vector leg took its rows from (null: no vector leg). */
+export type VectorSource = "memory" | "database" | null;
+
+/** How the statement finds the vector leg's rows: pgvector's HNSW index, or checking the nominated ids in their order. */
+type VectorLeg = { kind: "index" } | { kind: "nominated"; ids: readonly string[] };
+
 /** One candidate with the features the ranking policy scores. */
 export interface CandidateRow extends HitRow {
   cosine: number | null;
@@ -147,6 +163,8 @@ export async function selectCandidates(
      * a model in this process embeds while those are read (search.ts).
      */
     vector: QueryVector | null | Promise<QueryVector | null>;
+    /** The vector leg's rows from an in-process index, given the query's vector; null (or absent): the database's index. */
+    nominate?: ((vector: QueryVector) => Nomination | null) | undefined;
     pool: number;
     /** Recently counted words, so a common word is not counted again on every search. */
     termCounts?: TermCountCache | undefined;
@@ -155,7 +173,7 @@ export async function selectCandidates(
     /** BM25's constants, the lexical score and the vector searched (the rest of the policy is not read here). */
     policy: Pick<SearchPolicy, "bm25" | "lexicalScore" | "tokens">;
   },
-): Promise<CandidateRow[]> {
+): Promise<{ candidates: CandidateRow[]; vectorSource: VectorSource }> {
   const { eligibility, query, pool } = params;
   const p = new SqlParams();
   const eligible = eligibleWhere(eligibility, p);
@@ -215,21 +233,12 @@ export async function selectCandidates(
   const likePattern = p.add(escapeLike(query.trim().toLowerCase()));
   const superseded = supersededExpr(eligibility, p);
   const vector = await params.vector;
-  let vectorLeg = "SELECT NULL::uuid AS id WHERE false";
-  let cosine = "NULL::float8";
-  if (vector) {
-    // The dimension is a validated integer baked into the cast so the partial HNSW index applies.
-    const dim = Number(vector.dimensions);
-    if (!Number.isInteger(dim) || dim < 1 || dim > 2000) throw new Error("invalid vector dimension");
-    const queryVector = p.add(vector.binary);
-    const model = p.add(vector.model);
-    const distance = `(m.embedding::vector(${dim}) <=> ${queryVector}::vector(${dim}))`;
-    vectorLeg = `SELECT m.id FROM memories m
-      WHERE ${eligible} AND m.embedding_dim = ${dim} AND m.embedding_model = ${model}
-      ORDER BY ${distance} LIMIT ${limit}`;
-    cosine = `CASE WHEN m.embedding_dim = ${dim} AND m.embedding_model = ${model} THEN 1 - ${distance} END`;
-  }
-  const sql = `
+  const nomination = vector && params.nominate ? params.nominate(vector) : null;
+  const statement = (leg: VectorLeg) => {
+    const { vectorLeg, cosine } = vectorLegSql(p, { vector, leg, eligible, limit, tenant });
+    return candidateStatement(vectorLeg, cosine);
+  };
+  const candidateStatement = (vectorLeg: string, cosine: string) => `
     WITH q AS (SELECT ${tsquery} AS tsq),
     vec AS (${vectorLeg}),
     fts AS (
@@ -253,8 +262,19 @@ export async function selectCandidates(
       (lower(m.topic) LIKE '%' || ${likePattern} || '%' ESCAPE '\\') AS "topicMatch",
       ${superseded} AS superseded,
       c.from_vector AS "fromVector", c.from_fts AS "fromFts", c.from_recency AS "fromRecency"
-    FROM cand c JOIN memories m ON m.id = c.id AND m.tenant_id = ${p.add(eligibility.tenantId)}, q`;
-  const { rows } = await db.query<Omit<CandidateRow, "queryTerms" | "ftsRaw"> & { docLength: number; termHits: string[] }>(sql, p.values);
+    FROM cand c JOIN memories m ON m.id = c.id AND m.tenant_id = ${tenant}, q`;
+  type Row = Omit<CandidateRow, "queryTerms" | "ftsRaw"> & { docLength: number; termHits: string[] };
+  const tenant = p.add(eligibility.tenantId);
+  const mark = p.values.length;
+  let source: VectorSource = vector === null ? null : nomination === null ? "database" : "memory";
+  let { rows } = await db.query<Row>(statement(nomination === null ? { kind: "index" } : { kind: "nominated", ids: nomination.ids }), p.values);
+  // The filters left fewer of the nominated rows than the leg takes, and the index held more than
+  // it nominated: the database's index walks on until the leg is full (hnsw.iterative_scan).
+  if (nomination !== null && !nomination.complete && countFromVector(rows) < pool) {
+    p.truncate(mark);
+    rows = (await db.query<Row>(statement({ kind: "index" }), p.values)).rows;
+    source = "database";
+  }
   const idfStored = lexemes.reduce((sum, lexeme, i) => sum + (frequencies[i]! > 0 ? idf.get(lexeme)! : 0), 0);
   const idfTotal = lexemes.reduce((sum, lexeme) => sum + idf.get(lexeme)!, 0);
   const queryTerms = { total: stemIndexes.length, stored, idfTotal, idfStored };
@@ -295,5 +315,38 @@ export async function selectCandidates(
       fromRecency: r.fromRecency,
     };
   }
-  return candidates;
+  return { candidates, vectorSource: source };
+}
+
+function countFromVector(rows: readonly { fromVector: boolean }[]): number {
+  let n = 0;
+  for (const row of rows) if (row.fromVector) n++;
+  return n;
+}
+
+/**
+ * The vector leg's CTE and the cosine column. Either leg orders by the same distance and keeps
+ * the first `limit` rows the filters allow: walking pgvector's HNSW index, or checking the
+ * nominated ids (already in distance order) against the table.
+ */
+function vectorLegSql(
+  p: SqlParams,
+  args: { vector: QueryVector | null; leg: VectorLeg; eligible: string; limit: string; tenant: string },
+): { vectorLeg: string; cosine: string } {
+  const { vector, leg, eligible, limit } = args;
+  if (!vector) return { vectorLeg: "SELECT NULL::uuid AS id WHERE false", cosine: "NULL::float8" };
+  // The dimension is a validated integer baked into the cast so the partial HNSW index applies.
+  const dim = Number(vector.dimensions);
+  if (!Number.isInteger(dim) || dim < 1 || dim > 2000) throw new Error("invalid vector dimension");
+  const queryVector = p.add(vector.binary);
+  const model = p.add(vector.model);
+  const distance = `(m.embedding::vector(${dim}) <=> ${queryVector}::vector(${dim}))`;
+  const ofModel = `m.embedding_dim = ${dim} AND m.embedding_model = ${model}`;
+  const vectorLeg =
+    leg.kind === "index"
+      ? `SELECT m.id FROM memories m WHERE ${eligible} AND ${ofModel} ORDER BY ${distance} LIMIT ${limit}`
+      : `SELECT m.id FROM unnest(${p.add(leg.ids)}::uuid[]) WITH ORDINALITY n(id, place)
+           JOIN memories m ON m.tenant_id = ${args.tenant} AND m.id = n.id
+          WHERE ${eligible} AND ${ofModel} ORDER BY n.place LIMIT ${limit}`;
+  return { vectorLeg, cosine: `CASE WHEN ${ofModel} THEN 1 - ${distance} END` };
 }

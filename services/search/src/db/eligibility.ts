@@ -14,6 +14,11 @@ export class SqlParams {
     this.values.push(value);
     return `$${this.values.length}`;
   }
+
+  /** Forgets the values added after the first `length`, so a statement can be built again from there. */
+  truncate(length: number): void {
+    this.values.length = length;
+  }
 }
 
 /**

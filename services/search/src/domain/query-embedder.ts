@@ -50,6 +50,12 @@ export class QueryEmbedder {
     return this.options.embedder !== null && this.options.embedder.remote !== true;
   }
 
+  /** The model and length of the vectors queries are embedded as; null without a model. */
+  get vectorSet(): { model: string; dimensions: number } | null {
+    const embedder = this.options.embedder;
+    return embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null;
+  }
+
   async embed(query: string): Promise<QueryVector | null> {
     const embedder = this.options.embedder;
     if (!embedder) return null;

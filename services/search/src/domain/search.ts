@@ -29,6 +29,7 @@ import {
 } from "./policy.js";
 import { normaliseQuery, type QueryEmbedder } from "./query-embedder.js";
 import type { TermCountCache } from "./term-counts.js";
+import type { Nominate, VectorIndex } from "./vector-index.js";
 
 export interface SearchDeps {
   pool: Pool;
@@ -39,6 +40,8 @@ export interface SearchDeps {
   policy?: SearchPolicy;
   /** Recently counted query words (see TermCountCache); absent: every word is counted each time. */
   termCounts?: TermCountCache;
+  /** The tenants' vectors in this process for an exact vector leg (SEARCH_VECTOR_INDEX=memory); absent: the database's HNSW index. */
+  vectorIndex?: VectorIndex;
   log: Logger;
 }
 
@@ -132,10 +135,21 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
   return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (client) => {
     const db = withPreparedStatements(client);
     // A first relevance page reads the query's terms in the scope's statement (one round trip less).
-    const { scope, terms } = firstRanked
-      ? await selectScopeAndQueryTerms(db, { tenantId, requested: input.scope ?? null, query: query!, tokens: policy.tokens })
-      : { scope: await selectRetrievalScope(db, tenantId, input.scope ?? null), terms: undefined };
+    // …and, with the in-process vector index holding the tenant, the vector changes it has not seen.
+    const vectorSet = firstRanked && deps.vectorIndex ? deps.queryEmbedder.vectorSet : null;
+    const set = vectorSet ? { tenantId, ...vectorSet } : null;
+    const catchUp = set ? deps.vectorIndex!.catchUp(set) : null;
+    const { scope, terms, vectorChanges } = firstRanked
+      ? await selectScopeAndQueryTerms(db, {
+          tenantId,
+          requested: input.scope ?? null,
+          query: query!,
+          tokens: policy.tokens,
+          vectorChangesSince: set && catchUp ? { set, snapshot: catchUp.since } : undefined,
+        })
+      : { scope: await selectRetrievalScope(db, tenantId, input.scope ?? null), terms: undefined, vectorChanges: null };
     if (scope.scope === null && scope.mode === "require") throw await scopeRequired(db, tenantId);
+    const nominate = catchUp && vectorChanges ? catchUp.finish(vectorChanges) : null;
     const appliedScope = input.scope === undefined ? scope.scope : null;
     const eligibility: Eligibility = { tenantId, memoryTypes, scopeNames: scope.names, projects, status, recordedAfter, recordedBefore, asOf };
     const fp = fingerprint({
@@ -165,6 +179,8 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
         eligibility,
         query: query!,
         vector: embedding,
+        nominate,
+        vectorIndex: deps.vectorIndex,
         limit: input.limit,
         fp,
         policy,
@@ -205,6 +221,9 @@ async function rankedPage(
     query: string;
     /** Null without a model or when the query could not be embedded: the leg is then reported unavailable. */
     vector: ReturnType<QueryEmbedder["embed"]>;
+    /** The in-process index's nominations for the vector leg (VectorIndex.current); null: the database's index. */
+    nominate: Nominate | null;
+    vectorIndex: VectorIndex | undefined;
     limit: number;
     fp: string;
     policy: SearchPolicy;
@@ -212,18 +231,22 @@ async function rankedPage(
     terms: QueryTerms | undefined;
   },
 ): Promise<Page> {
-  const candidates = await selectCandidates(db, {
+  const pool = candidatePoolSize(args.limit, args.policy);
+  const { nominate } = args;
+  const { candidates, vectorSource } = await selectCandidates(db, {
     eligibility: args.eligibility,
     query: args.query,
     ftsQuery: lexicalQueryText(args.query, args.policy),
     anyTerm: matchesAnyTerm(args.query, args.policy) ? { maxMatches: args.policy.lexicalTermMaxMatches } : undefined,
     rankWindow: args.policy.lexicalRankWindow,
     vector: args.vector,
-    pool: candidatePoolSize(args.limit, args.policy),
+    nominate: nominate ? (vector) => nominate(vector, pool) : undefined,
+    pool,
     termCounts: args.termCounts,
     terms: args.terms,
     policy: args.policy,
   });
+  args.vectorIndex?.recordLeg(vectorSource);
   const ranked = rank(candidates, args.query, args.policy).slice(0, MAX_FROZEN_CURSOR_IDS);
   const evidence = abstentionEvidence(ranked);
   const snapshot: PageSnapshot = {
