@@ -67,6 +67,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       GRPC_PORT: "0",
       METRICS_PORT: "0",
       LOG_LEVEL: options.logLevel,
+      // One process holds everything, so the search service scans the tenant's vectors exactly
+      // in memory instead of walking the HNSW index inside PGlite (docs/search.md, "The vector leg").
+      SEARCH_VECTOR_INDEX: options.env.SEARCH_VECTOR_INDEX ?? "memory",
     };
     const memory = await startMemoryService(loadMemoryConfig(shared), {
       embedder,

@@ -1,8 +1,9 @@
 /**
  * Standalone search does not plan its candidate statement on every search: with its limits in
  * the text, PostgreSQL settles on the statement's generic plan after its first few executions
- * (ADR-0031). PGlite serves every connection from one session, so the services' prepared
- * statements are visible from any connection.
+ * (ADR-0031), for the vector leg standalone uses (the in-process index's nominations, ADR-0037).
+ * PGlite serves every connection from one session, so the services' prepared statements are
+ * visible from any connection.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,19 +43,32 @@ describe("standalone search plans", () => {
         md5(content || g), embedding, embedding_model, embedding_dim, valid_from, recorded_at - g * interval '1 second', created_by
         FROM memories, generate_series(1, 1000) g`);
     await pool.query("ANALYZE memories");
+    const queries = ["kiwi orchard", "tidal lagoon", "glacier melt"];
     const hits: number[] = [];
-    for (let i = 0; i < 12; i++) {
-      const out = await mcp.call<{ hits: Array<{ topic: string }> }>("search", { query: ["kiwi orchard", "tidal lagoon", "glacier melt"][i % 3]!, limit: 5 });
+    const search = async (i: number) => {
+      const out = await mcp.call<{ hits: Array<{ topic: string }> }>("search", { query: queries[i % 3]!, limit: 5 });
       hits.push(out.hits.length);
+    };
+    const plans = async () =>
+      (
+        await pool.query<{ nominated: boolean; generic: number; custom: number }>(
+          `SELECT statement LIKE '%WITH ORDINALITY%' AS nominated, generic_plans::int AS generic, custom_plans::int AS custom
+             FROM pg_prepared_statements WHERE statement LIKE '%WITH q AS (SELECT%'`,
+        )
+      ).rows;
+    // Standalone's vector leg comes from the in-process index once it has loaded in the background
+    // (its statement checks nominated ids); the first searches walk the HNSW index meanwhile.
+    for (let i = 0; !(await plans()).some((p) => p.nominated); i++) {
+      if (i >= 200) throw new Error("the in-process vector index never answered");
+      await search(i);
     }
+    for (let i = 0; i < 10; i++) await search(i);
     expect(hits.every((n) => n > 0)).toBe(true);
-    const { rows } = await pool.query<{ generic: number; custom: number }>(
-      `SELECT sum(generic_plans)::int AS generic, sum(custom_plans)::int AS custom
-         FROM pg_prepared_statements WHERE statement LIKE '%WITH q AS (SELECT%'`,
-    );
+    const seen = await plans();
     // PostgreSQL's plan cache: five custom plans, then the generic plan whenever it is no dearer.
-    expect(rows[0]!.custom).toBeGreaterThan(0);
-    expect(rows[0]!.generic).toBeGreaterThan(0);
-    expect(rows[0]!.custom).toBeLessThanOrEqual(5 * 4);
+    for (const text of seen) expect(text.custom).toBeLessThanOrEqual(5 * 4);
+    const nominated = seen.filter((p) => p.nominated);
+    expect(nominated.reduce((n, p) => n + p.custom, 0)).toBeGreaterThan(0);
+    expect(nominated.reduce((n, p) => n + p.generic, 0)).toBeGreaterThan(0);
   }, 60_000);
 });
