@@ -1,13 +1,16 @@
 /**
  * The in-process vector matrix with the real native scan: it answers what a brute-force cosine
- * ranking answers, through additions, replacements and removals (which move the last row into the
- * hole), and it never answers an id it no longer holds.
+ * ranking of the float vectors answers, up to the int8 rounding (a near tie may swap), through
+ * additions, replacements and removals (which move the last row into the hole), and it never
+ * answers an id it no longer holds.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadExactScan } from "../src/domain/exact-scan.js";
-import { TenantVectors, type NearestScan } from "../src/domain/tenant-vectors.js";
+import { quantize, TenantVectors, type NearestScan } from "../src/domain/tenant-vectors.js";
 
 const DIMENSIONS = 32;
+/** How far int8 rounding may move a cosine distance here (about a thousandth; a margin above it). */
+const ROUNDING = 5e-3;
 let scan: NearestScan;
 
 beforeAll(async () => {
@@ -75,13 +78,15 @@ describe("TenantVectors", () => {
       const answer = vectors.nearest(query, 25, scan);
       const expected = bruteForce(held, query, 25);
       expect(answer).toHaveLength(25);
-      // Every answered id is held, and its distance is within float rounding of the true k-th nearest.
+      // Every answered id is held, and its distance is within int8 rounding of the true k-th
+      // nearest; nearly all of the true 25 are answered, and the first is the nearest or a near tie.
       const kth = expected.distances[24]!;
       for (const id of answer) {
         expect(held.has(id)).toBe(true);
-        expect(cosineDistance(held.get(id)!, query)).toBeLessThanOrEqual(kth + 1e-5);
+        expect(cosineDistance(held.get(id)!, query)).toBeLessThanOrEqual(kth + ROUNDING);
       }
-      expect(answer[0]).toBe(expected.ids[0]);
+      expect(expected.ids.filter((id) => answer.includes(id)).length).toBeGreaterThanOrEqual(22);
+      expect(cosineDistance(held.get(answer[0]!)!, query)).toBeLessThanOrEqual(expected.distances[0]! + ROUNDING);
     }
   });
 
@@ -97,5 +102,13 @@ describe("TenantVectors", () => {
   it("refuses a vector of another length", () => {
     const vectors = new TenantVectors(DIMENSIONS, "1:1:");
     expect(() => vectors.set("a", new Float32Array(DIMENSIONS + 1))).toThrow(RangeError);
+  });
+});
+
+describe("quantize", () => {
+  it("scales each vector by its own largest magnitude to the int8 range, and a zero vector to zeros", () => {
+    expect(Array.from(quantize(new Float32Array([0.5, -0.2, 0.1, 0])))).toEqual([127, -51, 25, 0]);
+    expect(Array.from(quantize(new Float32Array([-2, 0.9])))).toEqual([-127, 57]);
+    expect(Array.from(quantize(new Float32Array([0, 0])))).toEqual([0, 0]);
   });
 });

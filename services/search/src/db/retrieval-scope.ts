@@ -3,7 +3,7 @@ import type { RetrievalMode } from "@3ngram/schema";
 import type { SearchPolicy } from "../domain/policy.js";
 import { queryTermsStatement, toQueryTerms, type QueryTerms, type QueryTermsRow } from "./candidates.js";
 import { SqlParams } from "./eligibility.js";
-import { toVectorChanges, vectorChangesStatement, type VectorChanges, type VectorChangesRow, type VectorSet } from "./stored-vectors.js";
+import { changedSinceStatement, toChangedSince, type ChangedSince, type ChangedSinceRow } from "./stored-vectors.js";
 
 export interface RetrievalScope {
   /** The tenant's retrieval default (no row: off). */
@@ -29,7 +29,7 @@ export async function selectRetrievalScope(db: Queryable, tenantId: string, requ
 /**
  * A first relevance page's one-row reads as one statement: the retrieval scope, the query's terms
  * with the tenant's text statistics (queryTermsStatement), and, when the in-process vector index
- * holds the tenant, the vector changes since its snapshot (vectorChangesStatement). None depends
+ * holds the tenant, the memories changed since its snapshot (changedSinceStatement). None depends
  * on another, and each read folded in saves a round trip: four protocol messages in standalone,
  * ~0.6 ms at 10k. All run after the transaction's role switch and tenant binding, as they did apart.
  */
@@ -40,18 +40,19 @@ export async function selectScopeAndQueryTerms(
     requested: string | null;
     query: string;
     tokens: SearchPolicy["tokens"];
-    vectorChangesSince?: { set: VectorSet; snapshot: string } | undefined;
+    /** When the in-process vector index holds the tenant, the memories changed since its snapshot (set in CATCH_UP_SNAPSHOT_SETTING) are read too. */
+    changedSince?: boolean | undefined;
   },
-): Promise<{ scope: RetrievalScope; terms: QueryTerms; vectorChanges: VectorChanges | null }> {
+): Promise<{ scope: RetrievalScope; terms: QueryTerms; changed: ChangedSince | null }> {
   const p = new SqlParams();
-  const since = args.vectorChangesSince;
-  // The column lists are disjoint (mode, scope, names; lexemes, stems, docs, lexemeTotal; vectorSnapshot, changedIds, changedVectors).
-  const { rows } = await db.query<RetrievalScopeRow & QueryTermsRow & Partial<VectorChangesRow>>(
+  const since = args.changedSince === true;
+  // The column lists are disjoint (mode, scope, names; lexemes, stems, docs, lexemeTotal; vectorSnapshot, changedIds).
+  const { rows } = await db.query<RetrievalScopeRow & QueryTermsRow & Partial<ChangedSinceRow>>(
     `SELECT rs.*, qt.*${since ? ", vc.*" : ""} FROM (${retrievalScopeStatement(p, args.tenantId, args.requested)}) rs
        CROSS JOIN (${queryTermsStatement(p, args.tenantId, args.query, args.tokens)}) qt${
          since
            ? `
-       CROSS JOIN (${vectorChangesStatement(p, since.set, since.snapshot)}) vc`
+       CROSS JOIN (${changedSinceStatement(p, args.tenantId)}) vc`
            : ""
        }`,
     p.values,
@@ -60,7 +61,7 @@ export async function selectScopeAndQueryTerms(
   return {
     scope: toRetrievalScope(row),
     terms: toQueryTerms(row),
-    vectorChanges: since ? toVectorChanges(row as VectorChangesRow) : null,
+    changed: since ? toChangedSince(row as ChangedSinceRow) : null,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   type SearchProjection,
 } from "@3ngram/schema";
 import { HNSW_FILTERED_SCAN, selectCandidates, type QueryTerms } from "../db/candidates.js";
+import { CATCH_UP_SNAPSHOT_SETTING } from "../db/stored-vectors.js";
 import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
 import { selectRetrievalScope, selectScopeAndQueryTerms, selectScopeNames } from "../db/retrieval-scope.js";
@@ -131,25 +132,25 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
   // connection is taken, so none waits on the network. embed() answers null on failure, never throws.
   const embedding = firstRanked && query !== null ? deps.queryEmbedder.embed(query) : Promise.resolve(null);
   if (!deps.queryEmbedder.inProcess) await embedding;
-  const settings = firstRanked ? HNSW_FILTERED_SCAN : {};
+  // With the in-process vector index holding the tenant, the first statement also reads what
+  // changed since the index's snapshot, which the opening batch sets (CATCH_UP_SNAPSHOT_SETTING).
+  const vectorSet = firstRanked && deps.vectorIndex ? deps.queryEmbedder.vectorSet : null;
+  const catchUp = vectorSet ? deps.vectorIndex!.catchUp({ tenantId, ...vectorSet }) : null;
+  const settings = firstRanked ? { ...HNSW_FILTERED_SCAN, ...(catchUp ? { [CATCH_UP_SNAPSHOT_SETTING]: catchUp.since } : {}) } : {};
   return withTenant(deps.pool, { role: deps.role, tenantId, readOnly: true, settings }, async (client) => {
     const db = withPreparedStatements(client);
     // A first relevance page reads the query's terms in the scope's statement (one round trip less).
-    // …and, with the in-process vector index holding the tenant, the vector changes it has not seen.
-    const vectorSet = firstRanked && deps.vectorIndex ? deps.queryEmbedder.vectorSet : null;
-    const set = vectorSet ? { tenantId, ...vectorSet } : null;
-    const catchUp = set ? deps.vectorIndex!.catchUp(set) : null;
-    const { scope, terms, vectorChanges } = firstRanked
+    const { scope, terms, changed } = firstRanked
       ? await selectScopeAndQueryTerms(db, {
           tenantId,
           requested: input.scope ?? null,
           query: query!,
           tokens: policy.tokens,
-          vectorChangesSince: set && catchUp ? { set, snapshot: catchUp.since } : undefined,
+          changedSince: catchUp !== null,
         })
-      : { scope: await selectRetrievalScope(db, tenantId, input.scope ?? null), terms: undefined, vectorChanges: null };
+      : { scope: await selectRetrievalScope(db, tenantId, input.scope ?? null), terms: undefined, changed: null };
     if (scope.scope === null && scope.mode === "require") throw await scopeRequired(db, tenantId);
-    const nominate = catchUp && vectorChanges ? catchUp.finish(vectorChanges) : null;
+    const nominate = catchUp && changed ? await catchUp.finish(db, changed) : null;
     const appliedScope = input.scope === undefined ? scope.scope : null;
     const eligibility: Eligibility = { tenantId, memoryTypes, scopeNames: scope.names, projects, status, recordedAfter, recordedBefore, asOf };
     const fp = fingerprint({

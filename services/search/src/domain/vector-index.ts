@@ -2,7 +2,7 @@ import { fromVectorBinary, withTenant, type Pool, type Queryable } from "@3ngram
 import type { Logger } from "@3ngram/runtime";
 import { Counter, type Registry } from "prom-client";
 import type { Nomination, QueryVector, VectorSource } from "../db/candidates.js";
-import { selectSnapshot, selectVectorChanges, selectVectorPage, type VectorChanges, type VectorSet } from "../db/stored-vectors.js";
+import { selectChangedSince, selectSnapshot, selectVectorPage, selectVectorsOf, type ChangedSince, type VectorSet } from "../db/stored-vectors.js";
 import { TenantVectors, type NearestScan } from "./tenant-vectors.js";
 
 export interface VectorIndexOptions {
@@ -34,10 +34,10 @@ const RETRY_AFTER_MS = 10 * 60_000;
 /** A search's nominations from the index: the ids nearest its query's vector, for a leg keeping `keep` rows. */
 export type Nominate = (vector: QueryVector, keep: number) => Nomination | null;
 
-/** One search's catch-up: the snapshot to read changes since, and what applies them (VectorIndex.catchUp). */
+/** One search's catch-up: the snapshot to read changes since, and what reads their vectors (in the search's transaction) and applies them. */
 export interface CatchUp {
   since: string;
-  finish(changes: VectorChanges): Nominate | null;
+  finish(db: Queryable, changed: ChangedSince): Promise<Nominate | null>;
 }
 
 type Entry = { state: "ready"; vectors: TenantVectors } | { state: "loading"; done: Promise<void> } | { state: "refused"; until: number };
@@ -84,7 +84,8 @@ export class VectorIndex {
     const base = vectors.snapshot;
     return {
       since: base,
-      finish: ({ snapshot, changes }) => {
+      finish: async (db, { snapshot, changedIds }) => {
+        const changes = changedIds.length > 0 ? await selectVectorsOf(db, set, changedIds) : [];
         // Two searches may catch up from the same snapshot at once: the first to finish applies its
         // changes; the other finds a newer snapshot in place and leaves it (what it read is no newer).
         if (vectors.snapshot === base && this.entries.get(key) === entry) {
@@ -117,7 +118,7 @@ export class VectorIndex {
   /** catchUp with the changes read on their own in the caller's transaction (a search folds that read into its first statement). */
   async current(db: Queryable, set: VectorSet): Promise<Nominate | null> {
     const catchUp = this.catchUp(set);
-    return catchUp ? catchUp.finish(await selectVectorChanges(db, set, catchUp.since)) : null;
+    return catchUp ? catchUp.finish(db, await selectChangedSince(db, set.tenantId, catchUp.since)) : null;
   }
 
   /** Counts a first page by where its vector leg's rows came from. */

@@ -1,6 +1,6 @@
 /**
  * The in-process vector index against real writes: it nominates what an exact scan in PostgreSQL
- * ranks nearest, it sees every memory written, re-embedded or erased after it loaded before the
+ * ranks nearest (up to int8 rounding), it sees every memory written, re-embedded or erased after it loaded before the
  * next search reads, it holds one tenant's vectors only, a leg its filters leave short goes back to
  * the database's index, a tenant beyond its bound is never held, and a search service configured
  * with it answers from it.
@@ -110,9 +110,12 @@ describe("the in-process vector index", () => {
       );
       const distance = new Map(exact.map((r) => [r.id, r.distance]));
       const kth = exact[39]!.distance;
-      for (const id of nominated.ids) expect(distance.get(id)!).toBeLessThanOrEqual(kth + 1e-6);
-      // The nearest first (ties at the same distance may come in either order).
-      expect(distance.get(nominated.ids[0]!)!).toBeLessThanOrEqual(exact[0]!.distance + 1e-6);
+      // Within int8 rounding (tenant-vectors.ts) of PostgreSQL's order: nothing beyond the 40th
+      // nearest by more than the rounding, nearly all of the true 40, the nearest (or a near tie) first.
+      for (const id of nominated.ids) expect(distance.get(id)!).toBeLessThanOrEqual(kth + 5e-3);
+      const trueForty = new Set(exact.slice(0, 40).map((r) => r.id));
+      expect(nominated.ids.filter((id) => trueForty.has(id)).length).toBeGreaterThanOrEqual(36);
+      expect(distance.get(nominated.ids[0]!)!).toBeLessThanOrEqual(exact[0]!.distance + 5e-3);
     }
   });
 
