@@ -29,7 +29,7 @@ export const searchConfigSchema = z.object({
    * vectors held in this process exactly (standalone's default; docs/search.md, "The vector leg").
    */
   SEARCH_VECTOR_INDEX: z.enum(["database", "memory"]).default("database"),
-  /** Vectors the in-process index holds across tenants (~2 KB each at 512 dimensions); a tenant beyond it uses the database's index. */
+  /** Vectors the in-process index holds across tenants (int8: 512 bytes each at 512 dimensions); a tenant beyond it uses the database's index. */
   SEARCH_VECTOR_INDEX_MAX_VECTORS: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
   METRICS_PORT: envPort(9102),
   LOG_LEVEL: envLogLevel,
