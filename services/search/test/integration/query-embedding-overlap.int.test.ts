@@ -61,6 +61,9 @@ beforeAll(async () => {
     GRPC_PORT: "0",
     METRICS_PORT: "0",
     EMBEDDINGS_PROVIDER: "hashing",
+    // Far beyond the watch below: a held embedding that ran out of budget would let the search go
+    // on without its vector and open a transaction, which is not what this test looks for.
+    QUERY_EMBED_BUDGET_MS: "60000",
   });
   remote = await startSearchService(config, { embedder: remoteEmbedder, log: createLogger({ service: "test", level: "silent" }) });
   remoteClient = createRpcClient(SearchService, { address: remote.address, audience: "search", signer: await stack.keys.signer("gateway") });
@@ -92,8 +95,10 @@ async function transactionOpenWhileHeld(
   gate.hold();
   const answer = search(`${PROBE} question`);
   let sawTransaction = false;
-  // Generous: the search needs only a few round trips to reach its wait.
-  for (let i = 0; i < 40 && !sawTransaction; i++) {
+  // Generous: the search needs only a few round trips to reach its wait. Bounded by the clock, not
+  // by a count of polls, so a loaded machine's slower polls cannot outlast an embedding budget.
+  const until = Date.now() + 1_500;
+  while (Date.now() < until && !sawTransaction) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     sawTransaction = (await searchTransactionsOpen()) > 0;
   }
