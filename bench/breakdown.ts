@@ -17,7 +17,7 @@ import { createEmbedder, parseEmbeddingsConfig } from "@3ngram/embeddings";
 import { SearchOrder, SearchService } from "@3ngram/proto/search/v1";
 import { createRpcClient, SCOPES } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { loadSearchConfig, startSearchService } from "@3ngram/search";
+import { loadSearchConfig, startSearchService, type RunningSearchService } from "@3ngram/search";
 import { readIdentity, startEmbeddedPostgres } from "@3ngram/standalone";
 import { createTestKeys } from "../test/support/keys.js";
 import { percentiles, type Percentiles } from "./stats.js";
@@ -61,6 +61,8 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
   const search = await startSearchService(
     loadSearchConfig({
       ...env,
+      // The vector leg standalone uses (standalone.ts sets the same default).
+      SEARCH_VECTOR_INDEX: env.SEARCH_VECTOR_INDEX ?? "memory",
       DATABASE_URL: postgres.url,
       DATABASE_POOL_MAX: "4",
       SERVICE_TRUSTED_JWKS: keys.trustedJwks,
@@ -84,6 +86,7 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
     return { total, sql: insideMs - before.insideMs, messages: messages - before.messages };
   };
   try {
+    await untilIndexAnswers(search.registry, () => client.search({ query: "warm the vector index", limit: 10 }, as));
     const model: number[] = [];
     if (embedder) for (const q of queries) model.push(await timed(() => embedder.embed([`model ${q}`])));
     const grpcFirst: number[] = [];
@@ -114,6 +117,22 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
     await pool.end();
     await search.close();
     await postgres.close();
+  }
+}
+
+/**
+ * With the in-process vector index, searches until one is answered from it (it loads in the
+ * background after the first), so the timed searches measure the leg standalone runs on.
+ */
+async function untilIndexAnswers(registry: RunningSearchService["registry"], search: () => Promise<unknown>): Promise<void> {
+  const fromIndex = async () => {
+    const metric = registry.getSingleMetric("threengram_search_vector_leg_total");
+    if (!metric) return true;
+    return ((await metric.get()).values.find((v) => v.labels.source === "memory")?.value ?? 0) > 0;
+  };
+  for (let i = 0; i < 100 && !(await fromIndex()); i++) {
+    await search();
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
