@@ -15,7 +15,7 @@ import {
 } from "@3ngram/rpc";
 import { memoryContracts, searchContract } from "@3ngram/schema";
 import { createLogger } from "@3ngram/runtime";
-import { SEARCH_POLICY, loadSearchConfig, startSearchService, type SearchPolicy } from "@3ngram/search";
+import { SEARCH_POLICY, loadSearchConfig, startSearchService, type RunningSearchService, type SearchPolicy } from "@3ngram/search";
 import { createTestDatabase, deleteKeyPrefix, uniqueKeyPrefix, TEST_REDIS_URL, type TestDatabase } from "./database.js";
 import { createTestKeys, type TestKeys } from "./keys.js";
 
@@ -35,12 +35,23 @@ export interface CoreServices {
   publicSearchClient(): Promise<PublicSearchClient>;
   /** A client of a second search service on the same database, ranking with `policy` over the default one. */
   searchClientWithPolicy(policy: Partial<SearchPolicy>): Promise<RpcClient<typeof SearchService>>;
+  /**
+   * Another search service on the same database (closed with the stack) and a raw client of it:
+   * the stack's embedder unless given one, extra settings in `env` (e.g. SEARCH_VECTOR_INDEX).
+   */
+  extraSearchService(options?: ExtraSearchOptions): Promise<{ service: RunningSearchService; client: RpcClient<typeof SearchService> }>;
   createTenant(name: string): Promise<{ tenantId: string; userId: string; apiKey: string }>;
   close(): Promise<void>;
 }
 
 export type PublicMemoryClient = BridgedClients<typeof memoryServices, typeof memoryContracts>;
 export type PublicSearchClient = BridgedClient<typeof SearchService, typeof searchContract>;
+
+export interface ExtraSearchOptions {
+  env?: Record<string, string>;
+  embedder?: Embedder | null;
+  policy?: Partial<SearchPolicy>;
+}
 
 export interface CoreServicesOptions {
   label: string;
@@ -80,6 +91,26 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     clients.push(client);
     return client;
   };
+  const extraSearchService = async (options: ExtraSearchOptions = {}) => {
+    const config = loadSearchConfig({
+      DATABASE_URL: db.url,
+      SERVICE_TRUSTED_JWKS: keys.trustedJwks,
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: "0",
+      METRICS_PORT: "0",
+      EMBEDDINGS_PROVIDER: "hashing",
+      ...options.env,
+    });
+    const service = await startSearchService(config, {
+      embedder: options.embedder !== undefined ? options.embedder : embedder,
+      log,
+      ...(options.policy ? { policy: { ...SEARCH_POLICY, ...options.policy } } : {}),
+    });
+    extraServices.push(service);
+    const client = createRpcClient(SearchService, { address: service.address, audience: "search", signer: await keys.signer("gateway") });
+    clients.push(client);
+    return { service, client };
+  };
   return {
     db,
     keys,
@@ -92,20 +123,9 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     publicMemoryClient: async () => bridgeClients(memoryServices, memoryContracts, await memoryClient()),
     publicSearchClient: async () => bridgeClient(SearchService, searchContract, await searchClient()),
     async searchClientWithPolicy(policy) {
-      const config = loadSearchConfig({
-        DATABASE_URL: db.url,
-        SERVICE_TRUSTED_JWKS: keys.trustedJwks,
-        GRPC_HOST: "127.0.0.1",
-        GRPC_PORT: "0",
-        METRICS_PORT: "0",
-        EMBEDDINGS_PROVIDER: "hashing",
-      });
-      const service = await startSearchService(config, { embedder, log, policy: { ...SEARCH_POLICY, ...policy } });
-      extraServices.push(service);
-      const client = createRpcClient(SearchService, { address: service.address, audience: "search", signer: await keys.signer("gateway") });
-      clients.push(client);
-      return client;
+      return (await extraSearchService({ policy })).client;
     },
+    extraSearchService,
     createTenant: (name) => createTenant(name),
     async close() {
       for (const c of clients) c.close();

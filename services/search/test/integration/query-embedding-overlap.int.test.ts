@@ -6,10 +6,8 @@
  */
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { bridgeClient, createRpcClient, SCOPES, type RpcClient } from "@3ngram/rpc";
-import { createLogger } from "@3ngram/runtime";
+import { bridgeClient, SCOPES, type RpcClient } from "@3ngram/rpc";
 import { searchContract } from "@3ngram/schema";
-import { loadSearchConfig, startSearchService, type RunningSearchService } from "@3ngram/search";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 
@@ -43,7 +41,6 @@ const PROBE = "overlapprobe";
 const embedder = new GatedEmbedder(false);
 const remoteEmbedder = new GatedEmbedder(true);
 let stack: CoreServices;
-let remote: RunningSearchService;
 let remoteClient: RpcClient<typeof SearchService>;
 let tenant: { tenantId: string; userId: string };
 const as = () => ({ identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read, SCOPES.write] } });
@@ -54,26 +51,14 @@ beforeAll(async () => {
   const memory = await stack.publicMemoryClient();
   await memory.memories.remember({ memoryType: "note", topic: "probe", content: `The ${PROBE} memory, found by its word.` }, as());
   // A second search service whose embedder presents itself as remote (no request leaves the process).
-  const config = loadSearchConfig({
-    DATABASE_URL: stack.db.url,
-    SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
-    GRPC_HOST: "127.0.0.1",
-    GRPC_PORT: "0",
-    METRICS_PORT: "0",
-    EMBEDDINGS_PROVIDER: "hashing",
-    // Far beyond the watch below: a held embedding that ran out of budget would let the search go
-    // on without its vector and open a transaction, which is not what this test looks for.
-    QUERY_EMBED_BUDGET_MS: "60000",
-  });
-  remote = await startSearchService(config, { embedder: remoteEmbedder, log: createLogger({ service: "test", level: "silent" }) });
-  remoteClient = createRpcClient(SearchService, { address: remote.address, audience: "search", signer: await stack.keys.signer("gateway") });
+  // Its budget is far beyond the watch below: a held embedding that ran out of budget would let the
+  // search go on without its vector and open a transaction, which is not what this test looks for.
+  ({ client: remoteClient } = await stack.extraSearchService({ embedder: remoteEmbedder, env: { QUERY_EMBED_BUDGET_MS: "60000" } }));
 });
 
 afterAll(async () => {
   embedder.open();
   remoteEmbedder.open();
-  remoteClient?.close();
-  await remote?.close();
   await stack?.close();
 });
 

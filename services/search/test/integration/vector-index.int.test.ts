@@ -8,9 +8,9 @@
 import { createPool, fromVectorBinary, vectorParam, withTenant, type Pool } from "@3ngram/db";
 import { HashingEmbedder } from "@3ngram/embeddings";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { createRpcClient, SCOPES, type CallOptions } from "@3ngram/rpc";
+import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { HNSW_FILTERED_SCAN, loadSearchConfig, selectCandidates, startSearchService, type RunningSearchService } from "@3ngram/search";
+import { HNSW_FILTERED_SCAN, selectCandidates, type RunningSearchService } from "@3ngram/search";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadExactScan } from "../../src/domain/exact-scan.js";
 import { VectorIndex } from "../../src/domain/vector-index.js";
@@ -227,26 +227,14 @@ const questionEmbedder = {
 describe("a search service with SEARCH_VECTOR_INDEX=memory", () => {
   let service: RunningSearchService;
 
-  beforeAll(async () => {
-    const config = loadSearchConfig({
-      DATABASE_URL: stack.db.url,
-      SERVICE_TRUSTED_JWKS: stack.keys.trustedJwks,
-      GRPC_HOST: "127.0.0.1",
-      GRPC_PORT: "0",
-      METRICS_PORT: "0",
-      EMBEDDINGS_PROVIDER: "hashing",
-      SEARCH_VECTOR_INDEX: "memory",
-    });
-    service = await startSearchService(config, { embedder: questionEmbedder, log });
-  });
+  let client: RpcClient<typeof SearchService>;
 
-  afterAll(async () => {
-    await service?.close();
+  beforeAll(async () => {
+    ({ service, client } = await stack.extraSearchService({ embedder: questionEmbedder, env: { SEARCH_VECTOR_INDEX: "memory" } }));
   });
 
   it("answers a first page from the database's index while it loads, then from its own, current with every write", async () => {
-    const client = createRpcClient(SearchService, { address: service.address, audience: "search", signer: await stack.keys.signer("gateway") });
-    try {
+    {
       const legs = async () => {
         const metric = await service.registry.getSingleMetric("threengram_search_vector_leg_total")!.get();
         const of = (source: string) => metric.values.find((v) => v.labels.source === source)?.value ?? 0;
@@ -266,8 +254,6 @@ describe("a search service with SEARCH_VECTOR_INDEX=memory", () => {
       const found = await client.search({ query: QUESTION, limit: 5 }, writer(tenantA));
       expect(found.hits[0]!.id).toBe(answer);
       expect((await legs()).memory).toBe(before + 1);
-    } finally {
-      client.close();
     }
   });
 });
