@@ -47,7 +47,7 @@ export interface CoreServices {
 export type PublicMemoryClient = BridgedClients<typeof memoryServices, typeof memoryContracts>;
 export type PublicSearchClient = BridgedClient<typeof SearchService, typeof searchContract>;
 
-export interface ExtraSearchOptions {
+interface ExtraSearchOptions {
   env?: Record<string, string>;
   embedder?: Embedder | null;
   policy?: Partial<SearchPolicy>;
