@@ -6,17 +6,21 @@ import type { Logger } from "@3ngram/runtime";
  *
  * PGlite is a single-user backend: no autovacuum, no checkpointer. Left alone, the planner keeps
  * the statistics of the empty tables it was created with (a full-text probe priced as dearer than
- * scanning the tenant, the GIN pending list never merged), and the write-ahead log is only
- * checkpointed when it reaches max_wal_size, inside whichever write crosses it. So, on a timer:
+ * scanning the tenant), the GIN indexes' pending lists grow until they reach
+ * gin_pending_list_limit (4 MB: every full-text probe reads the whole list), and the write-ahead
+ * log is only checkpointed when it reaches max_wal_size, inside whichever write crosses it. So, on
+ * a timer:
  * - every table whose size on disk has moved by more than a tenth (and a few pages) from what its
- *   last ANALYZE recorded in pg_class gets ANALYZE (which also merges a GIN index's pending list):
- *   autovacuum's trigger, read from sizes so that nothing is scanned to decide;
- * - a CHECKPOINT every few minutes when WAL has been written, so restart recovery stays short and
+ *   last ANALYZE recorded in pg_class gets ANALYZE: autovacuum's trigger, read from sizes so that
+ *   nothing is scanned to decide;
+ * - every GIN index's pending list is merged into the index (gin_clean_pending_list). A manual
+ *   ANALYZE does not do that — only autovacuum's does — and an empty list costs one metapage read;
+  * - a CHECKPOINT every few minutes when WAL has been written, so restart recovery stays short and
  *   no request pays for it.
  * It connects like any client (as the superuser, on loopback). pglite-socket may run a message of
  * one connection inside another's unfinished extended-protocol statement, so upkeep uses only
- * statements that are valid inside a transaction (ANALYZE, CHECKPOINT; not VACUUM, which would
- * fail there and take the other statement with it).
+ * statements that are valid inside a transaction (ANALYZE, a function call, CHECKPOINT; not
+ * VACUUM, which would fail there and take the other statement with it).
  */
 export interface UpkeepOptions {
   /** Superuser URL of the embedded database. */
@@ -28,9 +32,17 @@ export interface UpkeepOptions {
   checkpointMs?: number;
 }
 
+/** What one round did. */
+export interface UpkeepRound {
+  /** The tables analysed. */
+  analysed: string[];
+  /** Pending-list pages merged into the GIN indexes. */
+  mergedPages: number;
+}
+
 export interface Upkeep {
-  /** One round now: answers the tables analysed. */
-  runOnce(options?: { checkpoint?: boolean }): Promise<string[]>;
+  /** One round now. */
+  runOnce(options?: { checkpoint?: boolean }): Promise<UpkeepRound>;
   close(): Promise<void>;
 }
 
@@ -49,6 +61,13 @@ const SURVEY = `
         AND abs(pg_relation_size(c.oid) / current_setting('block_size')::int - greatest(c.relpages, 0))
             > greatest(${STALE_MIN_PAGES}, ${STALE_FRACTION} * greatest(c.relpages, 0))), '') AS stale,
     pg_wal_lsn_diff(pg_current_wal_lsn(), (pg_control_checkpoint()).redo_lsn)::float8 AS wal_bytes`;
+/** Merges every GIN index's pending list; answers the pages merged. */
+const MERGE_PENDING_LISTS = `
+  SELECT coalesce(sum(gin_clean_pending_list(c.oid)), 0)::int AS pages
+  FROM pg_class c
+  JOIN pg_am am ON am.oid = c.relam
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.relkind = 'i' AND am.amname = 'gin' AND n.nspname = 'public'`;
 
 export function startUpkeep(options: UpkeepOptions): Upkeep {
   const pool = createPool({ connectionString: options.databaseUrl, max: 1, applicationName: "standalone-upkeep" });
@@ -56,14 +75,15 @@ export function startUpkeep(options: UpkeepOptions): Upkeep {
   let lastCheckpoint = Date.now();
   let running: Promise<unknown> = Promise.resolve();
 
-  const round = async (checkpoint: boolean): Promise<string[]> => {
+  const round = async (checkpoint: boolean): Promise<UpkeepRound> => {
     const survey = (await pool.query<{ stale: string; wal_bytes: number }>(SURVEY)).rows[0]!;
     if (survey.stale) await pool.query(`ANALYZE ${survey.stale}`);
+    const merged = (await pool.query<{ pages: number }>(MERGE_PENDING_LISTS)).rows[0]!;
     if (checkpoint || Date.now() - lastCheckpoint >= checkpointMs) {
       if (checkpoint || survey.wal_bytes > CHECKPOINT_MIN_WAL_BYTES) await pool.query("CHECKPOINT");
       lastCheckpoint = Date.now();
     }
-    return survey.stale ? survey.stale.split(", ") : [];
+    return { analysed: survey.stale ? survey.stale.split(", ") : [], mergedPages: merged.pages };
   };
   const runOnce = (opts: { checkpoint?: boolean } = {}) => {
     // One round at a time.
@@ -73,7 +93,8 @@ export function startUpkeep(options: UpkeepOptions): Upkeep {
   };
   const timer = setInterval(() => {
     runOnce().then(
-      (names) => names.length > 0 && options.log.debug({ tables: names }, "refreshed planner statistics"),
+      ({ analysed, mergedPages }) =>
+        (analysed.length > 0 || mergedPages > 0) && options.log.debug({ tables: analysed, mergedPages }, "refreshed planner statistics and full-text indexes"),
       // A failed round is not a reason to stop the server; the next round tries again.
       (err: unknown) => options.log.warn({ error: (err as Error).name, code: (err as { code?: string }).code }, "database upkeep round failed"),
     );
