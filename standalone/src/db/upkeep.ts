@@ -15,7 +15,7 @@ import type { Logger } from "@3ngram/runtime";
  *   nothing is scanned to decide;
  * - every GIN index's pending list is merged into the index (gin_clean_pending_list). A manual
  *   ANALYZE does not do that — only autovacuum's does — and an empty list costs one metapage read;
-  * - a CHECKPOINT every few minutes when WAL has been written, so restart recovery stays short and
+ * - a CHECKPOINT every few minutes when WAL has been written, so restart recovery stays short and
  *   no request pays for it.
  * It connects like any client (as the superuser, on loopback). pglite-socket may run a message of
  * one connection inside another's unfinished extended-protocol statement, so upkeep uses only
