@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 
 import type { InferenceSession } from "onnxruntime-node";
 
+import { releaseBuffers } from "./release-buffers.js";
 import { convertTfGraphToOnnx, ONNX_INPUT_INDICES, ONNX_INPUT_VALUES, ONNX_OUTPUT, type TfGraphModel } from "./tf-to-onnx.js";
 import { UseTokenizer } from "./use-tokenizer.js";
 
@@ -33,7 +34,11 @@ export async function loadOnnxModel(): Promise<LocalModelRunner> {
     readFile(join(dir, "vocab.json"), "utf8").then((text) => JSON.parse(text) as [string, number][]),
   ]);
   const shards = await Promise.all(graph.weightsManifest.flatMap((group) => group.paths).map((path) => readFile(join(dir, path))));
-  const session: InferenceSession = await ort.InferenceSession.create(convertTfGraphToOnnx(graph, shards), {
+  const weightData = Buffer.concat(shards);
+  releaseBuffers(shards);
+  const onnxModel = convertTfGraphToOnnx(graph, weightData);
+  releaseBuffers([weightData]);
+  const session: InferenceSession = await ort.InferenceSession.create(onnxModel, {
     // One thread per model: parallelism comes from the worker pool, and the machines are small.
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
@@ -41,6 +46,8 @@ export async function loadOnnxModel(): Promise<LocalModelRunner> {
     graphOptimizationLevel: "all",
     logSeverityLevel: ORT_LOG_ERRORS_ONLY,
   });
+  // ONNX Runtime has its own copy of the model now.
+  releaseBuffers([onnxModel]);
   const tokenizer = new UseTokenizer(vocabulary);
 
   return {

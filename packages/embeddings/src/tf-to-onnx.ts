@@ -124,7 +124,8 @@ class Converter {
     if (spec.dtype === "float32") {
       this.initializers.push({ name: node.name, dims: spec.shape, dataType: OnnxType.FLOAT, rawData: bytes });
     } else if (spec.dtype === "int32") {
-      const values = Array.from(new Int32Array(bytes.slice().buffer));
+      // A copy of exactly these bytes (a Buffer's slice() would share, and start at, the whole file).
+      const values = Array.from(new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
       this.intConstants.set(node.name, values);
       this.initializers.push({ name: node.name, dims: spec.shape, dataType: OnnxType.INT64, rawData: int64Bytes(values) });
     } else {
@@ -394,26 +395,20 @@ class Converter {
 const BYTES_PER_ELEMENT: Record<string, number> = { float32: 4, int32: 4 };
 
 /**
- * Converts a TensorFlow.js graph model into ONNX model bytes. `shards` are the weight files in the
- * order the manifest lists them; their concatenation holds every weight, in manifest order.
+ * Converts a TensorFlow.js graph model into ONNX model bytes. `weightData` is the manifest's weight
+ * files one after another, which hold every weight in manifest order.
  */
-export function convertTfGraphToOnnx(model: TfGraphModel, shards: readonly Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(shards.reduce((sum, shard) => sum + shard.byteLength, 0));
-  let at = 0;
-  for (const shard of shards) {
-    all.set(shard, at);
-    at += shard.byteLength;
-  }
+export function convertTfGraphToOnnx(model: TfGraphModel, weightData: Uint8Array): Uint8Array {
   const weights = new Map<string, { spec: TfWeightSpec; bytes: Uint8Array }>();
   let offset = 0;
   for (const spec of model.weightsManifest.flatMap((group) => group.weights)) {
     const size = BYTES_PER_ELEMENT[spec.dtype];
     if (size === undefined) throw new Error(`weight ${spec.name} has unsupported dtype ${spec.dtype}`);
     const length = spec.shape.reduce((product, dim) => product * dim, 1) * size;
-    weights.set(spec.name, { spec, bytes: all.subarray(offset, offset + length) });
+    weights.set(spec.name, { spec, bytes: weightData.subarray(offset, offset + length) });
     offset += length;
   }
-  if (offset !== all.byteLength) throw new Error(`weight shards hold ${all.byteLength} bytes, the manifest describes ${offset}`);
+  if (offset !== weightData.byteLength) throw new Error(`weight files hold ${weightData.byteLength} bytes, the manifest describes ${offset}`);
 
   const nodes = model.modelTopology.node;
   const placeholders = nodes.filter((node) => node.op === "Placeholder").map((node) => node.name);
