@@ -14,21 +14,21 @@ import { passThroughEnv } from "./standalone.js";
 import { startStandaloneTarget } from "./standalone-target.js";
 import { parseBenchArgs, runWorkload, type Result, type Target } from "./workload.js";
 
-async function measure(target: Target, n: number, searches: number): Promise<Result> {
+async function measure(target: Target, n: number, searches: number, idleSeconds: number): Promise<Result> {
   try {
-    return await runWorkload(target, { n, searches, progress: (line) => process.stderr.write(`${line}\n`) });
+    return await runWorkload(target, { n, searches, idleSeconds, progress: (line) => process.stderr.write(`${line}\n`) });
   } finally {
     await target.close();
   }
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, searches } = parseBenchArgs(argv);
+  const { sizes, searches, idleSeconds } = parseBenchArgs(argv);
   const all: Result[] = [];
   const pairs: Array<[Result, Result]> = [];
   for (const n of sizes) {
-    const reference = await measure(await startReferenceTarget(), n, searches);
-    const ours = await measure(await startStandaloneTarget(passThroughEnv()), n, searches);
+    const reference = await measure(await startReferenceTarget(), n, searches, idleSeconds);
+    const ours = await measure(await startStandaloneTarget(passThroughEnv()), n, searches, idleSeconds);
     all.push(reference, ours);
     pairs.push([reference, ours]);
     // As each size completes, so a long run shows its figures early.

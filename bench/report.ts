@@ -7,12 +7,12 @@ const triple = (p: Percentiles | null) => (p ? `${ms(p.p50)} / ${ms(p.p95)} / ${
 export function printResults(results: readonly Result[], searches: number): void {
   console.log(`\nstandalone workload (${searches} rare-word searches, limit 10; paraphrases limit 5; chronological: type filter, limit 25; ms)\n`);
   console.log(
-    "| target | N | write p50 by tenth (first → last) | search p50 / p95 / p99, first time | same, embedding cached | chronological p50 / p95 / p99 | rare word first / top 10 | paraphrase first / top 5 | RSS |",
+    "| target | N | write p50 by tenth (first → last) | search p50 / p95 / p99, first time | same, embedding cached | chronological p50 / p95 / p99 | rare word first / top 10 | paraphrase first / top 5 | RSS after the searches / after idling |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     console.log(
-      `| ${r.target} | ${r.n} | ${r.writeTenths.map(ms).join(" ")} | ${triple(r.searchFirst)} | ${triple(r.searchCached)} | ${triple(r.chronological)} | ${pct(r.rareHit1)} / ${pct(r.rareHit10)} | ${pct(r.paraphraseTop1)} / ${pct(r.paraphraseTop5)} (${r.paraphraseCount}) | ${r.rssMb.toFixed(0)} MB |`,
+      `| ${r.target} | ${r.n} | ${r.writeTenths.map(ms).join(" ")} | ${triple(r.searchFirst)} | ${triple(r.searchCached)} | ${triple(r.chronological)} | ${pct(r.rareHit1)} / ${pct(r.rareHit10)} | ${pct(r.paraphraseTop1)} / ${pct(r.paraphraseTop5)} (${r.paraphraseCount}) | ${r.rssMb.toFixed(0)} / ${r.rssIdleMb === null ? "–" : r.rssIdleMb.toFixed(0)} MB |`,
     );
   }
 }
@@ -33,6 +33,7 @@ export function printComparison(reference: Result, others: readonly Result[]): v
     ["paraphrase ranked first", (r) => r.paraphraseTop1, pct],
     ["paraphrase in the first 5", (r) => r.paraphraseTop5, pct],
     ["RSS (MB)", (r) => r.rssMb, (x) => x.toFixed(0)],
+    ["RSS after idling (MB)", (r) => r.rssIdleMb ?? NaN, (x) => (Number.isFinite(x) ? x.toFixed(0) : "–")],
   ];
   console.log(`\nN = ${reference.n} (ratio = target / ${reference.target}; for latency and memory lower is better)\n`);
   console.log(`| figure | ${reference.target} | ${others.map((o) => `${o.target} | ratio`).join(" | ")} |`);

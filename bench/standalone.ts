@@ -5,13 +5,15 @@
  *
  *   npm run bench:standalone                          # N = 1,000 and 10,000, 200 searches
  *   npm run bench:standalone -- --sizes 2000 --searches 50
- *   npm run bench:standalone -- --quick               # 500 memories, 50 searches
+ *   npm run bench:standalone -- --quick               # 500 memories, 50 searches, no idle memory reading
+ *   npm run bench:standalone -- --idle-rss 0          # skip the minute idle before the second memory reading
  *   npm run bench:standalone -- --no-breakdown        # skip the per-stage breakdown (bench/breakdown.ts)
  *   npm run bench:standalone -- --keep-data           # leave each size's data directory (printed) for EXPLAIN work
  *   npm run bench:standalone -- --sizes 10000 --reuse-data DIR   # searches only, on a directory kept at that size
  *
  * Environment variables given to the bench are passed on to the server (EMBEDDINGS_PROVIDER=hashing
- * measures without the model, MALLOC_ARENA_MAX=0 without make run's malloc arena cap).
+ * measures without the model, MALLOC_ARENA_MAX=0 without make run's malloc arena cap, NODE_OPTIONS
+ * with other V8 settings).
  */
 import { rmSync } from "node:fs";
 import { measureBreakdown, printBreakdown, type Breakdown } from "./breakdown.js";
@@ -21,7 +23,7 @@ import { flagValue, prng } from "./stats.js";
 import { generateCorpus, parseBenchArgs, runWorkload, type Result } from "./workload.js";
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, searches } = parseBenchArgs(argv);
+  const { sizes, searches, idleSeconds } = parseBenchArgs(argv);
   const results: Result[] = [];
   const breakdowns: Breakdown[] = [];
   const reuse = flagValue(argv, "--reuse-data");
@@ -31,7 +33,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     const target = await startStandaloneTarget(env, reuse === undefined ? { keepDataDir: true } : { dataDir: reuse, corpus: generateCorpus(n).memories });
     try {
       try {
-        results.push(await runWorkload(target, { n, searches, loaded: reuse !== undefined, progress: (line) => process.stderr.write(`${line}\n`) }));
+        results.push(
+          await runWorkload(target, { n, searches, idleSeconds, loaded: reuse !== undefined, progress: (line) => process.stderr.write(`${line}\n`) }),
+        );
       } finally {
         await target.close();
       }
@@ -64,7 +68,7 @@ function breakdownQueries(n: number, count: number): string[] {
 export function passThroughEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && /^(EMBED|EMBEDDINGS|SEARCH|QUERY|STANDALONE|DATABASE|MALLOC)_/.test(key)) env[key] = value;
+    if (value !== undefined && (/^(EMBED|EMBEDDINGS|SEARCH|QUERY|STANDALONE|DATABASE|MALLOC)_/.test(key) || key === "NODE_OPTIONS")) env[key] = value;
   }
   return env;
 }

@@ -253,7 +253,10 @@ export interface Result {
   paraphraseTop1: number;
   paraphraseTop5: number;
   paraphraseCount: number;
+  /** Right after the last search. */
   rssMb: number;
+  /** After WorkloadOptions.idleSeconds without calls (null when not measured). */
+  rssIdleMb: number | null;
 }
 
 async function time(call: () => Promise<unknown>): Promise<number> {
@@ -268,6 +271,12 @@ export interface WorkloadOptions {
   searches: number;
   /** The target already holds the corpus (a kept data directory): skip the writes. */
   loaded?: boolean;
+  /**
+   * Seconds to wait without calls before reading resident memory again (0: no second reading).
+   * A garbage-collected server holds the heap a burst of work left behind until its runtime shrinks
+   * it, so memory right after the load and memory at rest are different figures.
+   */
+  idleSeconds?: number;
   progress?: (line: string) => void;
 }
 
@@ -316,6 +325,13 @@ export async function runWorkload(target: Target, options: WorkloadOptions): Pro
     for (let i = 0; i < targets.length; i++) samples.push(await time(() => list(MEMORY_TYPES[i % MEMORY_TYPES.length]!)));
     chronological = percentiles(samples);
   }
+  const rssMb = await target.rssMb();
+  let rssIdleMb: number | null = null;
+  if (options.idleSeconds) {
+    options.progress?.(`${target.name}: idle for ${options.idleSeconds} s, then resident memory again`);
+    await new Promise((resolve) => setTimeout(resolve, options.idleSeconds! * 1000));
+    rssIdleMb = await target.rssMb();
+  }
   return {
     target: target.name,
     n: options.n,
@@ -329,7 +345,8 @@ export async function runWorkload(target: Target, options: WorkloadOptions): Pro
     paraphraseTop1: paraphrases.length ? top1 / paraphrases.length : NaN,
     paraphraseTop5: paraphrases.length ? top5 / paraphrases.length : NaN,
     paraphraseCount: paraphrases.length,
-    rssMb: await target.rssMb(),
+    rssMb,
+    rssIdleMb,
   };
 }
 
@@ -344,18 +361,24 @@ export async function processRssMb(pid: number): Promise<number> {
 export interface BenchArgs {
   sizes: number[];
   searches: number;
+  /** --idle-rss: seconds idle before the second memory reading (WorkloadOptions.idleSeconds). */
+  idleSeconds: number;
 }
 
-/** --sizes 1000,10000 (default) and --searches 200; --quick is --sizes 500 --searches 50. */
+/**
+ * --sizes 1000,10000 (default), --searches 200 and --idle-rss 60; --quick is --sizes 500
+ * --searches 50 --idle-rss 0.
+ */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const value = (flag: string) => flagValue(argv, flag);
   const quick = argv.includes("--quick");
   const sizes = (value("--sizes") ?? (quick ? "500" : "1000,10000")).split(",").map(Number);
   const searches = Number(value("--searches") ?? (quick ? 50 : 200));
-  if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(searches) || searches < 10) {
-    throw new Error("usage: --sizes 1000,10000 --searches 200 (or --quick)");
+  const idleSeconds = Number(value("--idle-rss") ?? (quick ? 0 : 60));
+  if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !Number.isInteger(searches) || searches < 10 || !(idleSeconds >= 0)) {
+    throw new Error("usage: --sizes 1000,10000 --searches 200 --idle-rss 60 (or --quick)");
   }
-  return { sizes, searches };
+  return { sizes, searches, idleSeconds };
 }
 
 export const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "–");
