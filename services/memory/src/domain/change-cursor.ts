@@ -69,7 +69,10 @@ export async function acceptCursor(db: Queryable, key: Buffer, owner: CursorOwne
   const [body, mac, ...rest] = cursor.split(".");
   const presented = Buffer.from(mac ?? "", "base64url");
   const expected = body === undefined ? Buffer.alloc(0) : sign(key, owner, body);
-  if (rest.length > 0 || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+  // Decoding ignores the spare low bits of the last base64url character, so a string that differs
+  // from the one issued can decode to the same bytes: only the canonical spelling is this server's.
+  const canonical = mac !== undefined && presented.toString("base64url") === mac;
+  if (rest.length > 0 || !canonical || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
     throw refused("not a changesCursor this server issued to you (altered, or from another tenant or deployment)");
   }
   let payload: z.infer<typeof payloadSchema>;

@@ -237,7 +237,9 @@ describe("changes since a cursor", () => {
     const refusals: Array<[() => Promise<unknown>, RegExp]> = [
       [() => brief(tenantB, mine), /another tenant/],
       [() => brief(tenantA, mine, { kind: "all" }), /different selector/],
-      [() => brief(tenantA, `${mine.slice(0, -2)}${mine.endsWith("AA") ? "AB" : "AA"}`), /not a changesCursor/],
+      [() => brief(tenantA, alterMiddleOfMac(mine)), /not a changesCursor/],
+      // The same bytes spelled otherwise: a spare bit of the last character set.
+      [() => brief(tenantA, setSpareBit(mine)), /not a changesCursor/],
       [() => brief(tenantA, "garbage"), /not a changesCursor/],
       [() => memory.orientation.handoff({ selector: { kind: "scope", scope: "work" }, since: mine }, reader(tenantA)), /different selector/],
     ];
@@ -260,6 +262,21 @@ describe("changes since a cursor", () => {
     }
   });
 });
+
+const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/** The cursor with one character of its MAC's middle replaced by another. */
+function alterMiddleOfMac(cursor: string): string {
+  const at = cursor.lastIndexOf(".") + 10;
+  const other = cursor[at] === "A" ? "B" : "A";
+  return `${cursor.slice(0, at)}${other}${cursor.slice(at + 1)}`;
+}
+
+/** An HMAC-SHA256 in base64url ends in a character whose two low bits carry nothing; set one. */
+function setSpareBit(cursor: string): string {
+  const last = BASE64URL.indexOf(cursor.at(-1)!);
+  return `${cursor.slice(0, -1)}${BASE64URL[last | 1]}`;
+}
 
 function sorted(values: string[]): string[] {
   return [...values].sort();
