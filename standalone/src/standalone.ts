@@ -103,6 +103,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       writeIdentity(dataDir, identity);
       log.info({ tenantId: identity.tenantId }, "created the standalone tenant and its API key");
     }
+    // In the background: the owner's first searches after a start then scan vectors already in
+    // the search process instead of queueing behind their load (docs/benchmarks.md, 2026-12-04).
+    search.warmVectors(identity.tenantId).catch((err: unknown) => log.warn({ error: (err as Error).name }, "warming the vector index failed"));
 
     const gatewayConfig = loadConfig(gatewayConfigSchema, {
       ...shared,

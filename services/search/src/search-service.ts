@@ -26,6 +26,13 @@ export interface RunningSearchService {
   address: string;
   /** The service's metrics (also served on METRICS_PORT when set). */
   registry: Registry;
+  /**
+   * Loads a tenant's vectors of this service's model into the in-process vector index now, so its
+   * first searches after a start do not run on the database's index behind the load (standalone
+   * does this for its one tenant). Answers whether that tenant's searches will use the in-process
+   * index: false without one (SEARCH_VECTOR_INDEX=database, or no model), or when it is too large.
+   */
+  warmVectors(tenantId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -95,6 +102,10 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
       port,
       address: `127.0.0.1:${port}`,
       registry,
+      async warmVectors(tenantId) {
+        if (!vectorIndex || !embedder) return false;
+        return vectorIndex.warm({ tenantId, model: embedder.model, dimensions: embedder.dimensions });
+      },
       async close() {
         for (const close of closers) await close();
       },

@@ -2,7 +2,15 @@ import { fromVectorBinary, withTenant, type Pool, type Queryable } from "@3ngram
 import type { Logger } from "@3ngram/runtime";
 import { Counter, type Registry } from "prom-client";
 import type { Nomination, QueryVector, VectorSource } from "../db/candidates.js";
-import { selectChangedSince, selectSnapshot, selectVectorPage, selectVectorsOf, type ChangedSince, type VectorSet } from "../db/stored-vectors.js";
+import {
+  selectChangedSince,
+  selectSnapshot,
+  selectVectorPage,
+  selectVectorsOf,
+  type ChangedSince,
+  type StoredVector,
+  type VectorSet,
+} from "../db/stored-vectors.js";
 import { TenantVectors, type NearestScan } from "./tenant-vectors.js";
 
 export interface VectorIndexOptions {
@@ -85,7 +93,13 @@ export class VectorIndex {
     return {
       since: base,
       finish: async (db, { snapshot, changedIds }) => {
-        const changes = changedIds.length > 0 ? await selectVectorsOf(db, set, changedIds) : [];
+        const changes: StoredVector[] = [];
+        // In pages, like a load: a catch-up after thousands of writes (standalone warms an empty
+        // index, then takes a bulk import) would otherwise read every vector in one result, and
+        // PGlite's WebAssembly memory, which never shrinks, grows to hold it.
+        for (let at = 0; at < changedIds.length; at += LOAD_PAGE) {
+          changes.push(...(await selectVectorsOf(db, set, changedIds.slice(at, at + LOAD_PAGE))));
+        }
         // Two searches may catch up from the same snapshot at once: the first to finish applies its
         // changes; the other finds a newer snapshot in place and leaves it (what it read is no newer).
         if (vectors.snapshot === base && this.entries.get(key) === entry) {

@@ -119,6 +119,19 @@ describe("the in-process vector index", () => {
     }
   });
 
+  it("catches up on more writes than one page holds after warming an empty tenant", async () => {
+    const tenantC = await stack.createTenant("c");
+    const index = await newIndex();
+    expect(await index.warm(setOf(tenantC))).toBe(true);
+    expect(index.size).toBe(0);
+    const written: string[] = [];
+    for (let i = 0; i < 260; i++) written.push(await remember(tenantC, "note", `Imported note ${i} on the walrus ledger line ${i * 13}`));
+    const nominated = (await nominations(index, tenantC, "Imported note 259 on the walrus ledger line 3367", 10))!;
+    expect(index.size).toBe(260);
+    expect(nominated.ids[0]).toBe(written[259]);
+    expect((await nominations(index, tenantC, "Imported note 0 on the walrus ledger line 0", 10))!.ids[0]).toBe(written[0]);
+  });
+
   it("sees a memory written, re-embedded or erased after it loaded, and never another tenant's", async () => {
     const index = await newIndex();
     await index.warm(setOf(tenantA));
@@ -255,5 +268,20 @@ describe("a search service with SEARCH_VECTOR_INDEX=memory", () => {
       expect(found.hits[0]!.id).toBe(answer);
       expect((await legs()).memory).toBe(before + 1);
     }
+  });
+
+  it("answers a warmed tenant's very first page from its own index", async () => {
+    // The stack stops the extra services it started.
+    const warmed = await stack.extraSearchService({ embedder: questionEmbedder, env: { SEARCH_VECTOR_INDEX: "memory" } });
+    expect(await warmed.service.warmVectors(tenantA.tenantId)).toBe(true);
+    const first = await warmed.client.search({ query: "Decision 1: keep the billing plan", limit: 5 }, writer(tenantA));
+    expect(first.hits[0]!.id).toBe(decisions[1]);
+    const metric = await warmed.service.registry.getSingleMetric("threengram_search_vector_leg_total")!.get();
+    expect(metric.values.map((v) => [v.labels.source, v.value])).toEqual([["memory", 1]]);
+  });
+
+  it("has nothing to warm when it keeps the vector leg in the database", async () => {
+    const plain = await stack.extraSearchService({ embedder: questionEmbedder, env: { SEARCH_VECTOR_INDEX: "database" } });
+    expect(await plain.service.warmVectors(tenantA.tenantId)).toBe(false);
   });
 });
