@@ -2,16 +2,23 @@ import { describe, expect, it } from "vitest";
 
 import { convertTfGraphToOnnx, type TfGraphModel } from "../src/tf-to-onnx.js";
 
-// A minimal graph in the bundled model's shape: the two int32 inputs, one float weight, and
-// whatever node the case adds after them.
-function graph(extra: { name: string; op: string; input?: string[]; attr?: Record<string, unknown> }[], weightBytes = 8): [TfGraphModel, Uint8Array] {
+type Weight = { name: string; shape: number[]; dtype: string };
+
+// A minimal graph in the bundled model's shape: the two int32 inputs, one float weight (plus any
+// constants the case adds, stored after it), and whatever node the case adds after them.
+function graph(
+  extra: { name: string; op: string; input?: string[]; attr?: Record<string, unknown> }[],
+  weightData: Uint8Array = new Uint8Array(8),
+  constants: Weight[] = [],
+): [TfGraphModel, Uint8Array] {
+  const weights: Weight[] = [{ name: "w", shape: [2], dtype: "float32" }, ...constants];
   const model = {
     modelTopology: {
-      node: [{ name: "indices", op: "Placeholder" }, { name: "values", op: "Placeholder" }, { name: "w", op: "Const" }, ...extra],
+      node: [{ name: "indices", op: "Placeholder" }, { name: "values", op: "Placeholder" }, ...weights.map((w) => ({ name: w.name, op: "Const" })), ...extra],
     },
-    weightsManifest: [{ paths: ["shard"], weights: [{ name: "w", shape: [2], dtype: "float32" }] }],
+    weightsManifest: [{ paths: ["shard"], weights }],
   } as TfGraphModel;
-  return [model, new Uint8Array(weightBytes)];
+  return [model, weightData];
 }
 
 describe("convertTfGraphToOnnx", () => {
@@ -21,7 +28,7 @@ describe("convertTfGraphToOnnx", () => {
   });
 
   it("refuses weight files that do not hold what the manifest describes", () => {
-    const [model, weights] = graph([{ name: "out", op: "Tanh", input: ["w"] }], 12);
+    const [model, weights] = graph([{ name: "out", op: "Tanh", input: ["w"] }], new Uint8Array(12));
     expect(() => convertTfGraphToOnnx(model, weights)).toThrow("weight files hold 12 bytes, the manifest describes 8");
   });
 
@@ -45,30 +52,12 @@ describe("convertTfGraphToOnnx", () => {
     const ints = (...values: number[]) => Buffer.from(new Int32Array(values).buffer);
     const weightData = Buffer.concat([Buffer.from(new Float32Array([1.5, 2.5]).buffer), ints(0), ints(1), ints(1)]);
     expect(weightData.byteOffset).not.toBe(0);
-    const model = {
-      modelTopology: {
-        node: [
-          { name: "indices", op: "Placeholder" },
-          { name: "values", op: "Placeholder" },
-          { name: "w", op: "Const" },
-          { name: "begin", op: "Const" },
-          { name: "end", op: "Const" },
-          { name: "strides", op: "Const" },
-          { name: "out", op: "StridedSlice", input: ["w", "begin", "end", "strides"] },
-        ],
-      },
-      weightsManifest: [
-        {
-          paths: ["shard"],
-          weights: [
-            { name: "w", shape: [2], dtype: "float32" },
-            { name: "begin", shape: [1], dtype: "int32" },
-            { name: "end", shape: [1], dtype: "int32" },
-            { name: "strides", shape: [1], dtype: "int32" },
-          ],
-        },
-      ],
-    } as TfGraphModel;
+    const int32 = (name: string): Weight => ({ name, shape: [1], dtype: "int32" });
+    const [model] = graph([{ name: "out", op: "StridedSlice", input: ["w", "begin", "end", "strides"] }], weightData, [
+      int32("begin"),
+      int32("end"),
+      int32("strides"),
+    ]);
     const text = new TextDecoder("latin1").decode(convertTfGraphToOnnx(model, weightData));
     expect(text).toContain("Slice");
   });
