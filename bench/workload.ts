@@ -326,10 +326,11 @@ export async function runWorkload(target: Target, options: WorkloadOptions): Pro
     chronological = percentiles(samples);
   }
   const rssMb = await target.rssMb();
+  const idleSeconds = options.idleSeconds ?? 0;
   let rssIdleMb: number | null = null;
-  if (options.idleSeconds) {
-    options.progress?.(`${target.name}: idle for ${options.idleSeconds} s, then resident memory again`);
-    await new Promise((resolve) => setTimeout(resolve, options.idleSeconds! * 1000));
+  if (idleSeconds > 0) {
+    options.progress?.(`${target.name}: idle for ${idleSeconds} s, then resident memory again`);
+    await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
     rssIdleMb = await target.rssMb();
   }
   return {

@@ -104,7 +104,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       log.info({ tenantId: identity.tenantId }, "created the standalone tenant and its API key");
     }
     // In the background: the owner's first searches after a start then scan vectors already in
-    // the search process instead of queueing behind their load (docs/benchmarks.md, 2026-12-04).
+    // the search process instead of queueing behind their load (docs/search.md, "The vector leg").
     search.warmVectors(identity.tenantId).catch((err: unknown) => log.warn({ error: (err as Error).name }, "warming the vector index failed"));
 
     const gatewayConfig = loadConfig(gatewayConfigSchema, {

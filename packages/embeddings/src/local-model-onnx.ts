@@ -35,9 +35,7 @@ export async function loadOnnxModel(): Promise<LocalModelRunner> {
   ]);
   const shards = await Promise.all(graph.weightsManifest.flatMap((group) => group.paths).map((path) => readFile(join(dir, path))));
   const weightData = Buffer.concat(shards);
-  releaseBuffers(shards);
   const onnxModel = convertTfGraphToOnnx(graph, weightData);
-  releaseBuffers([weightData]);
   const session: InferenceSession = await ort.InferenceSession.create(onnxModel, {
     // One thread per model: parallelism comes from the worker pool, and the machines are small.
     intraOpNumThreads: 1,
@@ -46,8 +44,8 @@ export async function loadOnnxModel(): Promise<LocalModelRunner> {
     graphOptimizationLevel: "all",
     logSeverityLevel: ORT_LOG_ERRORS_ONLY,
   });
-  // ONNX Runtime has its own copy of the model now.
-  releaseBuffers([onnxModel]);
+  // ONNX Runtime has its own copy of the model now: the files and their translation are garbage.
+  releaseBuffers([...shards, weightData, onnxModel]);
   const tokenizer = new UseTokenizer(vocabulary);
 
   return {

@@ -50,6 +50,8 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
     if (deps.embedder === undefined && embedder?.close) closers.push(() => embedder.close!());
     const registry = createMetricsRegistry("search");
+    // The model whose stored vectors this service compares with (none without a model).
+    const embedding = embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null;
     const vectorIndex = config.SEARCH_VECTOR_INDEX === "memory" && embedder ? await startVectorIndex(config, { pool, log, registry }) : undefined;
     const server = new RpcServer({
       name: "search",
@@ -79,7 +81,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
         ...similarPairsHandlers({
           pool,
           role: config.SEARCH_DB_ROLE,
-          embedding: embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null,
+          embedding,
           log,
         }),
       },
@@ -103,8 +105,8 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
       address: `127.0.0.1:${port}`,
       registry,
       async warmVectors(tenantId) {
-        if (!vectorIndex || !embedder) return false;
-        return vectorIndex.warm({ tenantId, model: embedder.model, dimensions: embedder.dimensions });
+        if (!vectorIndex || !embedding) return false;
+        return vectorIndex.warm({ tenantId, ...embedding });
       },
       async close() {
         for (const close of closers) await close();

@@ -31,11 +31,12 @@ export interface VectorIndexOptions {
  */
 const NOMINATION_FACTOR = 4;
 /**
- * Rows read per statement while loading a tenant, so a load never holds the database for long: in
- * PGlite at 10,000 memories a page of 250 takes ~15 ms (2,000: ~100 ms, which a search waiting
- * behind it pays), and the whole load ~270 ms either way.
+ * Vectors read per statement, while loading a tenant and while catching up on what changed, so
+ * neither holds the database for long nor returns one large result (PGlite's WebAssembly memory,
+ * which never shrinks, grows to hold it): in PGlite at 10,000 memories a page of 250 takes ~15 ms
+ * (2,000: ~100 ms, which a search waiting behind it pays), and a whole load ~270 ms either way.
  */
-const LOAD_PAGE = 250;
+const VECTOR_PAGE = 250;
 /** After a tenant was found too large (or its load failed), how long before it is tried again. */
 const RETRY_AFTER_MS = 10 * 60_000;
 
@@ -94,11 +95,9 @@ export class VectorIndex {
       since: base,
       finish: async (db, { snapshot, changedIds }) => {
         const changes: StoredVector[] = [];
-        // In pages, like a load: a catch-up after thousands of writes (standalone warms an empty
-        // index, then takes a bulk import) would otherwise read every vector in one result, and
-        // PGlite's WebAssembly memory, which never shrinks, grows to hold it.
-        for (let at = 0; at < changedIds.length; at += LOAD_PAGE) {
-          changes.push(...(await selectVectorsOf(db, set, changedIds.slice(at, at + LOAD_PAGE))));
+        // A catch-up can span thousands of writes (standalone warms an empty index, then takes a bulk import).
+        for (let at = 0; at < changedIds.length; at += VECTOR_PAGE) {
+          changes.push(...(await selectVectorsOf(db, set, changedIds.slice(at, at + VECTOR_PAGE))));
         }
         // Two searches may catch up from the same snapshot at once: the first to finish applies its
         // changes; the other finds a newer snapshot in place and leaves it (what it read is no newer).
@@ -191,10 +190,10 @@ export class VectorIndex {
     const room = this.options.maxVectors;
     let after: string | null = null;
     for (;;) {
-      const page = await withTenant(pool, scope, (db) => selectVectorPage(db, set, after, LOAD_PAGE));
+      const page = await withTenant(pool, scope, (db) => selectVectorPage(db, set, after, VECTOR_PAGE));
       for (const row of page) vectors.set(row.id, row.vector);
       if (vectors.size > room) return null;
-      if (page.length < LOAD_PAGE) return vectors;
+      if (page.length < VECTOR_PAGE) return vectors;
       after = page[page.length - 1]!.id;
     }
   }
