@@ -61,10 +61,12 @@ lint: $(INSTALL_STAMP) ## Lint the code, check its formatting (Prettier) and loo
 	$(NPM) run lint
 	$(NPM) run --silent format:check
 
-services: ## Make sure local PostgreSQL (with pgvector), Redis and chromium (for the browser tests) are there
-	bash scripts/ensure-postgres.sh
-	bash scripts/ensure-redis.sh
-	bash scripts/ensure-chromium.sh
+# Each script installs (Debian packages) and starts what is missing and prints nothing when all is
+# there already; scripts/test/ensure-scripts.test.ts holds them to that.
+services: ## Install and start what the tests need when missing: PostgreSQL with pgvector, Redis, chromium
+	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-redis.sh
+	@bash scripts/ensure-chromium.sh
 
 # gen-check runs before build so a stale generated file is reported as such
 # rather than as a confusing type error.

@@ -1,188 +1,202 @@
 #!/usr/bin/env bash
-# Make sure a local PostgreSQL is accepting connections and that the pgvector
-# extension ("vector") can be created in it.
+# Make sure the PostgreSQL the tests use answers, lets the tests in, and can create the pgvector
+# extension ("vector").
 #
-# Safe to run any number of times: when the server is up and pgvector is
-# already installed, this only runs pg_isready and one psql query (well under
-# a second). It does real work only on a fresh machine:
-#   * starts the Debian cluster if nobody is listening, then waits (bounded);
-#   * builds pgvector from Debian trixie's SOURCE package, because bookworm
-#     ships no postgresql-15-pgvector binary package.
+# The tests connect to TEST_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+# and create one database per test file there. This script checks that URL:
+#   * fast path, everything there: pg_isready and one psql query, no output (well under a second);
+#   * on a machine with nothing installed (a fresh CI machine), when the URL names this machine,
+#     it installs Debian's PostgreSQL server (the release's default major version: 15 on bookworm),
+#     creates a cluster on the URL's port if there is none, lets the `postgres` role in over
+#     loopback without a password (a `trust` line at the top of that cluster's pg_hba.conf: the
+#     tests connect that way), starts it, and installs pgvector (Debian's package where the release
+#     has one for that major version; otherwise it builds the extension from Debian trixie's
+#     source package, since bookworm has no postgresql-15-pgvector).
+# Installing, creating a cluster, editing pg_hba.conf and starting a Debian cluster need root: as
+# another user the script uses sudo, and without it says which command to run as root.
+# A server that is not on this machine is never changed: the script says what is missing.
 #
 # Environment (all optional):
-#   PGHOST      default 127.0.0.1
-#   PGPORT      default 5432
-#   PGUSER      default postgres
-#   PG_WAIT     seconds to wait for the server to accept connections (30)
-#   PG_VERSION  major version of the Debian cluster to start/build for
-#               (default: newest directory under /etc/postgresql)
+#   TEST_DATABASE_ADMIN_URL  the server to check (default above); the tests read the same variable
+#   PG_WAIT                  seconds to wait for the server to accept connections (30)
+#   PG_VERSION               major version to install when none is (default: the release's)
 set -euo pipefail
 
-export PGHOST="${PGHOST:-127.0.0.1}"
-export PGPORT="${PGPORT:-5432}"
-export PGUSER="${PGUSER:-postgres}"
+SETUP_NAME=ensure-postgres
+# shellcheck source=lib/setup.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
+
+ADMIN_URL="${TEST_DATABASE_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 PG_WAIT="${PG_WAIT:-30}"
 
-log() { printf 'ensure-postgres: %s\n' "$*"; }
-die() { printf 'ensure-postgres: ERROR: %s\n' "$*" >&2; exit 1; }
-
-# Only a server on this machine can be started or extended by us.
-is_local_host() {
-  case "$PGHOST" in
-    127.0.0.1 | localhost | ::1 | /*) return 0 ;;
-    *) return 1 ;;
-  esac
-}
-
-# Debian layout: one directory per installed major version.
-pg_major() {
-  if [ -n "${PG_VERSION:-}" ]; then
-    printf '%s\n' "$PG_VERSION"
-    return
-  fi
-  [ -d /etc/postgresql ] || die "/etc/postgresql not found; is PostgreSQL installed?"
-  # shellcheck disable=SC2012 # names are plain version numbers
-  ls /etc/postgresql | sort -V | tail -n 1
-}
-
-# Run a command as root: directly if we are root, via sudo otherwise.
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo "$@"
-  else
-    die "need root (or sudo) to run: $*"
-  fi
-}
-
-server_ready() { pg_isready -q -h "$PGHOST" -p "$PGPORT" >/dev/null 2>&1; }
-
-# --- 1. Server up? -----------------------------------------------------------
-if ! server_ready; then
-  is_local_host || die "PostgreSQL at $PGHOST:$PGPORT is not reachable and is not local, so it cannot be started here"
-  # Prefer the Debian cluster configured for $PGPORT; fall back to
-  # <newest version>/main (the layout of a stock install).
-  cluster="$(pg_lsclusters -h 2>/dev/null | awk -v p="$PGPORT" '$3 == p { print $1 " " $2; exit }')"
-  [ -n "$cluster" ] || cluster="$(pg_major) main"
-  read -r cl_ver cl_name <<<"$cluster"
-  log "PostgreSQL not accepting connections on $PGHOST:$PGPORT; starting cluster $cl_ver/$cl_name"
-  # --skip-systemctl-redirect: CI machines have no systemd, so start the
-  # postmaster directly. A non-zero exit (e.g. "already running") is not
-  # fatal by itself; the readiness wait below is the real check.
-  as_root pg_ctlcluster --skip-systemctl-redirect "$cl_ver" "$cl_name" start || true
-
-  # Bounded wait: a cold start (crash recovery, slow disk) can take a while,
-  # but a broken cluster must not hang CI forever.
-  waited=0
-  until server_ready; do
-    if [ "$waited" -ge "$PG_WAIT" ]; then
-      die "PostgreSQL still not ready after ${PG_WAIT}s (see /var/log/postgresql/)"
-    fi
-    sleep 1
-    waited=$((waited + 1))
-  done
-  log "PostgreSQL is ready (after ~${waited}s)"
+# Host and port of the URL, for deciding whether we may install and start the server ourselves.
+# An empty host is the local Unix socket.
+url_authority="${ADMIN_URL#*://}"
+url_authority="${url_authority%%/*}"
+url_authority="${url_authority%%\?*}"
+url_authority="${url_authority##*@}"
+if [[ "$url_authority" =~ ^\[([^]]+)\](:([0-9]+))?$ ]] || [[ "$url_authority" =~ ^([^:]*)(:([0-9]+))?$ ]]; then
+  PG_HOST="${BASH_REMATCH[1]:-/var/run/postgresql}"
+  PG_PORT="${BASH_REMATCH[3]:-5432}"
+else
+  setup_die "cannot read host and port from TEST_DATABASE_ADMIN_URL"
 fi
 
-# --- 2. pgvector available? --------------------------------------------------
+server_ready() { pg_isready -q -d "$ADMIN_URL" >/dev/null 2>&1; }
+can_connect() { psql -X -q -At -d "$ADMIN_URL" -c "SELECT 1" >/dev/null 2>&1; }
 vector_available() {
-  [ "$(psql -X -q -At -d postgres \
-        -c "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'" 2>/dev/null)" = "1" ]
+  [ "$(psql -X -q -At -d "$ADMIN_URL" \
+    -c "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'" 2>/dev/null)" = "1" ]
 }
 
-if vector_available; then
-  exit 0 # fast path: nothing to do
+# --- fast path ---------------------------------------------------------------------------------
+if command -v psql >/dev/null 2>&1 && server_ready && can_connect && vector_available; then
+  exit 0
 fi
 
-is_local_host || die "pgvector is missing on $PGHOST:$PGPORT, which is not local; install it on that server"
-
-# Serialise builds: two concurrent callers (e.g. make -j) must not both run
-# apt-get and make install. The second one waits, then sees the extension.
+# Everything below changes the machine; two concurrent runs (make -j, two checkouts) must not both
+# install or build, so the rest runs under a lock and re-checks what the other run may have done.
 LOCK_DIR=/run/lock
 [ -d "$LOCK_DIR" ] && [ -w "$LOCK_DIR" ] || LOCK_DIR="${TMPDIR:-/tmp}"
 if command -v flock >/dev/null 2>&1 && [ -z "${_ENSURE_PG_LOCKED:-}" ]; then
   export _ENSURE_PG_LOCKED=1
-  exec flock "$LOCK_DIR/3ngram-pgvector.lock" bash "$0" "$@"
+  exec flock "$LOCK_DIR/3ngram-ensure-postgres.lock" bash "${BASH_SOURCE[0]}" "$@"
 fi
+
+is_local=false
+setup_is_local_host "$PG_HOST" && is_local=true
+
+# Newest major version whose server binaries are installed (Debian layout), or nothing.
+installed_major() {
+  local dir
+  for dir in /usr/lib/postgresql/*/bin/postgres; do
+    [ -x "$dir" ] && basename "$(dirname "$(dirname "$dir")")"
+  done | sort -V | tail -n 1
+}
+
+# "<version> <name>" of the Debian cluster configured for our port, or nothing.
+cluster_on_port() {
+  command -v pg_lsclusters >/dev/null 2>&1 || return 0
+  pg_lsclusters -h 2>/dev/null | awk -v p="$PG_PORT" '$3 == p { print $1 " " $2; exit }'
+}
+
+# --- 1. client and server installed ------------------------------------------------------------
+if ! $is_local; then
+  command -v psql >/dev/null 2>&1 || setup_apt_install "the client that checks the tests' database" postgresql-client
+elif [ -z "$(installed_major)" ]; then
+  setup_apt_install "the tests' database server" "postgresql${PG_VERSION:+-$PG_VERSION}"
+  [ -n "$(installed_major)" ] || setup_die "the postgresql package installed no server under /usr/lib/postgresql"
+fi
+
+# --- 2. a cluster on our port, started ---------------------------------------------------------
+if ! server_ready; then
+  $is_local || setup_die "PostgreSQL at $PG_HOST:$PG_PORT does not answer and is not on this machine, so it cannot be started here; start it, or set TEST_DATABASE_ADMIN_URL"
+  command -v pg_ctlcluster >/dev/null 2>&1 ||
+    setup_die "nothing answers on port $PG_PORT and this is not a Debian PostgreSQL (no pg_ctlcluster): start a PostgreSQL 15+ with pgvector there, or set TEST_DATABASE_ADMIN_URL"
+  cluster="$(cluster_on_port)"
+  if [ -z "$cluster" ]; then
+    major="$(installed_major)"
+    name=main
+    [ ! -d "/etc/postgresql/$major/main" ] || name=3ngram
+    setup_log "creating PostgreSQL $major cluster '$name' on port $PG_PORT"
+    setup_quiet setup_as_root "create a PostgreSQL cluster" pg_createcluster "$major" "$name" --port "$PG_PORT"
+    cluster="$major $name"
+  fi
+  read -r cl_ver cl_name <<<"$cluster"
+  setup_log "starting PostgreSQL cluster $cl_ver/$cl_name on port $PG_PORT"
+  # --skip-systemctl-redirect: CI machines have no systemd, so start the postmaster directly. A
+  # non-zero exit ("already running") is not fatal by itself; the bounded wait is the real check.
+  setup_as_root "start the PostgreSQL cluster" pg_ctlcluster --skip-systemctl-redirect "$cl_ver" "$cl_name" start || true
+  setup_wait_for "$PG_WAIT" server_ready ||
+    setup_die "PostgreSQL still not accepting connections after ${PG_WAIT}s (see /var/log/postgresql/postgresql-$cl_ver-$cl_name.log)"
+  setup_log "PostgreSQL $cl_ver/$cl_name is accepting connections"
+fi
+
+# --- 3. the tests may connect ------------------------------------------------------------------
+# A stock Debian cluster asks TCP clients for a password. The tests connect as `postgres` over
+# loopback without one, so a cluster on this machine gets a trust line for exactly that.
+TRUST_MARK="# 3ngram scripts/ensure-postgres.sh: the tests connect as postgres over loopback without a password"
+if ! can_connect; then
+  cluster="$(cluster_on_port)"
+  if ! $is_local || [ -z "$cluster" ]; then
+    reason="$(psql -X -q -At -d "$ADMIN_URL" -c "SELECT 1" 2>&1 | head -n 1 || true)"
+    setup_die "cannot connect to the tests' database ($reason); put the user and password in TEST_DATABASE_ADMIN_URL"
+  fi
+  read -r cl_ver cl_name <<<"$cluster"
+  hba="/etc/postgresql/$cl_ver/$cl_name/pg_hba.conf"
+  if ! setup_as_root "read $hba" grep -qF "$TRUST_MARK" "$hba"; then
+    setup_log "letting role postgres in over loopback without a password ($hba)"
+    # Prepended, since pg_hba.conf is read top down and the first matching line wins; written with
+    # cat so the file keeps its owner and mode.
+    setup_as_root "edit $hba" sh -c '
+      tmp="$(mktemp)"
+      { printf "%s\n%s\n%s\n\n" "$2" "host all postgres 127.0.0.1/32 trust" "host all postgres ::1/128 trust"; cat "$1"; } >"$tmp"
+      cat "$tmp" >"$1"
+      rm -f "$tmp"' sh "$hba" "$TRUST_MARK"
+    setup_as_root "reload the PostgreSQL cluster" pg_ctlcluster --skip-systemctl-redirect "$cl_ver" "$cl_name" reload
+  fi
+  setup_wait_for 10 can_connect || setup_die "still cannot connect to the tests' database after allowing it in $hba"
+fi
+
+# --- 4. pgvector -------------------------------------------------------------------------------
 if vector_available; then
-  log "pgvector was installed by a concurrent run"
   exit 0
 fi
+$is_local || setup_die "pgvector is missing on $PG_HOST:$PG_PORT, which is not this machine; install it on that server"
 
-# Build against the major version the running server reports, so a machine
-# with several clusters gets the library for the right one.
-ver="$(psql -X -q -At -d postgres -c "SELECT current_setting('server_version_num')::int / 10000")"
-[ -n "$ver" ] || ver="$(pg_major)"
-PG_CONFIG="/usr/lib/postgresql/$ver/bin/pg_config"
+# The major version the running server reports, so a machine with several gets the right one.
+ver="$(psql -X -q -At -d "$ADMIN_URL" -c "SELECT current_setting('server_version_num')::int / 10000")"
 started_at=$(date +%s)
-log "pgvector not available for PostgreSQL $ver; building it from Debian trixie source"
-
-# Private deb-src entry for trixie. Only source indexes are fetched from it,
-# so it can never change which binary packages apt installs on bookworm.
-SRC_LIST=/etc/apt/sources.list.d/3ngram-trixie-src.sources
-if [ ! -f "$SRC_LIST" ]; then
-  log "adding $SRC_LIST (deb-src only)"
-  as_root tee "$SRC_LIST" >/dev/null <<'EOF'
-# Added by 3ngram scripts/ensure-postgres.sh: source packages only, used to
-# build pgvector for the bookworm PostgreSQL (no binary package exists there).
+setup_apt_update
+if setup_apt_has "postgresql-$ver-pgvector"; then
+  setup_apt_install "the vector extension the search service needs" "postgresql-$ver-pgvector"
+else
+  setup_log "no pgvector package for PostgreSQL $ver here; building it from Debian trixie's source package"
+  # A private deb-src entry for trixie. Only source indexes come from it, so it can never change
+  # which binary packages apt installs.
+  SRC_LIST=/etc/apt/sources.list.d/3ngram-trixie-src.sources
+  if [ ! -f "$SRC_LIST" ]; then
+    setup_log "adding $SRC_LIST (deb-src only)"
+    setup_as_root "add a source-package list" tee "$SRC_LIST" >/dev/null <<'EOF'
+# Added by 3ngram scripts/ensure-postgres.sh: source packages only, used to build pgvector for a
+# PostgreSQL that has no pgvector binary package in this release.
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
+    rm -f "${TMPDIR:-/tmp}/3ngram-apt-updated"
+    setup_apt_update
+  fi
+
+  # Headers and PGXS for the server; a toolchain and dpkg-source only when missing.
+  pkgs=("postgresql-server-dev-$ver")
+  { command -v make && command -v gcc; } >/dev/null 2>&1 || pkgs+=(build-essential)
+  command -v dpkg-source >/dev/null 2>&1 || pkgs+=(dpkg-dev)
+  setup_apt_install "pgvector's build" "${pkgs[@]}"
+
+  work="$(mktemp -d "${TMPDIR:-/tmp}/3ngram-pgvector.XXXXXX")"
+  trap 'setup_as_root "remove the build directory" rm -rf "$work"' EXIT
+  # apt downloads as the unprivileged _apt user; letting it own the directory avoids a warning.
+  if id _apt >/dev/null 2>&1; then setup_as_root "hand the build directory to apt" chown _apt "$work"; fi
+
+  setup_log "downloading pgvector's source package (trixie)"
+  setup_quiet setup_as_root "download pgvector's source" sh -c 'cd "$1" && apt-get source --download-only pgvector' sh "$work"
+  dsc="$(find "$work" -maxdepth 1 -name 'pgvector_*.dsc' | head -n 1)"
+  [ -n "$dsc" ] || setup_die "apt-get source did not produce a pgvector .dsc in $work"
+  # apt checked the files against the signed Release file, so dpkg-source's missing-keyring
+  # warning about the .dsc signature is harmless.
+  setup_quiet setup_as_root "unpack pgvector's source" sh -c 'cd "$1" && dpkg-source -x "$2" src' sh "$work" "$(basename "$dsc")"
+
+  # OPTFLAGS="" drops pgvector's default -march=native, so the library keeps working if this
+  # machine's disk image is later reused on a different CPU.
+  pg_config="/usr/lib/postgresql/$ver/bin/pg_config"
+  setup_log "building pgvector (make && make install)"
+  setup_quiet setup_as_root "build pgvector" make -C "$work/src" PG_CONFIG="$pg_config" OPTFLAGS=""
+  setup_quiet setup_as_root "install pgvector" make -C "$work/src" PG_CONFIG="$pg_config" OPTFLAGS="" install
 fi
 
-# Scratch directory for the download and build; removed on any exit.
-# The step log lives outside $work because $work is handed to _apt below.
-work="$(mktemp -d "${TMPDIR:-/tmp}/3ngram-pgvector.XXXXXX")"
-step_log="$(mktemp "${TMPDIR:-/tmp}/3ngram-pgvector-log.XXXXXX")"
-trap 'as_root rm -rf "$work"; rm -f "$step_log"' EXIT
-
-# Keep the console short: send a step's output to a log file and show its
-# tail only when the step fails.
-quiet() {
-  if ! "$@" >"$step_log" 2>&1; then
-    tail -n 40 "$step_log" >&2
-    die "step failed: $*"
-  fi
-}
-
-log "apt-get update"
-quiet as_root apt-get update
-
-# Headers and PGXS for the server. build-essential / dpkg-dev only when the
-# toolchain is incomplete (make, gcc and dpkg-source are usually present).
-pkgs="postgresql-server-dev-$ver"
-{ command -v make && command -v gcc; } >/dev/null 2>&1 || pkgs="$pkgs build-essential"
-command -v dpkg-source >/dev/null 2>&1 || pkgs="$pkgs dpkg-dev"
-log "installing build dependencies: $pkgs"
-# shellcheck disable=SC2086 # intentional word splitting of the package list
-quiet as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $pkgs
-
-# apt fetches files as the unprivileged _apt user; letting it own the target
-# directory avoids the "download is performed unsandboxed as root" warning.
-if id _apt >/dev/null 2>&1; then as_root chown _apt "$work"; fi
-
-log "downloading pgvector source package (trixie)"
-quiet as_root sh -c 'cd "$1" && apt-get source --download-only pgvector' sh "$work"
-dsc="$(ls "$work"/pgvector_*.dsc 2>/dev/null | head -n 1)"
-[ -n "$dsc" ] || die "apt-get source did not produce a pgvector .dsc in $work"
-
-# apt already verified the files against the signed Release file, so a
-# missing debian-keyring (dpkg-source cannot check the .dsc signature) only
-# produces a warning and is not a problem.
-log "unpacking $(basename "$dsc")"
-quiet as_root sh -c 'cd "$1" && dpkg-source -x "$2" src' sh "$work" "$(basename "$dsc")"
-
-# OPTFLAGS="" drops pgvector's default -march=native, so the library keeps
-# working if this machine's disk image is later reused on a different CPU.
-log "building pgvector (make && make install)"
-quiet as_root make -C "$work/src" PG_CONFIG="$PG_CONFIG" OPTFLAGS=""
-quiet as_root make -C "$work/src" PG_CONFIG="$PG_CONFIG" OPTFLAGS="" install
-
-vector_available || die "pgvector was installed but PostgreSQL does not list the 'vector' extension"
-version="$(psql -X -q -At -d postgres \
-  -c "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")"
-log "pgvector $version installed in $(( $(date +%s) - started_at ))s"
+vector_available || setup_die "pgvector was installed but PostgreSQL $ver does not list the 'vector' extension"
+version="$(psql -X -q -At -d "$ADMIN_URL" -c "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")"
+setup_log "pgvector $version ready for PostgreSQL $ver (in $(($(date +%s) - started_at))s)"

@@ -1,10 +1,11 @@
 /**
  * A PostgreSQL cluster of a test's own, for tests that restart or stop the database: initdb into a
- * temporary directory with the machine's PostgreSQL 15 binaries (pgvector is installed beside
- * them), started on a free port. The shared server on 5432 is never touched.
+ * temporary directory with the machine's PostgreSQL binaries (the newest major version that has
+ * pgvector beside it, as scripts/ensure-postgres.sh leaves it), started on a free port. The shared
+ * server on 5432 is never touched.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -12,7 +13,16 @@ import pg from "pg";
 import { freePort } from "./processes.js";
 
 const run = promisify(execFile);
-const POSTGRES_BIN = process.env.TEST_POSTGRES_BIN ?? "/usr/lib/postgresql/15/bin";
+
+/** Debian's layout: /usr/lib/postgresql/<major>/bin, pgvector in /usr/share/postgresql/<major>. */
+function debianPostgresBin(): string {
+  const majors = (existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql") : [])
+    .filter((major) => existsSync(`/usr/share/postgresql/${major}/extension/vector.control`))
+    .sort((a, b) => Number(b) - Number(a));
+  if (majors.length === 0)
+    throw new Error("no PostgreSQL with pgvector under /usr/lib/postgresql: run scripts/ensure-postgres.sh (make test does), or set TEST_POSTGRES_BIN");
+  return `/usr/lib/postgresql/${majors[0]}/bin`;
+}
 
 export interface PrivatePostgres {
   port: number;
@@ -44,10 +54,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const dir = mkdtempSync(join(tmpdir(), "3ngram-pg-"));
   const data = join(dir, "data");
   const port = await freePort();
+  const bin = process.env.TEST_POSTGRES_BIN ?? debianPostgresBin();
   const user = asServerUser();
   user.chown(dir);
   const server = async (cmd: string, args: string[]) => {
-    const [file, argv] = user.wrap(join(POSTGRES_BIN, cmd), args);
+    const [file, argv] = user.wrap(join(bin, cmd), args);
     await run(file, argv, { cwd: dir });
   };
   await server("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);

@@ -4,13 +4,12 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createRedisQueueBackend } from "../src/index.js";
-import { deleteKeyPrefix } from "../../../test/support/database.js";
+import { deleteKeyPrefix, TEST_REDIS_URL } from "../../../test/support/database.js";
 import { describeQueueBackend } from "./queue-backend-suite.js";
 
-const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const prefix = `test-queue-${process.pid}-${Date.now()}`;
 
-describeQueueBackend("BullMQ", () => createRedisQueueBackend({ redisUrl: REDIS_URL, prefix }));
+describeQueueBackend("BullMQ", () => createRedisQueueBackend({ redisUrl: TEST_REDIS_URL, prefix }));
 
 afterAll(async () => {
   await deleteKeyPrefix(prefix);
