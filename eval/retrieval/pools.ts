@@ -45,7 +45,7 @@ export async function gatherPools(
   const pools: CandidateRow[][] = [];
   for (const q of fixture.queries) {
     const query = normaliseQuery(q.query);
-    const [vector] = await embedder.embed([query]);
+    const [vector] = await embedder.embed([query], { purpose: "query" });
     pools.push(
       await withTenant(pool, { role: "threengram_search", tenantId, readOnly: true, settings: HNSW_FILTERED_SCAN }, (db) =>
         selectCandidates(db, {

@@ -1,7 +1,8 @@
 import { z } from "zod";
 
+import { BUNDLED_MODEL_NAMES, bundledModel, DEFAULT_BUNDLED_MODEL, type BundledModelName } from "./bundled-models.js";
 import { MAX_VECTOR_DIMENSIONS } from "./hashing.js";
-import { LOCAL_BACKENDS, LOCAL_MODEL_DIMENSIONS, type LocalBackend } from "./local-model.js";
+import { LOCAL_BACKENDS, type LocalBackend } from "./local-model.js";
 import { MAX_LOCAL_WORKERS } from "./local-model-pool.js";
 
 export const EMBEDDINGS_PROVIDERS = ["local", "openai", "hashing"] as const;
@@ -10,14 +11,18 @@ export type EmbeddingsProvider = (typeof EMBEDDINGS_PROVIDERS)[number];
 /** Validated embeddings settings, as produced by {@link parseEmbeddingsConfig}. */
 export type EmbeddingsConfig =
   | {
-      /** Bundled offline Universal Sentence Encoder Lite (512 dimensions). */
+      /** A bundled offline model (bundled-models.ts), run in this process. */
       provider: "local";
+      /** Which one; unset means the default (bge-small-en-v1.5). */
+      model?: BundledModelName | undefined;
+      /** Where fetched model files are; unset means the user's cache (model-cache.ts). */
+      cacheDir?: string | undefined;
       /**
        * Worker threads running the model; 0 runs it on the calling thread. Unset: the process
        * picks (one in standalone mode, one per core up to four in a service).
        */
       workers?: number | undefined;
-      /** Runtime executing the model; unset means the default (`onnx`). */
+      /** Runtime executing USE Lite; unset means the default (`onnx`). The other models always use ONNX Runtime. */
       backend?: LocalBackend | undefined;
     }
   | {
@@ -75,13 +80,16 @@ const DEFAULT_HASHING_DIMENSIONS = 512;
  * - `EMBEDDINGS_BASE_URL`: API root for `openai`, e.g. `https://api.openai.com/v1` (required for openai)
  * - `EMBEDDINGS_MODEL`: model name for `openai` (required for openai)
  * - `EMBEDDINGS_API_KEY`: bearer token for `openai` (optional, e.g. for local servers)
+ * - `EMBEDDINGS_LOCAL_MODEL`: the bundled model for `local`: bge-small-en-v1.5 (default),
+ *   e5-small-v2, all-minilm-l6-v2 or use-lite
+ * - `EMBEDDINGS_MODEL_CACHE`: where fetched model files are (default ~/.cache/3ngram/models)
  * - `EMBEDDINGS_DIMENSIONS`: vector length; `hashing` defaults to 512, `openai` sends it
- *   as the `dimensions` request field, `local` only accepts 512
+ *   as the `dimensions` request field, `local` only accepts its model's own
  * - `EMBEDDINGS_TIMEOUT_MS`: per-request timeout for `openai` (default 30000)
  * - `EMBEDDINGS_WORKERS`: worker threads running the `local` model (0 = on the event loop;
  *   unset = 1 in standalone mode, one per core up to 4 in a service)
- * - `EMBEDDINGS_BACKEND`: runtime of the `local` model, `onnx` (default) | `tfjs`; both give the
- *   same vectors
+ * - `EMBEDDINGS_BACKEND`: runtime of the `use-lite` model, `onnx` (default) | `tfjs`; both give
+ *   the same vectors
  */
 export const embeddingsConfigSchema = z
   .object({
@@ -106,6 +114,14 @@ export const embeddingsConfigSchema = z
         .optional(),
     ),
     EMBEDDINGS_MODEL: optionalString(),
+    EMBEDDINGS_LOCAL_MODEL: z.preprocess(
+      (value) => {
+        const blank = blankToUndefined(value);
+        return typeof blank === "string" ? blank.trim().toLowerCase() : blank;
+      },
+      z.enum(BUNDLED_MODEL_NAMES, { error: `EMBEDDINGS_LOCAL_MODEL must be one of: ${BUNDLED_MODEL_NAMES.join(", ")}` }).optional(),
+    ),
+    EMBEDDINGS_MODEL_CACHE: optionalString(),
     EMBEDDINGS_API_KEY: optionalString(),
     EMBEDDINGS_DIMENSIONS: optionalPositiveInt("EMBEDDINGS_DIMENSIONS", MAX_VECTOR_DIMENSIONS),
     EMBEDDINGS_TIMEOUT_MS: optionalPositiveInt("EMBEDDINGS_TIMEOUT_MS", 600_000),
@@ -144,11 +160,12 @@ export const embeddingsConfigSchema = z
         }
       }
     }
-    if (env.EMBEDDINGS_PROVIDER === "local" && env.EMBEDDINGS_DIMENSIONS !== undefined && env.EMBEDDINGS_DIMENSIONS !== LOCAL_MODEL_DIMENSIONS) {
+    const local = bundledModel(env.EMBEDDINGS_LOCAL_MODEL ?? DEFAULT_BUNDLED_MODEL);
+    if (env.EMBEDDINGS_PROVIDER === "local" && env.EMBEDDINGS_DIMENSIONS !== undefined && env.EMBEDDINGS_DIMENSIONS !== local.dimensions) {
       ctx.addIssue({
         code: "custom",
         path: ["EMBEDDINGS_DIMENSIONS"],
-        message: `EMBEDDINGS_DIMENSIONS must be ${LOCAL_MODEL_DIMENSIONS} (or unset) when EMBEDDINGS_PROVIDER=local`,
+        message: `EMBEDDINGS_DIMENSIONS must be ${local.dimensions} (or unset) when EMBEDDINGS_PROVIDER=local runs ${local.name}`,
       });
     }
   })
@@ -157,6 +174,8 @@ export const embeddingsConfigSchema = z
       case "local":
         return {
           provider: "local",
+          ...(env.EMBEDDINGS_LOCAL_MODEL === undefined ? {} : { model: env.EMBEDDINGS_LOCAL_MODEL }),
+          ...(env.EMBEDDINGS_MODEL_CACHE === undefined ? {} : { cacheDir: env.EMBEDDINGS_MODEL_CACHE }),
           ...(env.EMBEDDINGS_WORKERS === undefined ? {} : { workers: env.EMBEDDINGS_WORKERS }),
           ...(env.EMBEDDINGS_BACKEND === undefined ? {} : { backend: env.EMBEDDINGS_BACKEND }),
         };

@@ -24,8 +24,12 @@ export async function createEmbedder(config: EmbeddingsConfig, options: CreateEm
   switch (config.provider) {
     case "local": {
       const workers = config.workers ?? options.defaultWorkers ?? 1;
-      const backend = config.backend === undefined ? {} : { backend: config.backend };
-      const embedder = workers === 0 ? new LocalModelEmbedder(backend) : new LocalModelPool({ workers, ...backend });
+      const choice = {
+        ...(config.model === undefined ? {} : { model: config.model }),
+        ...(config.backend === undefined ? {} : { backend: config.backend }),
+        ...(config.cacheDir === undefined ? {} : { cacheDir: config.cacheDir }),
+      };
+      const embedder = workers === 0 ? new LocalModelEmbedder(choice) : new LocalModelPool({ workers, ...choice });
       if (options.warmup === true) await embedder.warmup();
       return embedder;
     }

@@ -1,7 +1,15 @@
+import type { EmbedPurpose } from "./bundled-models.js";
+
 /** Per-call options accepted by every {@link Embedder}. */
 export interface EmbedOptions {
   /** Aborts the call; providers check it between batches and pass it to network requests. */
   signal?: AbortSignal;
+  /**
+   * What the texts are: search queries, or documents to store (the default). Models trained with
+   * asymmetric markers (bge's query instruction, e5's `query:` / `passage:`) apply them from this;
+   * the others ignore it.
+   */
+  purpose?: EmbedPurpose;
 }
 
 /**

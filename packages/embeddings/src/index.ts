@@ -8,12 +8,21 @@ export {
   DEFAULT_LOCAL_BACKEND,
   LOCAL_BACKENDS,
   LOCAL_BATCH_SIZE,
-  LOCAL_MODEL_DIMENSIONS,
-  LOCAL_MODEL_ID,
   LocalModelEmbedder,
   type LocalBackend,
+  type LocalModelChoice,
   type LocalModelEmbedderOptions,
 } from "./local-model.js";
+export {
+  BUNDLED_MODEL_NAMES,
+  BUNDLED_MODELS,
+  bundledModel,
+  DEFAULT_BUNDLED_MODEL,
+  type BundledModelName,
+  type BundledModelSpec,
+  type EmbedPurpose,
+} from "./bundled-models.js";
+export { modelCacheDir } from "./model-cache.js";
 export { defaultServiceWorkers, LocalModelPool, MAX_LOCAL_WORKERS, type LocalModelPoolOptions } from "./local-model-pool.js";
 export { createOpenAIClient, describeOpenAIFailure, type OpenAIClient, type OpenAIClientOptions, type OpenAIFailure } from "./openai-client.js";
 export { createOpenAIEmbedder, DEFAULT_OPENAI_BATCH_SIZE, DEFAULT_OPENAI_TIMEOUT_MS, OpenAIEmbedder, type OpenAIEmbedderOptions } from "./openai.js";

@@ -7,14 +7,10 @@ import { dirname, join } from "node:path";
 
 import type { InferenceSession } from "onnxruntime-node";
 
+import type { LocalModelRunner } from "./model-runner.js";
 import { releaseBuffers } from "./release-buffers.js";
 import { convertTfGraphToOnnx, ONNX_INPUT_INDICES, ONNX_INPUT_VALUES, ONNX_OUTPUT, type TfGraphModel } from "./tf-to-onnx.js";
 import { UseTokenizer } from "./use-tokenizer.js";
-
-/** What a backend of the bundled model offers: raw (not yet normalised) vectors for a batch. */
-export interface LocalModelRunner {
-  embed(texts: string[]): Promise<number[][]>;
-}
 
 const require = createRequire(import.meta.url);
 

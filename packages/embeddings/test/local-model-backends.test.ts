@@ -29,9 +29,9 @@ function maxAbsDifference(a: readonly number[], b: readonly number[]): number {
   return a.reduce((worst, value, i) => Math.max(worst, Math.abs(value - b[i]!)), 0);
 }
 
-describe("the bundled model's backends", () => {
-  const onnx = new LocalModelEmbedder({ backend: "onnx" });
-  const tfjs = new LocalModelEmbedder({ backend: "tfjs" });
+describe("Universal Sentence Encoder Lite's two runtimes", () => {
+  const onnx = new LocalModelEmbedder({ model: "use-lite", backend: "onnx" });
+  const tfjs = new LocalModelEmbedder({ model: "use-lite", backend: "tfjs" });
 
   it("ONNX Runtime computes the vectors TensorFlow.js computes, text by text", { timeout: 120_000 }, async () => {
     const expected = await tfjs.embed(texts);
@@ -53,11 +53,11 @@ describe("the bundled model's backends", () => {
   });
 
   describe("in a worker pool", () => {
-    const pool = new LocalModelPool({ workers: 1, backend: "tfjs" });
+    const pool = new LocalModelPool({ workers: 1, model: "use-lite", backend: "tfjs" });
     afterAll(() => pool.close());
 
     it("runs the backend it was given", { timeout: 120_000 }, async () => {
-      expect(pool.backend).toBe("tfjs");
+      expect(pool.choice.backend).toBe("tfjs");
       const expected = await tfjs.embed(texts.slice(0, 4));
       const actual = await pool.embed(texts.slice(0, 4));
       // Same runtime, same kernels: the worker's vectors are the in-thread TensorFlow.js ones.

@@ -4,8 +4,11 @@ import net from "node:net";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { bundledModel, DEFAULT_BUNDLED_MODEL } from "../src/bundled-models.js";
 import { cosineSimilarity } from "../src/cosine.js";
 import { LocalModelEmbedder } from "../src/local-model.js";
+
+const DEFAULT_MODEL = bundledModel(DEFAULT_BUNDLED_MODEL);
 
 function norm(vector: number[]): number {
   return Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
@@ -42,31 +45,31 @@ afterAll(() => {
   net.Socket.prototype.connect = originals.connect;
 });
 
-describe("LocalModelEmbedder (Universal Sentence Encoder Lite)", () => {
+describe(`LocalModelEmbedder (the default model, ${DEFAULT_MODEL.name})`, () => {
   const embedder = new LocalModelEmbedder();
 
-  it("loads the bundled model without touching the network or the process's error handlers", { timeout: 60_000 }, async () => {
-    // The WebAssembly backend's prelude registers rethrowing process-wide handlers; loading must
-    // leave the process with exactly the listeners it had.
+  it("loads the model from the cache without touching the network or the process's error handlers", { timeout: 60_000 }, async () => {
+    // A runtime's prelude may register rethrowing process-wide handlers (TensorFlow.js's
+    // WebAssembly one does); loading must leave the process with exactly the listeners it had.
     const listeners = () => [process.listeners("uncaughtException"), process.listeners("unhandledRejection")];
     const before = listeners();
     await embedder.warmup();
     const [vector] = await embedder.embed(["hello world"]);
-    expect(vector).toHaveLength(512);
+    expect(vector).toHaveLength(DEFAULT_MODEL.dimensions);
     expect(networkAttempts).toEqual([]);
     expect(listeners()).toEqual(before);
   });
 
   it("reports its model id and size", () => {
-    expect(embedder.model).toBe("use-lite-512");
-    expect(embedder.dimensions).toBe(512);
+    expect(embedder.model).toBe(DEFAULT_MODEL.id);
+    expect(embedder.dimensions).toBe(DEFAULT_MODEL.dimensions);
   });
 
-  it("returns 512-dimensional unit vectors, one per text", async () => {
+  it("returns unit vectors of the model's size, one per text", async () => {
     const vectors = await embedder.embed(["first memory", "second memory", "third"]);
     expect(vectors).toHaveLength(3);
     for (const vector of vectors) {
-      expect(vector).toHaveLength(512);
+      expect(vector).toHaveLength(DEFAULT_MODEL.dimensions);
       expect(vector.every(Number.isFinite)).toBe(true);
       expect(norm(vector)).toBeCloseTo(1, 5);
     }
@@ -86,7 +89,7 @@ describe("LocalModelEmbedder (Universal Sentence Encoder Lite)", () => {
   it("handles empty, whitespace-only and very long texts", async () => {
     const [empty, blank, space, long] = await embedder.embed(["", " \n\t ", " ", "storage ".repeat(5000)]);
     for (const vector of [empty, blank, space, long]) {
-      expect(vector).toHaveLength(512);
+      expect(vector).toHaveLength(DEFAULT_MODEL.dimensions);
       expect(norm(vector!)).toBeCloseTo(1, 5);
     }
     expect(empty).toEqual(space);

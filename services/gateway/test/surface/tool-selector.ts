@@ -87,7 +87,11 @@ function lexicalScores(utterance: string, tools: readonly ToolDoc[]): number[] {
 export async function evaluate(embedder: Embedder, tools: readonly ToolDoc[], cases: readonly { utterance: string; expected: string }[]): Promise<EvalReport> {
   const toolVectors = await embedder.embed(tools.map(toolText));
   const descriptionVectors = await embedder.embed(tools.map((t) => t.description));
-  const utteranceVectors = await embedder.embed(cases.map((c) => c.utterance));
+  // An utterance is what an agent asks; the tools' texts are what is searched.
+  const utteranceVectors = await embedder.embed(
+    cases.map((c) => c.utterance),
+    { purpose: "query" },
+  );
 
   const selections = cases.map((c, i): Selection => {
     const lexical = lexicalScores(c.utterance, tools);

@@ -73,7 +73,7 @@ export class QueryEmbedder {
   }
 
   private async vectorFor(embedder: Embedder, text: string): Promise<QueryVector | null> {
-    const outcome = await embedWithinBudget(embedder, text, this.options.budgetMs);
+    const outcome = await embedWithinBudget(embedder, text, this.options.budgetMs, "query");
     if (outcome.vector !== null) return vectorParam(outcome.vector, embedder.model);
     if (outcome.failure !== "disabled") {
       const error = outcome.failure === "timeout" ? "timeout" : outcome.error instanceof Error ? outcome.error.name : "wrong dimensions";
