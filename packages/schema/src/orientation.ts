@@ -257,10 +257,13 @@ export const queueDepthSchema = outputObject({
 });
 export type QueueDepth = z.infer<typeof queueDepthSchema>;
 
+/** An embedding model: its id (stored with every vector it made) and its vector length. */
+const embeddingModelInfoSchema = outputObject({ model: z.string(), dimensions: z.int().min(1) });
+
 /** What the memory service knows of the deployment's capabilities. */
 const deploymentCapabilities = {
   /** The configured embedding model; null when none is (memories are then found by full text until one is). */
-  embedding: outputObject({ model: z.string(), dimensions: z.int().min(1) }).nullable(),
+  embedding: embeddingModelInfoSchema.nullable(),
   searchLegs: z.array(searchLegStatusSchema),
   /** Background queues; live when their backend answered just now. */
   queues: z.array(queueStatusSchema),
@@ -285,8 +288,15 @@ export const describeEnvironmentOutputSchema = outputObject({
     archivedMemories: z.int().min(0),
     /** Commitments of live memories, per status. */
     commitmentsByStatus: countsByKey(COMMITMENT_STATUSES),
-    /** Live memories still waiting for an embedding. */
+    /** Live memories still waiting for any embedding. */
     pendingEmbeddings: z.int().min(0),
+    /**
+     * For the configured model: live memories that carry its vector, and live memories still
+     * pending (none yet, or another model's, re-embedded in the background after a model change;
+     * search finds them by their words meanwhile). embedded + pending = activeMemories. Null when
+     * no embedder is configured.
+     */
+    embeddings: outputObject({ ...embeddingModelInfoSchema.shape, embedded: z.int().min(0), pending: z.int().min(0) }).nullable(),
     /** Proposals waiting for review, per kind. */
     pendingProposals: outputObject({ consolidation: z.int().min(0), fact: z.int().min(0), total: z.int().min(0) }),
     /** Deployment-wide depth of each live queue (not per tenant). */

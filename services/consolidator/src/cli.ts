@@ -14,7 +14,8 @@ import { CONSOLIDATOR_QUEUES, MAINTENANCE_QUEUE } from "@3ngram/schema";
 import { BACKFILL_TENANT_JOB } from "./jobs/backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB } from "./jobs/consolidate-tenant.js";
 import { SWEEP_TENANT_JOB } from "./jobs/sweep-tenant.js";
-import { SCAN_RETRY_POLICY, TENANT_JOB_RETRY_POLICY, TENANT_SCANS } from "./jobs/tenant-scans.js";
+import { TENANT_JOB_RETRY_POLICY } from "./jobs/peer.js";
+import { SCAN_RETRY_POLICY, TENANT_SCANS } from "./jobs/tenant-scans.js";
 
 const PER_TENANT: readonly string[] = [CONSOLIDATE_TENANT_JOB, BACKFILL_TENANT_JOB, SWEEP_TENANT_JOB];
 const USAGE = [

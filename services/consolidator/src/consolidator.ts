@@ -12,7 +12,7 @@ import { createExtractor, type FactExtractor } from "./extraction/index.js";
 import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
 import { OAUTH_GC_SCHEDULE } from "./jobs/oauth-gc.js";
 import { REDRIVE_SCHEDULE } from "./jobs/redrive-dead-letters.js";
-import { SCHEDULES as TENANT_SCAN_SCHEDULES } from "./jobs/tenant-scans.js";
+import { SCHEDULES as TENANT_SCAN_SCHEDULES, queueScansAtStart } from "./jobs/tenant-scans.js";
 import { CONSUMED_QUEUES, startWorkers } from "./queues.js";
 
 /** Every scheduled job this service registers at start-up. */
@@ -132,8 +132,10 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
     });
 
     // Upserting a schedule keeps its clock, so every start (and every replica) registers the same ones.
+    let atStart: string[];
     try {
       for (const schedule of SCHEDULES) await backend.schedule(MAINTENANCE_QUEUE, schedule);
+      atStart = await queueScansAtStart(backend.queue);
     } catch (err) {
       await workers.close();
       throw err;
@@ -155,6 +157,7 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
         model: embedder.model,
         extractor: extractor.name,
         schedules: SCHEDULES.map((s) => s.id),
+        atStart,
         metricsPort: config.metricsPort,
       },
       "consolidator started",

@@ -46,11 +46,16 @@ describe("startConsolidator with injected dependencies (standalone mode)", () =>
     });
     backend = createMemoryQueueBackend();
     memory = await consolidatorClient(stack);
-    const memoryId = await storePending(stack, tenant, { topic: "t", content: `c ${randomUUID()}` });
     consolidator = await startConsolidator(config, { backend, memory, embedder: new HashingEmbedder({ dimensions: 16 }), log: silentLog });
+    const metrics = () => fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+    // Every start runs the embedding backfill once (nothing is pending yet); the memory below is
+    // stored after it, so the retry job is what embeds it.
+    await eventually(async () =>
+      expect(await metrics()).toMatch(/threengram_consolidator_jobs_total\{job="backfill-tenant",outcome="nothing_pending",service="consolidator"\} 1/),
+    );
+    const memoryId = await storePending(stack, tenant, { topic: "t", content: `c ${randomUUID()}` });
 
     await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId });
-    const metrics = () => fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
     await eventually(async () =>
       expect(await metrics()).toMatch(/threengram_consolidator_jobs_total\{job="embed-memory",outcome="embedded",service="consolidator"\} 1/),
     );

@@ -84,6 +84,27 @@ describe("search policy", () => {
     );
   });
 
+  it("lets a memory the query's model has not embedded yet rank by its words in the vector leg's place", () => {
+    // Mid re-embedding: "a" holds the query's rare word but only the old model's vector; the others
+    // have the new model's vector and match no word.
+    const pending = { ...base, id: "a", cosine: null, lexical: true, ftsRaw: 3, tsRank: 0.6 };
+    const near = { ...base, id: "b", cosine: 0.7 };
+    const far = { ...base, id: "c", cosine: 0.4 };
+    const query = "a long enough query here";
+    const ranked = rank([near, pending, far], query);
+    expect(ranked.map((r) => r.candidate.id)).toEqual(["a", "b", "c"]);
+    // Its stand-in is the best lexical match's share of the pool's closest cosine, never more.
+    expect(ranked[0]!.score).toBeCloseTo(fusedScore(pending, { vector: 0.7, lexical: 1 }, false));
+    // A weaker word match stands in for less.
+    const weaker = { ...base, id: "d", cosine: null, lexical: true, ftsRaw: 1, tsRank: 0.3 };
+    expect(rank([near, pending, weaker], query).find((r) => r.candidate.id === "d")!.score).toBeCloseTo(
+      fusedScore(weaker, { vector: 0.35, lexical: 0.5 }, false),
+    );
+    // Without any vector in the pool (no query vector), nothing stands in: words and recency rank alone.
+    const noVectors = rank([pending, { ...weaker, id: "e" }], query);
+    expect(noVectors[0]!.score).toBeCloseTo(fusedScore(pending, { vector: 0, lexical: 1 }, false));
+  });
+
   it("orders ties by id so the ranking is total", () => {
     const order = rank(
       [

@@ -6,7 +6,7 @@
 import { isAppError } from "@3ngram/errors";
 import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
-import { PermanentJobError } from "@3ngram/queue";
+import { PermanentJobError, type RetryPolicy } from "@3ngram/queue";
 import { bridgeClient, bridgeClients, type BridgedClient, type BridgedClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { memoryContracts, searchContract } from "@3ngram/schema";
 import { z } from "zod";
@@ -52,5 +52,7 @@ export function parsePayload<S extends z.ZodType>(job: string, schema: S, payloa
   throw new PermanentJobError(`invalid ${job} payload: ${where}: ${issue?.message ?? "invalid"}`);
 }
 
-/** Per-tenant jobs carry just the tenant. */
+/** Per-tenant jobs carry the tenant (the backfill adds where it resumes). */
 export const tenantJobSchema = z.strictObject({ tenantId: z.uuid() });
+/** Per-tenant work: more tries, since it is the part that does the work (5 s doubling to a minute, ~4 min). */
+export const TENANT_JOB_RETRY_POLICY: RetryPolicy = { attempts: 8, backoffMs: 5_000, maxBackoffMs: 60_000 };

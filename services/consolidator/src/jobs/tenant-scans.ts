@@ -12,7 +12,7 @@ import { MAINTENANCE_QUEUE } from "@3ngram/schema";
 import { z } from "zod";
 import { BACKFILL_TENANT_JOB } from "./backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB } from "./consolidate-tenant.js";
-import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
+import { TENANT_JOB_RETRY_POLICY, callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
 import { SWEEP_TENANT_JOB } from "./sweep-tenant.js";
 
 export const CONSOLIDATION_SCAN_JOB = "consolidation-scan";
@@ -21,8 +21,6 @@ export const COMMITMENT_SWEEP_JOB = "commitment-sweep";
 
 /** A scheduled run may fail while the memory service restarts (10 s doubling to a minute, ~2 min); the next run comes anyway. */
 export const SCAN_RETRY_POLICY: RetryPolicy = { attempts: 5, backoffMs: 10_000, maxBackoffMs: 60_000 };
-/** Per-tenant work: more tries, since it is the part that does the work (5 s doubling to a minute, ~4 min). */
-export const TENANT_JOB_RETRY_POLICY: RetryPolicy = { attempts: 8, backoffMs: 5_000, maxBackoffMs: 60_000 };
 
 const MINUTE = 60_000;
 
@@ -41,6 +39,19 @@ export const SCHEDULES: readonly JobSchedule[] = Object.entries(TENANT_SCANS).ma
   everyMs: scan.everyMs,
   retry: SCAN_RETRY_POLICY,
 }));
+
+/**
+ * Scans that also run once whenever a consolidator starts, not only on their clock. The backfill
+ * does: a server started with another embedding model (or on memories left without a vector)
+ * starts re-embedding at once rather than at the next half hour (docs/adr/0038). Every start queues
+ * it under one id, so replicas starting together queue it once.
+ */
+const SCANS_AT_START: readonly TenantScanJob[] = [EMBEDDING_BACKFILL_JOB];
+
+export async function queueScansAtStart(queue: JobQueue): Promise<TenantScanJob[]> {
+  for (const scan of SCANS_AT_START) await queue.enqueue(MAINTENANCE_QUEUE, scan, {}, { jobId: `${scan}:at-start`, retry: SCAN_RETRY_POLICY });
+  return [...SCANS_AT_START];
+}
 
 const TENANT_PAGE = 1000;
 const scanPayloadSchema = z.strictObject({});

@@ -16,6 +16,7 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import { TEST_REDIS_URL, deleteKeyPrefix } from "../../../../test/support/database.js";
 import { freePort } from "../../../../test/support/processes.js";
 import { consolidatorConfigSchema, startConsolidator, type Consolidator } from "../../src/index.js";
+import { BACKFILL_TENANT_JOB } from "../../src/jobs/backfill-tenant.js";
 import { eventually } from "../../../../test/support/processes.js";
 
 type Tenant = { tenantId: string; userId: string };
@@ -48,6 +49,9 @@ beforeAll(async () => {
   });
   const log = createLogger({ service: "consolidator", level: process.env.TEST_LOG_LEVEL ?? "silent" });
   consolidator = await startConsolidator(config, { log });
+  // Every start runs the embedding backfill once; it finds nothing for either tenant. Waiting for it
+  // keeps it from embedding a memory that the tests below leave to the retry job.
+  await eventually(async () => expect(await jobsTotal("nothing_pending", BACKFILL_TENANT_JOB)).toBe(2));
   // The test's own producer on the same key prefix, to queue extra jobs and read counts.
   producer = createRedisQueueBackend({ redisUrl: TEST_REDIS_URL, prefix: stack.redisPrefix });
 });
@@ -117,11 +121,11 @@ async function embedDoneEvents(memoryId: string): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** The consolidator's own count of embed-memory attempts with this outcome, from /metrics. */
-async function jobsTotal(outcome: string): Promise<number> {
+/** The consolidator's own count of attempts of `job` (embed-memory unless named) with this outcome, from /metrics. */
+async function jobsTotal(outcome: string, job: string = EMBED_MEMORY_JOB): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const line = text
     .split("\n")
-    .find((l) => l.startsWith("threengram_consolidator_jobs_total{") && l.includes('job="embed-memory"') && l.includes(`outcome="${outcome}"`));
+    .find((l) => l.startsWith("threengram_consolidator_jobs_total{") && l.includes(`job="${job}"`) && l.includes(`outcome="${outcome}"`));
   return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
 }

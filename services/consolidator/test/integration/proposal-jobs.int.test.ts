@@ -215,6 +215,38 @@ describe("embedding backfill", () => {
     expect((await embedDone()).map((r) => r.n)).toEqual([1, 1]);
     expect((await embedDone()).map((r) => r.memory_id)).not.toContain(current);
   });
+
+  it("goes on from run to run by itself until a tenant larger than one run is re-embedded, each memory once", async () => {
+    const tenant = await stack.createTenant("backfill chain");
+    const memory = await stack.publicMemoryClient();
+    const total = 230; // more than one run looks at (160), so the first run queues the next
+    for (let i = 0; i < total; i += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) =>
+          memory.memories.remember({ memoryType: "note", topic: `chain ${i + j}`, content: `Chained memory number ${i + j}.` }, writer(tenant)),
+        ),
+      );
+    }
+    // Vectors of a model this deployment no longer runs, as after a model change.
+    await stack.ownerPool.query("UPDATE memories SET embedding_model = 'retired-model' WHERE tenant_id = $1", [tenant.tenantId]);
+
+    const continued = await jobsTotal(metricsPort, BACKFILL_TENANT_JOB, "continued");
+    const backfilled = await jobsTotal(metricsPort, BACKFILL_TENANT_JOB, "backfilled");
+    await producer.queue.enqueue(MAINTENANCE_QUEUE, BACKFILL_TENANT_JOB, { tenantId: tenant.tenantId });
+    await eventually(async () => expect(await jobsTotal(metricsPort, BACKFILL_TENANT_JOB, "backfilled")).toBe(backfilled + 1), 30_000);
+    expect(await jobsTotal(metricsPort, BACKFILL_TENANT_JOB, "continued")).toBe(continued + 1);
+    const models = await ownerRows<{ model: string; n: number }>(
+      "SELECT embedding_model AS model, count(*)::int AS n FROM memories WHERE tenant_id = $1 GROUP BY embedding_model",
+      [tenant.tenantId],
+    );
+    expect(models).toEqual([{ model: "hashing-512", n: total }]);
+    // One stored vector per memory: no run re-embedded what an earlier one had done.
+    const perMemory = await ownerRows<{ n: number }>(
+      "SELECT count(*)::int AS n FROM memory_events WHERE tenant_id = $1 AND event_kind = 'embed_done' GROUP BY memory_id",
+      [tenant.tenantId],
+    );
+    expect(perMemory).toEqual(Array.from({ length: total }, () => ({ n: 1 })));
+  });
 });
 
 describe("commitment sweep", () => {

@@ -96,6 +96,11 @@ export function eventText(kind: string): string {
   return EVENT_TEXT[kind] ?? kind.replaceAll("_", " ");
 }
 
+/** A count with thousands separators, the same in every locale: 1,234. */
+export function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
 export function percent(share: number): string {
   return `${Math.round(share * 100)}%`;
 }

@@ -286,6 +286,7 @@ export const memorySamples: Record<string, Sample> = {
         archivedMemories: 1,
         commitmentsByStatus: { open: 1, waiting: 0, resolved: 0, expired: 0 },
         pendingEmbeddings: 1,
+        embeddings: { model: "hash-384", dimensions: 384, embedded: 2, pending: 1 },
         pendingProposals: { consolidation: 2, fact: 3, total: 5 },
         queues: [{ name: "embed", waiting: 1, active: 2, delayed: 3, failed: 4, failedByCause: { unavailable: 0, permanent: 4, error: 0 } }],
         deadLetter: 4,

@@ -240,6 +240,8 @@ describe("describe_environment", () => {
       supersededMemories: 0,
       archivedMemories: 0,
       commitmentsByStatus: { open: 2, waiting: 0, resolved: 0, expired: 0 },
+      // Every live memory carries the configured model's vector: nothing to re-embed.
+      embeddings: { model: "hashing-512", dimensions: 512, embedded: 8, pending: 0 },
       pendingProposals: { consolidation: 0, fact: 0, total: 0 },
     });
     expect(env.capabilities.embedding).toEqual({ model: "hashing-512", dimensions: 512 });

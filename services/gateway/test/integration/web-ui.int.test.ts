@@ -462,6 +462,20 @@ describe("browsing", () => {
     }
   });
 
+  it("says on the overview how far re-embedding with the configured model is, and nothing once it is done", async () => {
+    const tenant = await core.createTenant("web ui re-embedding");
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await remember(tenant, `model change ${i}`, `embedded before the model changed ${randomUUID()}`));
+    const browser = await signedIn(tenant);
+    expect((await browser.get("/ui/overview")).html).not.toContain('id="embedding-progress"');
+    // Two of the three carry a model this deployment no longer runs (set behind the services' backs).
+    await core.ownerPool.query("UPDATE memories SET embedding_model = 'retired-model' WHERE id = ANY($1::uuid[])", [ids.slice(1)]);
+    const during = await browser.get("/ui/overview");
+    expect(during.html).toContain("Re-embedding with hashing-512 for meaning search: 1 of 3 memories done.");
+    await core.ownerPool.query("UPDATE memories SET embedding_model = 'hashing-512' WHERE id = ANY($1::uuid[])", [ids.slice(1)]);
+    expect((await browser.get("/ui/overview")).html).not.toContain('id="embedding-progress"');
+  });
+
   it("refuses a bad search filter naming the field, and answers another tenant's memory like an unknown one", async () => {
     const browser = await signedIn(tenantA);
     const bad = await browser.get("/ui/search?query=x&memoryType=poem");

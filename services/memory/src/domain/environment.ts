@@ -27,18 +27,19 @@ function countsFor<K extends string>(keys: readonly K[], counts: Partial<Record<
  * What this deployment is and what the tenant holds: the configured embedding model (its id and
  * dimension, never a URL or key), which search legs can run, the queues and their depth, the scope
  * registry with the retrieval default, and complete counts (every type, status and cause, zero or
- * not; the totals). Tenant counts come from one REPEATABLE READ snapshot; queue depths are
- * deployment-wide and read alongside.
+ * not; the totals; how many live memories carry the configured model's vector). Tenant counts come
+ * from one REPEATABLE READ snapshot; queue depths are deployment-wide and read alongside.
  */
 export async function describeEnvironment(deps: MemoryDeps, actor: Actor) {
   const queues = Promise.all(REPORTED_QUEUES.map((name) => queueReport(deps, name)));
   const tenant = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true, snapshot: true }, async (db) => ({
     scopes: await selectScopes(db, actor.tenantId),
     retrievalScopePolicy: await selectRetrievalPolicy(db, actor.tenantId),
-    counts: await selectTenantStats(db, actor.tenantId),
+    counts: await selectTenantStats(db, actor.tenantId, deps.embedder?.model ?? null),
     pending: await selectPendingProposals(db, actor.tenantId),
   }));
-  const { counts, pending, ...registry } = tenant;
+  const { counts: stats, pending, ...registry } = tenant;
+  const { embeddedByModel, ...counts } = stats;
   const reports = await queues;
   const depths = reports.flatMap(({ name, counts: c, deadLetters }) =>
     c === null
@@ -65,6 +66,11 @@ export async function describeEnvironment(deps: MemoryDeps, actor: Actor) {
       ...counts,
       memoriesByType: countsFor(MEMORY_TYPES, counts.memoriesByType),
       commitmentsByStatus: countsFor(COMMITMENT_STATUSES, counts.commitmentsByStatus),
+      // Every live memory without the configured model's vector is pending: after a model change the
+      // consolidator re-embeds them in the background (jobs/backfill-tenant.ts there).
+      embeddings: embedder
+        ? { model: embedder.model, dimensions: embedder.dimensions, embedded: embeddedByModel, pending: counts.activeMemories - embeddedByModel }
+        : null,
       pendingProposals: { ...pending, total: pending.consolidation + pending.fact },
       queues: depths,
       deadLetter: depths.reduce((sum, q) => sum + q.failed, 0),

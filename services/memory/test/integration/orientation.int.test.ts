@@ -580,11 +580,29 @@ describe("describe_environment", () => {
       archivedMemories: 1,
       commitmentsByStatus: { open: 1, resolved: 1, waiting: 1, expired: 0 },
       pendingEmbeddings: 1,
+      // The imported memory has no vector yet; the other six live ones carry the configured model's.
+      embeddings: { model: "hashing-512", dimensions: 512, embedded: 6, pending: 1 },
       pendingProposals: { consolidation: 1, fact: 1, total: 2 },
     });
     // Complete: every type is reported, zero or not, in the public order.
     expect(Object.keys(env.stats!.memoriesByType)).toEqual([...MEMORY_TYPES]);
     expect(env.stats!.memoriesByType).toMatchObject({ note: 0, pattern: 0, event: 0, blocker: 0 });
+  });
+
+  it("counts a live memory embedded by another model as pending for the configured one, and nothing else", async () => {
+    // What a server started with a new model finds: vectors of the old one (set behind the service's back).
+    const { rows } = await stack.ownerPool.query<{ id: string }>(
+      `UPDATE memories SET embedding_model = 'retired-model'
+        WHERE id = (SELECT id FROM memories WHERE tenant_id = $1 AND status = 'active' AND valid_to IS NULL AND embedding IS NOT NULL ORDER BY id LIMIT 1)
+        RETURNING id`,
+      [t.tenantId],
+    );
+    try {
+      const env = await memory.orientation.describeEnvironment({}, reader(t));
+      expect(env.stats).toMatchObject({ activeMemories: 7, pendingEmbeddings: 1, embeddings: { model: "hashing-512", embedded: 5, pending: 2 } });
+    } finally {
+      await stack.ownerPool.query("UPDATE memories SET embedding_model = 'hashing-512' WHERE id = $1", [rows[0]!.id]);
+    }
   });
 
   it("reports configuration without secrets: embedding model, legs, queues, scopes and policy", async () => {
@@ -613,6 +631,7 @@ describe("describe_environment", () => {
       supersededMemories: 0,
       archivedMemories: 0,
       pendingEmbeddings: 0,
+      embeddings: { model: "hashing-512", dimensions: 512, embedded: 0, pending: 0 },
       pendingProposals: { consolidation: 0, fact: 0, total: 0 },
     });
     expect(env.stats!.memoriesByType).toEqual(Object.fromEntries(MEMORY_TYPES.map((k) => [k, 0])));

@@ -304,7 +304,16 @@ export function fusedScore(c: CandidateFeatures, legs: { vector: number; lexical
   return weights.vector * legs.vector + weights.fts * legs.lexical + weights.recency * recencyDecay(c.ageDays, policy) + bonus - penalty;
 }
 
-/** Scores every candidate and orders them: score descending, then id ascending (a total, stable order). */
+/**
+ * Scores every candidate and orders them: score descending, then id ascending (a total, stable order).
+ *
+ * A candidate without a vector of the query's model, in a pool where others have one, is a memory
+ * the model has not embedded yet: a model change is being re-embedded in the background, or its
+ * embedding failed and waits for a retry. Scored 0 on the vector leg it would sink under any
+ * memory that has a vector, however well its words match; its lexical standing takes the vector
+ * leg's place instead, on that leg's scale (the best lexical match counts as close as the pool's
+ * closest vector). A pool where every candidate has a vector, or none has, ranks as before.
+ */
 export function rank<C extends CandidateFeatures & { id: string }>(
   candidates: readonly C[],
   query: string,
@@ -312,11 +321,13 @@ export function rank<C extends CandidateFeatures & { id: string }>(
 ): { candidate: C; score: number }[] {
   const short = isShortQuery(query, policy);
   const legs = fuseLegs(candidates, policy);
+  const closest = legs.vector.size > 0 ? Math.max(...legs.vector.values()) : 0;
   return candidates
-    .map((candidate) => ({
-      candidate,
-      score: fusedScore(candidate, { vector: legs.vector.get(candidate.id) ?? 0, lexical: legs.lexical.get(candidate.id) ?? 0 }, short, policy),
-    }))
+    .map((candidate) => {
+      const lexical = legs.lexical.get(candidate.id) ?? 0;
+      const vector = legs.vector.get(candidate.id) ?? lexical * closest;
+      return { candidate, score: fusedScore(candidate, { vector, lexical }, short, policy) };
+    })
     .sort((a, b) => b.score - a.score || (a.candidate.id < b.candidate.id ? -1 : a.candidate.id > b.candidate.id ? 1 : 0));
 }
 

@@ -1,6 +1,6 @@
 /** The dashboard: what a briefing shows an agent, for one selector, laid out for a person. */
-import type { BriefingCommitment, BriefingMemory, BriefingOutput, CommitmentSection, MemorySection } from "@3ngram/schema";
-import { COMMITMENT_TEXT, when } from "../format.js";
+import type { BriefingCommitment, BriefingMemory, BriefingOutput, CommitmentSection, DescribeEnvironmentOutput, MemorySection } from "@3ngram/schema";
+import { COMMITMENT_TEXT, count, when } from "../format.js";
 import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
 import { memoryLink, placeText, typeTag } from "./parts.js";
@@ -17,6 +17,10 @@ export interface OverviewPageView {
   briefing: BriefingOutput;
   /** Proposals waiting for a decision (at most the list's limit). */
   pendingProposals: number;
+  /** How many live memories carry the configured model's vector (describe_environment's stats). */
+  embeddings: DescribeEnvironmentOutput["stats"]["embeddings"];
+  /** Live memories without any vector. */
+  pendingEmbeddings: number;
   now: number;
 }
 
@@ -57,6 +61,17 @@ function sectionCard<T>(
   return html`<section class="card" aria-labelledby="${id}"><h2 id="${id}">${title} <span class="tag">${section.count}</span></h2><p class="hint">${hint}</p>${body}${more}</section>`;
 }
 
+/**
+ * While memories wait for the configured model's vector: how far it is. "Re-embedding" when some
+ * carry another model's vector (the model changed), "Embedding" when they have none yet.
+ */
+function embeddingProgress(view: OverviewPageView): Html {
+  const e = view.embeddings;
+  if (e === null || e.pending === 0) return html``;
+  const verb = e.pending > view.pendingEmbeddings ? "Re-embedding" : "Embedding";
+  return html`<p class="flash notice" id="embedding-progress">${verb} with ${e.model} for meaning search: ${count(e.embedded)} of ${count(e.embedded + e.pending)} memories done. Until then, search finds the others by their words.</p>`;
+}
+
 export function renderOverviewPage(view: OverviewPageView, signedIn: SignedIn): string {
   const b = view.briefing;
   const c = (s: CommitmentSection | undefined, id: string, title: string, hint: string) =>
@@ -75,6 +90,7 @@ export function renderOverviewPage(view: OverviewPageView, signedIn: SignedIn): 
       ${selectorForm(view.form, view.facets)}
       ${narrowed}
       ${pending}
+      ${embeddingProgress(view)}
       <div class="grid">
         ${c(b.overdue, "overdue", "Overdue", "Commitments past their due date.")}
         ${c(b.commitments, "commitments", "Open commitments", "Promises still open or waiting, most pressing first.")}

@@ -1,7 +1,7 @@
 /**
  * The read-only pages, each over the same RPC and mapping as its tool and REST route:
  *
- *   GET /ui/overview?kind=&scope=&project=     Briefing for one selector (+ how many proposals wait)
+ *   GET /ui/overview?kind=&scope=&project=     Briefing for one selector (+ how many proposals wait, how far embedding is)
  *   GET /ui/search?query=&memoryType=&…        Search: every filter, both orders, cursor paging
  *   GET /ui/memories/:id                       GetMemories + GetHistory: content, commitment, lineage
  *   GET /ui/facts?subject=&predicate=          GetFacts: current facts, or a subject's whole history
@@ -42,13 +42,15 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       ...(withProject && form.project !== "" ? { project: form.project } : {}),
       sectionLimit: String(OVERVIEW_SECTION_LIMIT),
     });
-    const [briefing, facets, pending] = await Promise.all([
+    const [briefing, facets, pending, environment] = await Promise.all([
       memoryApi(memory).orientation.briefing(input, { identity }),
       readFacets(memory, identity),
       reviewProposals(memory, { action: "list", status: "proposed", limit: 100 }, { identity }),
+      memoryApi(memory).orientation.describeEnvironment({}, { identity }),
     ]);
     const pendingProposals = (pending.proposals?.length ?? 0) + (pending.factProposals?.length ?? 0);
-    page(res, 200, renderOverviewPage({ form, facets, briefing, pendingProposals, now: Date.now() }, signedInView(res)));
+    const { embeddings, pendingEmbeddings } = environment.stats;
+    page(res, 200, renderOverviewPage({ form, facets, briefing, pendingProposals, embeddings, pendingEmbeddings, now: Date.now() }, signedInView(res)));
   });
 
   router.get("/search", routeLabel("GET /ui/search"), ...signedIn, async (req, res) => {

@@ -1,0 +1,132 @@
+/**
+ * A user's ./data from before a change of the default embedding model, opened by a server that
+ * runs the new model: it answers searches at once and re-embeds every memory by itself, in the one
+ * process, on the in-process queue, with nobody calling a command. The data directory is made as
+ * today's build leaves it: memories embedded by the old model, and the schema without migration
+ * 0013 (its 384-dimension index is dropped and its record removed before the restart), so the
+ * restarted server also migrates it. The hashing embedder stands in for both models (hashing-512,
+ * then hashing-384) to keep the test quick and deterministic; the mechanism is the same for any model.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPool } from "@3ngram/db";
+import { connectMcp } from "../../support/mcp.js";
+import { startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
+
+/** More than one backfill run looks at (160), so re-embedding takes a chain of runs. */
+const MEMORIES = 250;
+const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-model-change-"));
+const running: ServiceProcess[] = [];
+
+/** A made-up word only memory `i` holds (letters only, so the tokeniser keeps it whole). */
+const rareWord = (i: number) => `zor${[...i.toString(26)].map((c) => String.fromCharCode(97 + parseInt(c, 26))).join("")}vel`;
+
+async function startServer(dimensions: number): Promise<{ proc: ServiceProcess; url: string; mcpUrl: string; apiKey: string; databaseUrl: string }> {
+  const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
+    THREENGRAM_DATA_DIR: dataDir,
+    PORT: "0",
+    LOG_LEVEL: "warn",
+    EMBEDDINGS_PROVIDER: "hashing",
+    EMBEDDINGS_DIMENSIONS: String(dimensions),
+    RATE_LIMIT_USER_PER_MINUTE: "100000",
+    RATE_LIMIT_KEY_PER_MINUTE: "100000",
+    RATE_LIMIT_IP_PER_MINUTE: "100000",
+  });
+  running.push(proc);
+  await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 90_000, proc);
+  const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(proc.output())![1]!;
+  const mcpUrl = field("MCP endpoint");
+  return { proc, url: new URL(mcpUrl).origin, mcpUrl, apiKey: field("API key"), databaseUrl: field("Database") };
+}
+
+afterAll(async () => {
+  for (const proc of running) await proc.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Progress {
+  model: string;
+  dimensions: number;
+  embedded: number;
+  pending: number;
+}
+interface SearchOut {
+  hits: Array<{ id: string }>;
+  coverage: { abstained: boolean; legs: Array<{ leg: string; candidates: number }> };
+}
+
+describe("standalone server: a data directory written with another embedding model", () => {
+  it("answers searches at once and finishes re-embedding by itself", async () => {
+    const first = await startServer(512);
+    const ids: string[] = [];
+    for (let i = 0; i < MEMORIES; i += 10) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(10, MEMORIES - i) }, async (_, j) => {
+          const res = await fetch(`${first.url}/api/v1/memories`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${first.apiKey}` },
+            body: JSON.stringify({ memoryType: "note", topic: `note ${i + j}`, content: `The ${rareWord(i + j)} project keeps its notes here.` }),
+          });
+          expect(res.status).toBe(201);
+          return ((await res.json()) as { memory: { id: string } }).memory.id;
+        }),
+      );
+      ids.push(...batch);
+    }
+    // Back to the schema today's build leaves: no 384-dimension index, migration 0013 never run.
+    const before = createPool({ connectionString: first.databaseUrl, max: 1, applicationName: "3ngram-e2e" });
+    try {
+      await before.query("DROP INDEX memories_embedding_384_hnsw");
+      await before.query("DELETE FROM schema_migrations WHERE version = '0013_embedding_384_index'");
+    } finally {
+      await before.end();
+    }
+    expect(await first.proc.stop()).toBe(0);
+
+    const second = await startServer(384);
+    const progress = async () =>
+      (
+        (await (await fetch(`${second.url}/api/v1/environment`, { headers: { authorization: `Bearer ${second.apiKey}` } })).json()) as {
+          stats: { embeddings: Progress };
+        }
+      ).stats.embeddings;
+    const mcp = await connectMcp(second.mcpUrl, second.apiKey);
+    try {
+      // At once: every memory is found, re-embedded yet or not (the lexical leg finds the others).
+      for (const target of [3, 137, 249]) {
+        const found = await mcp.call<SearchOut>("search", { query: `${rareWord(target)} project` });
+        expect(found.hits[0]?.id, `memory ${target}`).toBe(ids[target]);
+        expect(found.coverage.abstained, `memory ${target}`).toBe(false);
+      }
+      // How many are re-embedded by now depends on timing, which the test leaves alone (the
+      // distributed scenario starts its consolidator late to see the whole count pending).
+      const start = await progress();
+      expect(start).toMatchObject({ model: "hashing-384", dimensions: 384 });
+      expect(start.embedded + start.pending).toBe(MEMORIES);
+
+      await waitFor("re-embedding to finish", async () => (await progress()).pending === 0, 120_000, second.proc);
+      expect(await progress()).toEqual({ model: "hashing-384", dimensions: 384, embedded: MEMORIES, pending: 0 });
+      const after = await mcp.call<SearchOut>("search", { query: `${rareWord(137)} project` });
+      expect(after.hits[0]?.id).toBe(ids[137]);
+      expect(after.coverage.legs.find((l) => l.leg === "vector")!.candidates).toBeGreaterThan(0);
+    } finally {
+      await mcp.close();
+    }
+
+    const db = createPool({ connectionString: second.databaseUrl, max: 1, applicationName: "3ngram-e2e" });
+    try {
+      const models = await db.query<{ model: string; n: number }>(
+        "SELECT embedding_model AS model, count(*)::int AS n FROM memories WHERE status = 'active' AND valid_to IS NULL GROUP BY 1",
+      );
+      expect(models.rows).toEqual([{ model: "hashing-384", n: MEMORIES }]);
+      // The restart ran the migration the directory lacked.
+      const index = await db.query("SELECT 1 FROM pg_indexes WHERE indexname = 'memories_embedding_384_hnsw'");
+      expect(index.rowCount).toBe(1);
+    } finally {
+      await db.end();
+    }
+    expect(await second.proc.stop()).toBe(0);
+  }, 240_000);
+});
