@@ -78,14 +78,17 @@ services: ## Install and start what the tests need when missing: PostgreSQL with
 
 # gen-check runs before build so a stale generated file is reported as such
 # rather than as a confusing type error.
-# The retrieval gate (eval/retrieval, two fixtures, ~60-70 s) runs after vitest on a full run; a run
-# narrowed with VITEST_ARGS skips it. `npm run eval:retrieval` runs it alone.
+# The retrieval gate (eval/retrieval, two fixtures, ~60-70 s) and the LoCoMo gate (eval/locomo, five
+# public conversations read from LOCOMO_DIR, ~1.5 min) run after vitest on a full run; a run
+# narrowed with VITEST_ARGS skips them. `npm run eval:retrieval` and `npm run eval:locomo` run
+# them alone.
 test: MODELS = --all
-test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval gate
+test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval and LoCoMo gates
 	$(NPM) run typecheck:tests
 	$(MAKE) --no-print-directory lint
 	npx vitest run $(VITEST_ARGS)
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
+	$(if $(strip $(VITEST_ARGS)),@echo "LoCoMo gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/locomo/run.ts)
 
 # glibc's malloc arena cap (docs/adr/0036) is read only when a process starts, so it is set here,
 # where every Node.js version gets it; a value in the caller's environment wins. Keep the default

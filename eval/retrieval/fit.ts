@@ -9,8 +9,10 @@
  * Selection (docs/evals.md): a ranking policy's score on a fixture is the mean of recall@5 and
  * MRR@5 (supersession must stay perfect); the chosen policy maximises the WORSE fixture's score.
  * Leave-one-fixture-out cross-validation reports how a policy fitted on one fixture alone does on
- * the other, which is the honest estimate of how the choice transfers to text we did not write.
- * Abstention is then calibrated on both fixtures together for the chosen ranking.
+ * the others, which is the honest estimate of how the choice transfers to text we did not write.
+ * Abstention is then calibrated on every fixture together for the chosen ranking. The data sets
+ * are the two fixtures and LoCoMo's development half (eval/locomo), whose questions are retrieval
+ * queries expecting their evidence turns: it has no supersession or abstention queries.
  */
 import { SEARCH_POLICY, evidenceScore, type SearchPolicy } from "@3ngram/search";
 import { computeMetrics, type Metrics } from "./metrics.js";
@@ -27,10 +29,13 @@ const LEXICAL_FORMS = [
 /** One fixture's gathered pools, with its name. */
 export type Pools = QueryPools & { fixture_: string };
 
-/** A ranking policy's score on one fixture: mean of recall@5 and MRR@5; −1 if supersession slips. */
-function rankingScore(m: Metrics): number {
-  return m.supersession < 1 ? -1 : (m.recallAt5 + m.mrrAt5) / 2;
+/** A ranking policy's score on one fixture: mean of recall@5 and MRR@5; −1 if supersession slips (on a fixture that has any). */
+function rankingScore(m: Metrics, hasSupersession: boolean): number {
+  return hasSupersession && m.supersession < 1 ? -1 : (m.recallAt5 + m.mrrAt5) / 2;
 }
+
+/** Whether a fixture has queries of a slice (LoCoMo has retrieval queries only). */
+const hasSlice = (p: QueryPools, slice: string) => p.fixture.queries.some((q) => q.slice === slice);
 
 /** Every ranking policy the fit tries: lexical score, fusion method, lexical weight, recency, topic bonus. */
 function rankingGrid(): SearchPolicy[] {
@@ -108,6 +113,8 @@ export function calibrate(outcomes: readonly Outcomes[]): Verdict {
 const MAX_ABSTAINED = 0.03;
 /** How many of the best rankings get their abstention calibrated. */
 const CALIBRATED = 40;
+/** Answerable queries listed below the verdict's threshold, per fixture. */
+const MAX_LISTED = 20;
 
 const describe = (p: SearchPolicy) =>
   `${p.tokens}/${p.lexicalScore} ${p.fusion.method}${p.fusion.method === "rrf" ? `(k ${p.fusion.rrfK})` : ""} lexical ${p.weights.fts} recency ${p.weights.recency} topic ${p.topicMatch.bonus}`;
@@ -117,7 +124,11 @@ const f4 = (x: number) => x.toFixed(4);
 export function fitPolicy(gathered: readonly Pools[]): number {
   // One entry per fixture, holding its pools for each full-text vector.
   const names = [...new Set(gathered.map((p) => p.fixture_))];
-  const all = names.map((name) => ({ fixture_: name, byTokens: new Map(gathered.filter((p) => p.fixture_ === name).map((p) => [p.tokens, p])) }));
+  const all = names.map((name) => {
+    const byTokens = new Map(gathered.filter((p) => p.fixture_ === name).map((p) => [p.tokens, p]));
+    const any = byTokens.values().next().value!;
+    return { fixture_: name, byTokens, supersession: hasSlice(any, "supersession"), abstention: hasSlice(any, "abstention") };
+  });
   const outcomesUnder = (f: (typeof all)[number], policy: SearchPolicy) => outcomesOf(f.byTokens.get(policy.tokens)!, policy);
   // ---- ranking: maximin over fixtures, with leave-one-fixture-out cross-validation ----
   const grid = rankingGrid();
@@ -125,7 +136,7 @@ export function fitPolicy(gathered: readonly Pools[]): number {
     .map((policy) => {
       const outcomes = all.map((p) => outcomesUnder(p, policy));
       const metrics = outcomes.map(computeMetrics);
-      const scores = metrics.map(rankingScore);
+      const scores = metrics.map((m, i) => rankingScore(m, all[i]!.supersession));
       return { policy, outcomes, metrics, scores, worst: Math.min(...scores) };
     })
     .sort((a, b) => b.worst - a.worst);
@@ -142,7 +153,7 @@ export function fitPolicy(gathered: readonly Pools[]): number {
   const chosen = [...scored].sort(better)[0]!;
 
   console.log(`ranking grid: ${grid.length} policies over ${all.length} fixtures (score = mean of recall@5 and MRR@5; supersession must be 1)\n`);
-  console.log("leave-one-fixture-out: fitted on one fixture, measured on the other");
+  console.log("leave-one-fixture-out: fitted on one fixture, measured on each other one");
   for (const [i, p] of all.entries()) {
     const bestHere = [...scored].sort((a, b) => b.scores[i]! - a.scores[i]!)[0]!;
     for (const [j, q] of all.entries()) {
@@ -166,20 +177,22 @@ export function fitPolicy(gathered: readonly Pools[]): number {
   }
   console.log(`\nchosen (maximin): ${describe(chosen.policy)}`);
 
-  // ---- abstention: calibrated on both fixtures together for the chosen ranking ----
+  // ---- abstention: calibrated on every fixture together for the chosen ranking ----
   const best = chosen.verdict;
   console.log(
-    `abstention (both fixtures): abstain below ${best!.threshold} with weights ${JSON.stringify(best!.weights)}; ` +
+    `abstention (every fixture): abstain below ${best!.threshold} with weights ${JSON.stringify(best!.weights)}; ` +
       `margin ${best!.margin.toFixed(3)}, worst fixture's answerable abstained ${(best!.worstAbstained * 100).toFixed(1)}%`,
   );
   const final: SearchPolicy = { ...chosen.policy, abstention: { minEvidence: best!.threshold, ...best!.weights } };
-  // Cross-validation of the verdict: calibrated on one fixture alone, measured on each.
+  // Cross-validation of the verdict: calibrated on one fixture alone, measured on each (a fixture
+  // without absent topics has nothing to calibrate on alone).
   for (const [i, p] of all.entries()) {
+    if (!p.abstention) continue;
     const alone = calibrate([chosen.outcomes[i]!]);
     const trial: SearchPolicy = { ...chosen.policy, abstention: { minEvidence: alone.threshold, ...alone.weights } };
     const measured = all.map((q) => {
       const m = computeMetrics(outcomesUnder(q, trial));
-      return `${q.fixture_} abstention ${f4(m.abstentionPrecision)} answerable-above-τ ${f4(m.answerableAboveTau)}`;
+      return `${q.fixture_}${q.abstention ? ` abstention ${f4(m.abstentionPrecision)}` : ""} answerable-above-τ ${f4(m.answerableAboveTau)}`;
     });
     console.log(`  verdict calibrated on ${p.fixture_} alone (below ${alone.threshold}, ${JSON.stringify(alone.weights)}): ${measured.join("; ")}`);
   }
@@ -195,15 +208,19 @@ export function fitPolicy(gathered: readonly Pools[]): number {
       .sort((a, b) => b.score - a.score)
       .slice(0, 3);
     const low = rows.filter((r) => r.slice !== "abstention" && r.score < best!.threshold).sort((a, b) => a.score - b.score);
+    // LoCoMo can have hundreds below: the weakest are enough to see where the verdict bites.
+    const listed = low.slice(0, MAX_LISTED).map((r) => `${r.id} ${r.score.toFixed(3)}`);
+    if (low.length > MAX_LISTED) listed.push(`… ${low.length} in all`);
     console.log(
-      `  ${p.fixture_}: strongest absent ${absent.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ")}; answerable below: ${low.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ") || "none"}`,
+      `  ${p.fixture_}: strongest absent ${absent.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ") || "none"}; answerable below: ${listed.join(", ") || "none"}`,
     );
   }
   console.log(`\nwith that verdict (offline ranking of the gathered pools):`);
   for (const p of all) {
     const m = computeMetrics(outcomesUnder(p, final));
     console.log(
-      `  ${p.fixture_}: recall@5 ${f4(m.recallAt5)} MRR@5 ${f4(m.mrrAt5)} supersession ${f4(m.supersession)} abstention ${f4(m.abstentionPrecision)} answerable-above-τ ${f4(m.answerableAboveTau)}`,
+      `  ${p.fixture_}: recall@5 ${f4(m.recallAt5)} MRR@5 ${f4(m.mrrAt5)}${p.supersession ? ` supersession ${f4(m.supersession)}` : ""}` +
+        `${p.abstention ? ` abstention ${f4(m.abstentionPrecision)}` : ""} answerable-above-τ ${f4(m.answerableAboveTau)}`,
     );
   }
   console.log(

@@ -37,6 +37,8 @@ export interface FixtureQuery {
    * the bundled offline model cannot yet tell from a paraphrase. Measured and printed, not gated.
    */
   advisory?: boolean;
+  /** Search this scope only (LoCoMo, eval/locomo: each question within its own conversation); unset: every scope. */
+  scope?: string;
 }
 
 export interface Fixture {

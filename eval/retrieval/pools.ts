@@ -18,6 +18,23 @@ import {
 import type { Fixture } from "./fixture.js";
 import { K, type QueryOutcome } from "./metrics.js";
 
+/** Pool gathers in flight at once (the results do not depend on it). */
+const GATHERS_IN_FLIGHT = 4;
+
+/** Runs fn over items with at most `inFlight` calls pending; answers the results in item order. */
+export async function mapInFlight<T, R>(items: readonly T[], inFlight: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await fn(items[at]!, at);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, items.length) }, lane));
+  return results;
+}
+
 /** Every query's candidate pool, gathered once by the search service's own SQL. */
 export interface QueryPools {
   fixture: Fixture;
@@ -30,9 +47,10 @@ export interface QueryPools {
 
 /**
  * Gathers each query's pool as the search role under RLS, with the given policy's pool settings
- * (an unfiltered search of limit K, as the gate runs), so a ranking can be tried offline. The
- * lexical leg's rows are those the policy's own lexical score selects; ranking them offline under
- * the other score is an approximation the fit accepts (docs/evals.md).
+ * (a search of limit K, narrowed to the query's scope when it names one, as the gates run), so a
+ * ranking can be tried offline. The lexical leg's rows are those the policy's own lexical score
+ * selects; ranking them offline under the other score is an approximation the fit accepts
+ * (docs/evals.md).
  */
 export async function gatherPools(
   pool: Pool,
@@ -42,25 +60,36 @@ export async function gatherPools(
   fixtureIdOf: ReadonlyMap<string, string>,
   policy: SearchPolicy = SEARCH_POLICY,
 ): Promise<QueryPools> {
-  const pools: CandidateRow[][] = [];
-  for (const q of fixture.queries) {
-    const query = normaliseQuery(q.query);
-    const [vector] = await embedder.embed([query], { purpose: "query" });
-    pools.push(
-      await withTenant(pool, { role: "threengram_search", tenantId, readOnly: true, settings: HNSW_FILTERED_SCAN }, (db) =>
-        selectCandidates(db, {
-          eligibility: { tenantId, memoryTypes: [], scopeNames: null, projects: [], status: "active", recordedAfter: null, recordedBefore: null, asOf: null },
-          query,
-          ftsQuery: lexicalQueryText(query, policy),
-          anyTerm: matchesAnyTerm(query, policy) ? { maxMatches: policy.lexicalTermMaxMatches } : undefined,
-          rankWindow: policy.lexicalRankWindow,
-          vector: vector ? vectorParam(vector, embedder.model) : null,
-          pool: candidatePoolSize(K, policy),
-          policy,
-        }).then((gathered) => gathered.candidates),
-      ),
+  const queries = fixture.queries.map((q) => normaliseQuery(q.query));
+  // One call for all: the model's workers share them out (each text is still embedded on its own,
+  // so the vectors are those of one call per query).
+  const vectors = await embedder.embed(queries, { purpose: "query" });
+  // A few at a time: each is a short read-only transaction, and PostgreSQL answers several at once.
+  const pools = await mapInFlight(fixture.queries, GATHERS_IN_FLIGHT, (q, i) => {
+    const query = queries[i]!;
+    const vector = vectors[i];
+    return withTenant(pool, { role: "threengram_search", tenantId, readOnly: true, settings: HNSW_FILTERED_SCAN }, (db) =>
+      selectCandidates(db, {
+        eligibility: {
+          tenantId,
+          memoryTypes: [],
+          scopeNames: q.scope === undefined ? null : [q.scope],
+          projects: [],
+          status: "active",
+          recordedAfter: null,
+          recordedBefore: null,
+          asOf: null,
+        },
+        query,
+        ftsQuery: lexicalQueryText(query, policy),
+        anyTerm: matchesAnyTerm(query, policy) ? { maxMatches: policy.lexicalTermMaxMatches } : undefined,
+        rankWindow: policy.lexicalRankWindow,
+        vector: vector ? vectorParam(vector, embedder.model) : null,
+        pool: candidatePoolSize(K, policy),
+        policy,
+      }).then((gathered) => gathered.candidates),
     );
-  }
+  });
   return { fixture, tokens: policy.tokens, pools, fixtureIdOf };
 }
 

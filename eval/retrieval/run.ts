@@ -7,7 +7,7 @@
  *   --record         write the measured values as the new floors (refused if any would go down)
  *   --evidence       also list every query's abstention evidence, weakest first
  *   --policy <json>  try ranking numbers merged over SEARCH_POLICY (calibration; never recorded)
- *   --fit            choose fusion and abstention by cross-validation over both fixtures (fit.ts)
+ *   --fit            choose fusion and abstention by cross-validation over both fixtures and LoCoMo (fit.ts)
  *
  * Started by `npm run eval:retrieval` (through scripts/run-ts.mjs). Output names fixture ids only, never text.
  */
@@ -24,6 +24,8 @@ import { createLogger } from "@3ngram/runtime";
 import { MAX_GET_MEMORIES_IDS, memoryContracts, type RememberInput } from "@3ngram/schema";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import { createTestKeys } from "../../test/support/keys.js";
+import { locomoFixture, readConversations } from "../locomo/data.js";
+import { rememberAll } from "../locomo/load.js";
 import { loadFixture, type Fixture, type FixtureMemory } from "./fixture.js";
 import { fitPolicy, type Pools } from "./fit.js";
 import { gatherPools, outcomesUnder, type QueryPools } from "./pools.js";
@@ -43,6 +45,23 @@ export const FIXTURES = [
   { name: "conversational", dir: new URL("fixture-conversational/", HERE) },
 ] as const;
 export type FixtureName = (typeof FIXTURES)[number]["name"];
+/**
+ * LoCoMo's development half (eval/locomo), a third data set for `--fit` only: conversation turns
+ * written by others, each question searching its own conversation's scope. Gated by eval:locomo.
+ */
+const LOCOMO = "locomo";
+
+/**
+ * The embedder the environment names (EMBEDDINGS_PROVIDER, EMBEDDINGS_LOCAL_MODEL, …; the bundled
+ * local model when it names none), so one command compares models:
+ * `EMBEDDINGS_LOCAL_MODEL=e5-small-v2 npm run eval:retrieval`. Floors hold for one model only.
+ */
+export function evalEmbedder(defaultWorkers?: number): Promise<Embedder> {
+  return createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local", ...process.env }), {
+    warmup: true,
+    ...(defaultWorkers === undefined ? {} : { defaultWorkers }),
+  });
+}
 
 /** The ablation: each leg alone and the fused ranking, all from the same loaded memories. */
 export const VARIANTS = ["vector", "lexical", "fused"] as const;
@@ -213,14 +232,15 @@ async function runQueries(
   return outcomes;
 }
 
-/** Loads a fixture into fresh services and gathers every query's candidate pool (for --fit). */
-export async function loadAndGather(name: FixtureName, embedder: Embedder): Promise<QueryPools[]> {
-  const fixture = loadFixture(FIXTURES.find((f) => f.name === name)!.dir);
+/** Loads a fixture (or LoCoMo) into fresh services and gathers every query's candidate pool (for --fit). */
+async function loadAndGather(name: FixtureName | typeof LOCOMO, embedder: Embedder): Promise<QueryPools[]> {
+  const fixture = name === LOCOMO ? locomoFixture(readConversations()) : loadFixture(FIXTURES.find((f) => f.name === name)!.dir);
   const services = await startServices(embedder);
   try {
     const tenant = await createTenantWithKey(services.memory.pool, { tenantName: `fit-${name}` });
     const as: CallOptions = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read, SCOPES.write] } };
-    const ids = await loadMemories(services.memoryClient, as, fixture);
+    // LoCoMo's turns revise nothing: written one lane per conversation, as eval:locomo writes them.
+    const ids = name === LOCOMO ? await rememberAll(services.memoryClient, as, fixture.memories) : await loadMemories(services.memoryClient, as, fixture);
     const fixtureIdOf = new Map([...ids].map(([fixtureId, id]) => [id, fixtureId]));
     // One set of pools per full-text vector, each gathered with that vector's own lexical score.
     const english = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, {
@@ -248,7 +268,7 @@ export async function loadAndGather(name: FixtureName, embedder: Embedder): Prom
 export async function runRetrievalEval(name: FixtureName, policy: SearchPolicy | null = null, embedder?: Embedder): Promise<EvalRun> {
   const started = performance.now();
   const fixture = loadFixture(FIXTURES.find((f) => f.name === name)!.dir);
-  embedder ??= await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local" }), { warmup: true });
+  embedder ??= await evalEmbedder();
   const base = policy ?? SEARCH_POLICY;
   const services = await startServices(embedder, base);
   try {
@@ -380,22 +400,25 @@ export function fusionShortfalls(run: EvalRun): string[] {
 }
 
 /**
- * Every fixture's candidate pools, for the fit and the probes (passages.ts, word-prior.ts).
- * EVAL_FIT_POOLS=<file> keeps them between runs (they depend only on the data, the model and the
- * pool settings, not on the weights being fitted); delete it after changing those.
+ * Every fixture's candidate pools, and LoCoMo's when asked (the fit), for the fit and the probes
+ * (passages.ts, word-prior.ts). EVAL_FIT_POOLS=<file> keeps them between runs (they depend only on
+ * the data, the model and the pool settings, not on the weights being fitted); delete it after
+ * changing those. A data set the file lacks is gathered and added to it.
  */
-export async function gatherAllPools(embedder: Embedder): Promise<Pools[]> {
+export async function gatherAllPools(embedder: Embedder, { locomo = false } = {}): Promise<Pools[]> {
   const cache = process.env.EVAL_FIT_POOLS;
-  if (cache && existsSync(cache)) {
-    return (JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>).map((p) => ({
-      ...p,
-      fixtureIdOf: new Map(p.fixtureIdOf),
-    }));
-  }
-  const all: Pools[] = [];
-  for (const { name } of FIXTURES) for (const pools of await loadAndGather(name, embedder)) all.push({ ...pools, fixture_: name });
-  if (cache) writeFileSync(cache, JSON.stringify(all.map((p) => ({ ...p, fixtureIdOf: [...p.fixtureIdOf] }))));
-  return all;
+  const all: Pools[] =
+    cache && existsSync(cache)
+      ? (JSON.parse(readFileSync(cache, "utf8")) as Array<Omit<Pools, "fixtureIdOf"> & { fixtureIdOf: [string, string][] }>).map((p) => ({
+          ...p,
+          fixtureIdOf: new Map(p.fixtureIdOf),
+        }))
+      : [];
+  const wanted: Array<FixtureName | typeof LOCOMO> = [...FIXTURES.map((f) => f.name), ...(locomo ? ([LOCOMO] as const) : [])];
+  const missing = wanted.filter((name) => !all.some((p) => p.fixture_ === name));
+  for (const name of missing) for (const pools of await loadAndGather(name, embedder)) all.push({ ...pools, fixture_: name });
+  if (cache && missing.length > 0) writeFileSync(cache, JSON.stringify(all.map((p) => ({ ...p, fixtureIdOf: [...p.fixtureIdOf] }))));
+  return all.filter((p) => (wanted as string[]).includes(p.fixture_));
 }
 
 /** Runs the eval, prints the report, applies the floors; answers the process exit code. */
@@ -406,13 +429,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (options.fit) {
-    const embedder = await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local" }), { warmup: true });
-    const all = await gatherAllPools(embedder);
+    const all = await gatherAllPools(await evalEmbedder(), { locomo: true });
     return fitPolicy(all);
   }
   const started = performance.now();
   const floorsFile = readFloors(FLOORS_FILE);
-  const embedder = await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "local" }), { warmup: true });
+  const embedder = await evalEmbedder();
   const policy = options.policy ?? SEARCH_POLICY;
   const { weights, abstention, fusion } = policy;
   console.log(
