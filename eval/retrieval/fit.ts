@@ -1,230 +1,235 @@
 /**
- * Fits the ranking's fusion and the abstention verdict across the fixtures (`npm run
- * eval:retrieval -- --fit`). Each fixture is loaded through the real memory service; each query's
- * candidate pool is gathered once by the search service's own SQL (as the search role, under RLS)
- * and then ranked offline under every trial policy, which makes a grid of hundreds of policies
- * take seconds. It prints, and never writes: the chosen numbers go into SEARCH_POLICY by hand,
- * and the gate (run.ts) then measures them through the real services.
+ * Chooses the ranking and the abstention verdict across three data sets (`npm run eval:retrieval
+ * -- --fit`): the two fixtures and LoCoMo's development half. Each data set is loaded through the
+ * real memory service; each query's candidate pool is gathered once by the search service's own SQL
+ * (as the search role, under RLS) and ranked offline under every trial policy. It prints, and never
+ * writes: the chosen numbers go into SEARCH_POLICY by hand, and the gates then measure them through
+ * the real services.
  *
- * Selection (docs/evals.md): a ranking policy's score on a fixture is the mean of recall@5 and
- * MRR@5 (supersession must stay perfect); the chosen policy maximises the WORSE fixture's score.
- * Leave-one-fixture-out cross-validation reports how a policy fitted on one fixture alone does on
- * the others, which is the honest estimate of how the choice transfers to text we did not write.
- * Abstention is then calibrated on every fixture together for the chosen ranking. The data sets
- * are the two fixtures and LoCoMo's development half (eval/locomo), whose questions are retrieval
- * queries expecting their evidence turns: it has no supersession or abstention queries.
+ * The method (docs/evals.md, "Choosing the ranking"): start from textbook fusions that fit nothing,
+ * and add a fitted number only when it beats them on the worst data set by more than that data
+ * set's noise without losing on the others.
+ * - Ranking: each leg alone; reciprocal-rank fusion of cosine and BM25 with k = 60 (no fitted
+ *   number: the baseline); and a min-max weighted sum with one weight. A query's score is the mean
+ *   of its hit (first expected memory in the top 5) and reciprocal rank; a data set's, the mean
+ *   over its answerable queries. Noise is a paired bootstrap over queries.
+ * - Abstention: one signal (the best cosine) or two (plus one measure of how much of the query's
+ *   vocabulary is stored), each threshold put above the strongest absent-topic query of both
+ *   fixtures, so abstention precision is 1; LoCoMo's questions, all answerable, count how often it
+ *   abstains wrongly. The rule abstaining least on the worst data set wins; a second signal must
+ *   do better than the first alone by more than one query per data set.
  */
 import { SEARCH_POLICY, evidenceScore, type SearchPolicy } from "@3ngram/search";
-import { computeMetrics, type Metrics } from "./metrics.js";
+import { computeMetrics, firstExpectedRank, type QueryOutcome } from "./metrics.js";
 import { outcomesUnder as outcomesOf, type QueryPools } from "./pools.js";
 
-/** The lexical forms the fit compares: which vector is searched, and how its matches are scored. */
-const LEXICAL_FORMS = [
-  ["english", "ts_rank"],
-  ["english", "bm25"],
-  ["memory", "ts_rank"],
-  ["memory", "bm25"],
-] as const;
-
-/** One fixture's gathered pools, with its name. */
+/** One data set's gathered pools, with its name. */
 export type Pools = QueryPools & { fixture_: string };
 
-/** A ranking policy's score on one fixture: mean of recall@5 and MRR@5; −1 if supersession slips (on a fixture that has any). */
-function rankingScore(m: Metrics, hasSupersession: boolean): number {
-  return hasSupersession && m.supersession < 1 ? -1 : (m.recallAt5 + m.mrrAt5) / 2;
+type Outcome = ReturnType<typeof outcomesOf>[number];
+
+interface DataSet {
+  name: string;
+  byTokens: Map<SearchPolicy["tokens"], Pools>;
+  supersession: boolean;
+  abstention: boolean;
 }
 
-/** Whether a fixture has queries of a slice (LoCoMo has retrieval queries only). */
-const hasSlice = (p: QueryPools, slice: string) => p.fixture.queries.some((q) => q.slice === slice);
+/** A candidate ranking: how it is described, and the policy that ranks it. */
+interface Candidate {
+  label: string;
+  policy: SearchPolicy;
+  /** How many numbers were fitted to choose it (the baseline and the single legs: none). */
+  fitted: number;
+}
 
-/** Every ranking policy the fit tries: lexical score, fusion method, lexical weight, recency, topic bonus. */
-function rankingGrid(): SearchPolicy[] {
-  const grid: SearchPolicy[] = [];
-  const fusions: SearchPolicy["fusion"][] = [
-    { method: "score", rrfK: 60 },
-    { method: "minmax", rrfK: 60 },
-    { method: "rank", rrfK: 60 },
-    ...[5, 20, 60].map((rrfK) => ({ method: "rrf" as const, rrfK })),
-  ];
-  for (const [tokens, lexicalScore] of LEXICAL_FORMS) {
-    for (const fusion of fusions) {
-      for (const fts of [0.2, 0.35, 0.5, 1, 1.5]) {
-        for (const recency of [0, 0.05]) {
-          for (const bonus of [0, 0.5]) {
-            grid.push({
-              ...SEARCH_POLICY,
-              tokens,
-              lexicalScore,
-              fusion,
-              weights: { vector: 1, fts, recency },
-              topicMatch: { ...SEARCH_POLICY.topicMatch, bonus },
-            });
-          }
-        }
-      }
+const f4 = (x: number) => x.toFixed(4);
+const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/** Per answerable query: (hit@5 + reciprocal rank) / 2, the score the choice is made on. */
+function queryScores(outcomes: readonly QueryOutcome[]): number[] {
+  return outcomes
+    .filter((o) => !o.query.advisory && o.query.slice !== "abstention")
+    .map((o) => {
+      const rank = firstExpectedRank(o);
+      return rank === null ? 0 : (1 + 1 / rank) / 2;
+    });
+}
+
+/** A small deterministic generator, so the bootstrap prints the same figures on every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/** Standard error of the mean of paired differences (b − a), by 1,000 bootstrap resamples of the queries. */
+export function pairedBootstrapSe(a: readonly number[], b: readonly number[], resamples = 1000): number {
+  const diffs = a.map((x, i) => b[i]! - x);
+  const random = seeded(0x3e6ea);
+  const means: number[] = [];
+  for (let r = 0; r < resamples; r++) {
+    let sum = 0;
+    for (let i = 0; i < diffs.length; i++) sum += diffs[Math.floor(random() * diffs.length)]!;
+    means.push(sum / diffs.length);
+  }
+  const m = mean(means);
+  return Math.sqrt(mean(means.map((x) => (x - m) ** 2)));
+}
+
+function candidates(): Candidate[] {
+  const base: SearchPolicy = { ...SEARCH_POLICY, lexicalScore: "bm25" };
+  const out: Candidate[] = [];
+  for (const tokens of ["english", "memory"] as const) {
+    const withTokens = { ...base, tokens };
+    out.push(
+      { label: `${tokens} vector only`, fitted: 0, policy: { ...withTokens, fusion: { method: "rrf", rrfK: 60 }, weights: { ...base.weights, fts: 0 } } },
+      { label: `${tokens} BM25 only`, fitted: 0, policy: { ...withTokens, fusion: { method: "rrf", rrfK: 60 }, weights: { ...base.weights, vector: 0 } } },
+      {
+        label: `${tokens} RRF k=60`,
+        fitted: 0,
+        policy: { ...withTokens, fusion: { method: "rrf", rrfK: 60 }, weights: { ...base.weights, vector: 1, fts: 1 } },
+      },
+    );
+    for (const fts of [0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2]) {
+      out.push({
+        label: `${tokens} min-max, lexical weight ${fts}`,
+        fitted: 1,
+        policy: { ...withTokens, fusion: { method: "minmax", rrfK: 60 }, weights: { ...base.weights, vector: 1, fts } },
+      });
     }
   }
-  return grid;
+  return out;
 }
 
-export type Verdict = { weights: Omit<SearchPolicy["abstention"], "minEvidence">; threshold: number; margin: number; worstAbstained: number };
-type Outcomes = ReturnType<typeof outcomesOf>;
+interface Measured {
+  candidate: Candidate;
+  /** Per data set: the outcomes, the per-query scores and the headline metrics. */
+  sets: { outcomes: Outcome[]; scores: number[]; recall: number; mrr: number; supersession: number }[];
+}
+
+function measure(sets: readonly DataSet[], candidate: Candidate): Measured {
+  return {
+    candidate,
+    sets: sets.map((set) => {
+      const outcomes = outcomesOf(set.byTokens.get(candidate.policy.tokens)!, candidate.policy);
+      const m = computeMetrics(outcomes);
+      return { outcomes, scores: queryScores(outcomes), recall: m.recallAt5, mrr: m.mrrAt5, supersession: m.supersession };
+    }),
+  };
+}
+
+/** The abstention rules tried: the best cosine alone, or plus one weighted vocabulary signal. */
+function abstentionRules(): { label: string; signals: number; weights: Omit<SearchPolicy["abstention"], "minEvidence"> }[] {
+  const none = { termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 };
+  const rules = [{ label: "best cosine", signals: 1, weights: none }];
+  for (const w of [0.1, 0.2, 0.3, 0.5]) {
+    rules.push({ label: `best cosine + ${w} x idf-weighted term coverage`, signals: 2, weights: { ...none, weightedCoverageWeight: w } });
+    rules.push({ label: `best cosine + ${w} x top hit's idf share`, signals: 2, weights: { ...none, topMatchWeight: w } });
+    rules.push({ label: `best cosine + ${w} x term coverage`, signals: 2, weights: { ...none, termCoverageWeight: w } });
+  }
+  return rules;
+}
+
+interface Verdict {
+  label: string;
+  signals: number;
+  weights: Omit<SearchPolicy["abstention"], "minEvidence">;
+  threshold: number;
+  /** Per data set: answerable queries abstained, and how many answerable there are. */
+  abstained: { wrong: number; of: number }[];
+  worstRate: number;
+}
 
 /**
- * The abstention verdict for one ranking, calibrated on every fixture together: for each signal
- * weighting, the threshold sits above the strongest absent-topic query (precision 1 on every
- * fixture), halfway to the next answerable one; the weighting with the fewest answerable queries
- * abstained on the worse fixture wins, then the widest margin (relative to the threshold).
+ * The threshold sits halfway between the strongest gated absent-topic query and the next
+ * answerable query above it (over every data set), so every absent topic abstains.
  */
-export function calibrate(outcomes: readonly Outcomes[]): Verdict {
-  let best: Verdict | null = null;
-  for (const termCoverageWeight of [0, 0.5, 1, 2]) {
-    for (const scoreGapWeight of [0, 0.5, 1, 2, 4]) {
-      for (const weightedCoverageWeight of [0, 1, 2, 3]) {
-        for (const topMatchWeight of [0, 1, 2]) {
-          for (const cosineLiftWeight of [0, 1, 2, 4]) {
-            const weights = { termCoverageWeight, scoreGapWeight, weightedCoverageWeight, topMatchWeight, cosineLiftWeight };
-            const sums = outcomes.map((fixture) => {
-              const gated = fixture.filter((o) => !o.query.advisory);
-              const score = (o: Outcomes[number]) => evidenceScore(o.full, weights) ?? 0;
-              return {
-                absent: gated.filter((o) => o.query.slice === "abstention").map(score),
-                answerable: gated.filter((o) => o.query.slice !== "abstention").map(score),
-              };
-            });
-            const strongestAbsent = Math.max(...sums.flatMap((s) => s.absent));
-            const above = sums.flatMap((s) => s.answerable).filter((x) => x > strongestAbsent);
-            const next = above.length > 0 ? Math.min(...above) : strongestAbsent + 0.02;
-            const threshold = Number(((strongestAbsent + next) / 2).toFixed(4));
-            const worstAbstained = Math.max(...sums.map((s) => s.answerable.filter((x) => x < threshold).length / s.answerable.length));
-            const margin = (next - strongestAbsent) / Math.max(threshold, 1e-9);
-            const choice = { weights, threshold, margin, worstAbstained };
-            if (!best || worstAbstained < best.worstAbstained - 1e-9 || (Math.abs(worstAbstained - best.worstAbstained) < 1e-9 && margin > best.margin))
-              best = choice;
-          }
-        }
-      }
-    }
-  }
-  return best!;
+function calibrateRule(outcomes: readonly Outcome[][], rule: ReturnType<typeof abstentionRules>[number]): Verdict {
+  // evidenceScore scales a sum up to its full weight; the verdict compares the plain sum.
+  const total = 1 + Object.values(rule.weights).reduce((a, b) => a + b, 0);
+  const score = (o: Outcome) => (evidenceScore(o.full, rule.weights) ?? 0) / total;
+  const absent = outcomes.flatMap((set) => set.filter((o) => !o.query.advisory && o.query.slice === "abstention").map(score));
+  const answerable = outcomes.map((set) => set.filter((o) => !o.query.advisory && o.query.slice !== "abstention").map(score));
+  const strongestAbsent = Math.max(...absent);
+  const above = answerable.flat().filter((x) => x > strongestAbsent);
+  const next = above.length > 0 ? Math.min(...above) : strongestAbsent + 0.01;
+  const threshold = Number(((strongestAbsent + next) / 2).toFixed(4));
+  const abstained = answerable.map((xs) => ({ wrong: xs.filter((x) => x < threshold).length, of: xs.length }));
+  return { ...rule, threshold, abstained, worstRate: Math.max(...abstained.map((a) => a.wrong / a.of)) };
 }
 
-/** The issue's bound on answerable queries wrongly abstained, per fixture. */
-const MAX_ABSTAINED = 0.03;
-/** How many of the best rankings get their abstention calibrated. */
-const CALIBRATED = 40;
-/** Answerable queries listed below the verdict's threshold, per fixture. */
-const MAX_LISTED = 20;
-
-const describe = (p: SearchPolicy) =>
-  `${p.tokens}/${p.lexicalScore} ${p.fusion.method}${p.fusion.method === "rrf" ? `(k ${p.fusion.rrfK})` : ""} lexical ${p.weights.fts} recency ${p.weights.recency} topic ${p.topicMatch.bonus}`;
-const f4 = (x: number) => x.toFixed(4);
-
-/** Prints the fit over the fixtures' gathered pools (run.ts gathers them); answers the exit code. */
+/** Prints the choice over the gathered pools (run.ts gathers them); answers the exit code. */
 export function fitPolicy(gathered: readonly Pools[]): number {
-  // One entry per fixture, holding its pools for each full-text vector.
   const names = [...new Set(gathered.map((p) => p.fixture_))];
-  const all = names.map((name) => {
+  const sets: DataSet[] = names.map((name) => {
     const byTokens = new Map(gathered.filter((p) => p.fixture_ === name).map((p) => [p.tokens, p]));
     const any = byTokens.values().next().value!;
-    return { fixture_: name, byTokens, supersession: hasSlice(any, "supersession"), abstention: hasSlice(any, "abstention") };
+    const has = (slice: string) => any.fixture.queries.some((q) => q.slice === slice);
+    return { name, byTokens, supersession: has("supersession"), abstention: has("abstention") };
   });
-  const outcomesUnder = (f: (typeof all)[number], policy: SearchPolicy) => outcomesOf(f.byTokens.get(policy.tokens)!, policy);
-  // ---- ranking: maximin over fixtures, with leave-one-fixture-out cross-validation ----
-  const grid = rankingGrid();
-  const ranked = grid
-    .map((policy) => {
-      const outcomes = all.map((p) => outcomesUnder(p, policy));
-      const metrics = outcomes.map(computeMetrics);
-      const scores = metrics.map((m, i) => rankingScore(m, all[i]!.supersession));
-      return { policy, outcomes, metrics, scores, worst: Math.min(...scores) };
-    })
-    .sort((a, b) => b.worst - a.worst);
-  // Calibrating abstention is the slow part: only the rankings in the top CALIBRATED by the worse
-  // fixture's score are calibrated (the rest keep an infeasible verdict).
-  const scored = ranked.map((r, i) => {
-    const verdict: Verdict = i < CALIBRATED ? calibrate(r.outcomes) : { weights: SEARCH_POLICY.abstention, threshold: 0, margin: 0, worstAbstained: 1 };
-    return { ...r, verdict, feasible: verdict.worstAbstained <= MAX_ABSTAINED };
-  });
-  // A ranking whose abstention can meet the bound beats one that cannot; then the worse fixture's
-  // score; ties go to the better mean, then to the earlier (simpler) grid entry.
-  const better = (a: (typeof scored)[number], b: (typeof scored)[number]) =>
-    Number(b.feasible) - Number(a.feasible) || b.worst - a.worst || b.scores.reduce((x, y) => x + y, 0) - a.scores.reduce((x, y) => x + y, 0);
-  const chosen = [...scored].sort(better)[0]!;
 
-  console.log(`ranking grid: ${grid.length} policies over ${all.length} fixtures (score = mean of recall@5 and MRR@5; supersession must be 1)\n`);
-  console.log("leave-one-fixture-out: fitted on one fixture, measured on each other one");
-  for (const [i, p] of all.entries()) {
-    const bestHere = [...scored].sort((a, b) => b.scores[i]! - a.scores[i]!)[0]!;
-    for (const [j, q] of all.entries()) {
-      if (i === j) continue;
-      console.log(
-        `  fit on ${p.fixture_}: ${describe(bestHere.policy)} -> ${p.fixture_} ${f4(bestHere.scores[i]!)}, held-out ${q.fixture_} ${f4(bestHere.scores[j]!)} (recall@5 ${f4(bestHere.metrics[j]!.recallAt5)}, MRR@5 ${f4(bestHere.metrics[j]!.mrrAt5)})`,
-      );
+  // ---- ranking ----
+  const measured = candidates().map((c) => measure(sets, c));
+  console.log(`ranking: recall@5 / MRR@5 per data set (${sets.map((s) => s.name).join(", ")}); supersession must stay 1 on the fixtures\n`);
+  for (const m of measured) {
+    const cells = m.sets.map(
+      (s, i) => `${f4(s.recall)} / ${f4(s.mrr)}${sets[i]!.supersession && s.supersession < 1 ? ` (supersession ${f4(s.supersession)})` : ""}`,
+    );
+    console.log(`  ${m.candidate.label.padEnd(40)} ${cells.join("   ")}`);
+  }
+
+  const eligible = (m: Measured) => m.sets.every((s, i) => !sets[i]!.supersession || s.supersession === 1);
+  // The worst data set is the one with the lowest score under the baseline.
+  const baselines = measured.filter((m) => m.candidate.label.endsWith("RRF k=60"));
+  const baseline = [...baselines].sort((a, b) => Math.min(...b.sets.map((s) => mean(s.scores))) - Math.min(...a.sets.map((s) => mean(s.scores))))[0]!;
+  const worst = baseline.sets.reduce((w, s, i) => (mean(s.scores) < mean(baseline.sets[w]!.scores) ? i : w), 0);
+  console.log(`\nbaseline: ${baseline.candidate.label} (no fitted number); worst data set under it: ${sets[worst]!.name}`);
+  console.log(`each candidate against it: difference in mean query score per data set ± its bootstrap standard error\n`);
+  let chosen = baseline;
+  let chosenGain = 0;
+  for (const m of measured) {
+    if (m === baseline || !eligible(m)) continue;
+    const diffs = m.sets.map((s, i) => ({ gain: mean(s.scores) - mean(baseline.sets[i]!.scores), se: pairedBootstrapSe(baseline.sets[i]!.scores, s.scores) }));
+    const winsWorst = diffs[worst]!.gain > 2 * diffs[worst]!.se;
+    const losesNone = diffs.every((d) => d.gain > -2 * d.se);
+    const verdict = winsWorst && losesNone ? "WINS" : "";
+    console.log(
+      `  ${m.candidate.label.padEnd(40)} ${diffs.map((d, i) => `${sets[i]!.name} ${d.gain >= 0 ? "+" : ""}${f4(d.gain)} ± ${f4(d.se)}`).join("   ")} ${verdict}`,
+    );
+    if (verdict && diffs[worst]!.gain > chosenGain) {
+      chosen = m;
+      chosenGain = diffs[worst]!.gain;
     }
   }
-  console.log(`\nbest per fusion method (maximin):`);
-  for (const [tokens, lexicalScore] of LEXICAL_FORMS) {
-    for (const method of ["score", "minmax", "rank", "rrf"] as const) {
-      const best = scored
-        .filter((s) => s.policy.fusion.method === method && s.policy.lexicalScore === lexicalScore && s.policy.tokens === tokens)
-        .sort(better)[0]!;
-      console.log(
-        `  ${describe(best.policy)}: ${all.map((p, i) => `${p.fixture_} R@5 ${f4(best.metrics[i]!.recallAt5)} MRR ${f4(best.metrics[i]!.mrrAt5)}`).join("; ")}; ` +
-          `abstained ≤ ${(best.verdict.worstAbstained * 100).toFixed(1)}%`,
-      );
-    }
-  }
-  console.log(`\nchosen (maximin): ${describe(chosen.policy)}`);
+  console.log(`\nchosen ranking: ${chosen.candidate.label} (${chosen.candidate.fitted} fitted number${chosen.candidate.fitted === 1 ? "" : "s"})`);
 
-  // ---- abstention: calibrated on every fixture together for the chosen ranking ----
-  const best = chosen.verdict;
-  console.log(
-    `abstention (every fixture): abstain below ${best!.threshold} with weights ${JSON.stringify(best!.weights)}; ` +
-      `margin ${best!.margin.toFixed(3)}, worst fixture's answerable abstained ${(best!.worstAbstained * 100).toFixed(1)}%`,
-  );
-  const final: SearchPolicy = { ...chosen.policy, abstention: { minEvidence: best!.threshold, ...best!.weights } };
-  // Cross-validation of the verdict: calibrated on one fixture alone, measured on each (a fixture
-  // without absent topics has nothing to calibrate on alone).
-  for (const [i, p] of all.entries()) {
-    if (!p.abstention) continue;
-    const alone = calibrate([chosen.outcomes[i]!]);
-    const trial: SearchPolicy = { ...chosen.policy, abstention: { minEvidence: alone.threshold, ...alone.weights } };
-    const measured = all.map((q) => {
-      const m = computeMetrics(outcomesUnder(q, trial));
-      return `${q.fixture_}${q.abstention ? ` abstention ${f4(m.abstentionPrecision)}` : ""} answerable-above-τ ${f4(m.answerableAboveTau)}`;
-    });
-    console.log(`  verdict calibrated on ${p.fixture_} alone (below ${alone.threshold}, ${JSON.stringify(alone.weights)}): ${measured.join("; ")}`);
-  }
-  // Where the verdict is tight: the strongest absent-topic queries and the answerable ones below it.
-  for (const [i, p] of all.entries()) {
-    const rows = chosen.outcomes[i]!.filter((o) => !o.query.advisory).map((o) => ({
-      id: o.query.id,
-      slice: o.query.slice,
-      score: evidenceScore(o.full, best!.weights) ?? 0,
-    }));
-    const absent = rows
-      .filter((r) => r.slice === "abstention")
-      .sort((a, b) => b.score - a.score)
-      .slice(0, 3);
-    const low = rows.filter((r) => r.slice !== "abstention" && r.score < best!.threshold).sort((a, b) => a.score - b.score);
-    // LoCoMo can have hundreds below: the weakest are enough to see where the verdict bites.
-    const listed = low.slice(0, MAX_LISTED).map((r) => `${r.id} ${r.score.toFixed(3)}`);
-    if (low.length > MAX_LISTED) listed.push(`… ${low.length} in all`);
+  // ---- abstention, for the chosen ranking ----
+  const outcomes = chosen.sets.map((s) => s.outcomes);
+  const verdicts = abstentionRules().map((rule) => calibrateRule(outcomes, rule));
+  console.log(`\nabstention rules (precision 1 on every fixture's gated absent topics): answerable queries abstained per data set`);
+  for (const v of verdicts) {
     console.log(
-      `  ${p.fixture_}: strongest absent ${absent.map((r) => `${r.id} ${r.score.toFixed(3)}`).join(", ") || "none"}; answerable below: ${listed.join(", ") || "none"}`,
+      `  ${v.label.padEnd(46)} below ${v.threshold.toFixed(4)}: ${v.abstained.map((a, i) => `${sets[i]!.name} ${a.wrong}/${a.of} (${((100 * a.wrong) / a.of).toFixed(1)} %)`).join(", ")}`,
     );
   }
-  console.log(`\nwith that verdict (offline ranking of the gathered pools):`);
-  for (const p of all) {
-    const m = computeMetrics(outcomesUnder(p, final));
-    console.log(
-      `  ${p.fixture_}: recall@5 ${f4(m.recallAt5)} MRR@5 ${f4(m.mrrAt5)}${p.supersession ? ` supersession ${f4(m.supersession)}` : ""}` +
-        `${p.abstention ? ` abstention ${f4(m.abstentionPrecision)}` : ""} answerable-above-τ ${f4(m.answerableAboveTau)}`,
-    );
-  }
+  const single = verdicts.find((v) => v.signals === 1)!;
+  const better = (a: Verdict, b: Verdict) => a.worstRate - b.worstRate;
+  const bestPair = verdicts.filter((v) => v.signals === 2).sort(better)[0]!;
+  // A second signal must abstain wrongly on fewer queries on every data set, by more than one on the worst.
+  const pairWins =
+    bestPair.abstained.every((a, i) => a.wrong <= single.abstained[i]!.wrong) &&
+    bestPair.worstRate < single.worstRate - Math.max(...single.abstained.map((a) => 1 / a.of));
+  const verdict = pairWins ? bestPair : single;
+  console.log(`\nchosen verdict: ${verdict.label}, abstain below ${verdict.threshold}`);
+  const policy: SearchPolicy = {
+    ...chosen.candidate.policy,
+    abstention: { minEvidence: verdict.threshold * (1 + Object.values(verdict.weights).reduce((a, b) => a + b, 0)), ...verdict.weights },
+  };
   console.log(
-    `\nSEARCH_POLICY numbers: ${JSON.stringify({ weights: final.weights, fusion: final.fusion, topicMatch: final.topicMatch, abstention: final.abstention })}`,
+    `SEARCH_POLICY numbers: ${JSON.stringify({ tokens: policy.tokens, lexicalScore: policy.lexicalScore, weights: policy.weights, fusion: policy.fusion, abstention: policy.abstention })}`,
   );
   return 0;
 }

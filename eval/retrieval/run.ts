@@ -242,11 +242,11 @@ async function loadAndGather(name: FixtureName | typeof LOCOMO, embedder: Embedd
     // LoCoMo's turns revise nothing: written one lane per conversation, as eval:locomo writes them.
     const ids = name === LOCOMO ? await rememberAll(services.memoryClient, as, fixture.memories) : await loadMemories(services.memoryClient, as, fixture);
     const fixtureIdOf = new Map([...ids].map(([fixtureId, id]) => [id, fixtureId]));
-    // One set of pools per full-text vector, each gathered with that vector's own lexical score.
+    // One set of pools per full-text vector, each leg's rows chosen by BM25 (the textbook lexical score).
     const english = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, {
       ...SEARCH_POLICY,
       tokens: "english",
-      lexicalScore: "ts_rank",
+      lexicalScore: "bm25",
     });
     const memory = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, {
       ...SEARCH_POLICY,
@@ -429,8 +429,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (options.fit) {
-    const all = await gatherAllPools(await evalEmbedder(), { locomo: true });
-    return fitPolicy(all);
+    const embedder = await evalEmbedder();
+    try {
+      return fitPolicy(await gatherAllPools(embedder, { locomo: true }));
+    } finally {
+      await embedder.close?.();
+    }
   }
   const started = performance.now();
   const floorsFile = readFloors(FLOORS_FILE);

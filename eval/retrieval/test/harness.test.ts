@@ -2,10 +2,9 @@ import { describe, expect, it } from "vitest";
 import { SEARCH_POLICY } from "@3ngram/search";
 import { loadFixture, validateFixture, type Fixture, type FixtureQuery } from "../fixture.js";
 import { MINIMUM_FLOORS, checkFloors, fixtureFloors, floorTo4, ratchet, readFloors, type FloorsFile } from "../floors.js";
+import { pairedBootstrapSe } from "../fit.js";
 import { advisoryAbstention, computeMetrics, describeFailures, firstExpectedRank, supersessionCorrect, type QueryOutcome } from "../metrics.js";
 import { FIXTURES, mergePolicy, parseArgs } from "../run.js";
-import { passagesOf } from "../passages.js";
-import { MAX_WORD_COST, questionWords, wordCosts } from "../word-prior.js";
 
 const fixture = loadFixture(new URL("../fixture/", import.meta.url));
 
@@ -148,43 +147,32 @@ describe("command line", () => {
   });
 });
 
-describe("passages (eval:passages)", () => {
-  it("reads each sentence or line with the topic in front, and nothing for a one-sentence memory", () => {
-    expect(passagesOf({ topic: "Deload", content: "I deload every fourth week. Same lifts at 60%!\nNo grinding: ever" })).toEqual([
-      "Deload\nI deload every fourth week.",
-      "Deload\nSame lifts at 60%!",
-      "Deload\nNo grinding:",
-      "Deload\never",
-    ]);
-    expect(passagesOf({ topic: "Deload", content: "I deload every fourth week (v1.2 of the plan)." })).toEqual([]);
-  });
-});
-
-describe("word prior (eval:word-prior)", () => {
-  const vocabulary: [string, number][] = [
-    ["<unk>", 0],
-    ["<s>", 0],
-    ["</s>", 0],
-    ["x1", 0],
-    ["x2", 0],
-    ["x3", 0],
-    ["\u2581often", -8],
-    ["\u2581sour", -11],
-    ["dough", -12],
-    ["\u2581", -5],
-    ["q", -13],
-  ];
-  const cost = wordCosts(vocabulary);
-
-  it("costs a word its cheapest segmentation into the vocabulary's pieces, capped", () => {
-    expect(cost("Often")).toBe(8);
-    // sour + dough = 23, over the cap; a lone boundary piece then "q" = 5 + 13.
-    expect(cost("sourdough")).toBe(MAX_WORD_COST);
-    expect(cost("q")).toBe(18);
-    expect(cost("zz")).toBe(MAX_WORD_COST);
-  });
-
-  it("reads a question's words once each, keeping apostrophes and hyphens inside a word", () => {
-    expect(questionWords("Why didn't the double-booked run run?")).toEqual(["why", "didn't", "the", "double-booked", "run"]);
+describe("the fit's noise estimate", () => {
+  it("is zero when every query moves by the same amount, and grows with the spread of the differences", () => {
+    const a = [0, 0.5, 1, 0.75, 0.6, 1, 0];
+    expect(pairedBootstrapSe(a, a)).toBe(0);
+    expect(
+      pairedBootstrapSe(
+        a,
+        a.map((x) => x + 0.1),
+      ),
+    ).toBeCloseTo(0, 12);
+    const small = pairedBootstrapSe(
+      a,
+      a.map((x, i) => x + (i % 2 === 0 ? 0.1 : -0.1)),
+    );
+    const large = pairedBootstrapSe(
+      a,
+      a.map((x, i) => x + (i % 2 === 0 ? 0.5 : -0.5)),
+    );
+    expect(small).toBeGreaterThan(0);
+    expect(large).toBeCloseTo(5 * small, 6);
+    // Seeded: the same figures on every run.
+    expect(
+      pairedBootstrapSe(
+        a,
+        a.map((x, i) => x + (i % 2 === 0 ? 0.1 : -0.1)),
+      ),
+    ).toBe(small);
   });
 });

@@ -13,7 +13,7 @@ export type EmbeddingsConfig =
   | {
       /** A bundled offline model (bundled-models.ts), run in this process. */
       provider: "local";
-      /** Which one; unset means the default (bge-small-en-v1.5). */
+      /** Which one; unset means the default (e5-small-v2). */
       model?: BundledModelName | undefined;
       /** Where fetched model files are; unset means the user's cache (model-cache.ts). */
       cacheDir?: string | undefined;
@@ -80,8 +80,8 @@ const DEFAULT_HASHING_DIMENSIONS = 512;
  * - `EMBEDDINGS_BASE_URL`: API root for `openai`, e.g. `https://api.openai.com/v1` (required for openai)
  * - `EMBEDDINGS_MODEL`: model name for `openai` (required for openai)
  * - `EMBEDDINGS_API_KEY`: bearer token for `openai` (optional, e.g. for local servers)
- * - `EMBEDDINGS_LOCAL_MODEL`: the bundled model for `local`: bge-small-en-v1.5 (default),
- *   e5-small-v2, all-minilm-l6-v2 or use-lite
+ * - `EMBEDDINGS_LOCAL_MODEL`: the bundled model for `local`: e5-small-v2 (default), bge-small-en-v1.5,
+ *   all-minilm-l6-v2 or use-lite
  * - `EMBEDDINGS_MODEL_CACHE`: where fetched model files are (default ~/.cache/3ngram/models)
  * - `EMBEDDINGS_DIMENSIONS`: vector length; `hashing` defaults to 512, `openai` sends it
  *   as the `dimensions` request field, `local` only accepts its model's own

@@ -155,7 +155,7 @@ describe("createEmbedder", () => {
 
   it("builds the local embedder without loading the model", async () => {
     const embedder = await createEmbedder(parseEmbeddingsConfig({}));
-    expect(embedder.model).toBe("bge-small-en-v1.5-int8");
+    expect(embedder.model).toBe("e5-small-v2-int8");
     expect(embedder.dimensions).toBe(384);
   });
 });

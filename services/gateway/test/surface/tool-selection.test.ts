@@ -22,6 +22,9 @@ interface Bounds {
   overlapCeiling: number;
 }
 
+/** The model the bounds were recorded with; changing it means re-recording every bound. */
+const TOOL_SELECTION_MODEL = "use-lite";
+
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(join(SURFACE_DIR, file), "utf8")) as T;
 const UTTERANCES_PER_TOOL = 5;
 
@@ -39,7 +42,9 @@ describe("tool-selection eval", () => {
   it("holds the recorded floors on accuracy and margin and the ceiling on description overlap", async () => {
     expect(SEMANTIC_WEIGHT, "the selector changed: re-record the bounds").toBe(bounds.semanticWeight);
     const cases = tools.flatMap((t) => (utterances[t.name] ?? []).map((utterance) => ({ utterance, expected: t.name })));
-    const embedder = await createEmbedder({ provider: "local" });
+    // A fixed yardstick, not the server's default model: the bounds measure the descriptions, and a
+    // new default model must not move them (docs/mcp-surface.md, "Tool-selection eval").
+    const embedder = await createEmbedder({ provider: "local", model: TOOL_SELECTION_MODEL });
     const report = await evaluate(embedder, tools, cases);
     const misses = report.selections.filter((s) => s.chosen !== s.expected);
     const round = (n: number) => Math.round(n * 10_000) / 10_000;
