@@ -129,6 +129,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const embedder = keepingQueryVectors(model);
   const services = await startServices(embedder);
   let load: string, searches: string, legs: string, agreeing: number;
+  // Every question here is answerable, so each "not stored" verdict is a wrong one.
+  let abstained = 0;
   try {
     const tenant = await createTenantWithKey(services.memory.pool, { tenantName: "locomo" });
     const as: CallOptions = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read, SCOPES.write] } };
@@ -139,6 +141,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const searchClock = startClock();
     ranked.fused = await mapInFlight(fixture.queries, QUERIES_IN_FLIGHT, async (q) => {
       const response = await services.searchClient.search({ query: q.query, limit: K, scope: q.scope! }, as);
+      if (response.coverage?.abstained) abstained += 1;
       return response.hits.map((h) => fixtureIdOf.get(h.id) ?? `?${h.id}`);
     });
     searches = searchClock();
@@ -182,6 +185,9 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const fused = summarise(judged.fused);
   console.log(`\nfused: ${fused.hits}/${fused.questions} questions answered`);
+  console.log(
+    `abstained (said "not stored"; every question is answerable): ${abstained}/${questions.length} (${((100 * abstained) / questions.length).toFixed(1)} %)`,
+  );
   for (const c of conversations) {
     const missed = questions.flatMap((q, i) => (q.conversation === c.id && judged.fused[i]!.rank === null ? [`q${q.index}`] : []));
     console.log(`  conversation ${c.id} missed ${missed.length}: ${missed.join(" ")}`);

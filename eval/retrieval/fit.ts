@@ -80,7 +80,7 @@ export function pairedBootstrapSe(a: readonly number[], b: readonly number[], re
 }
 
 function candidates(): Candidate[] {
-  const base: SearchPolicy = { ...SEARCH_POLICY, lexicalScore: "bm25" };
+  const base: SearchPolicy = SEARCH_POLICY;
   const out: Candidate[] = [];
   for (const tokens of ["english", "memory"] as const) {
     const withTokens = { ...base, tokens };
@@ -122,8 +122,10 @@ function measure(sets: readonly DataSet[], candidate: Candidate): Measured {
 }
 
 /** The abstention rules tried: the best cosine alone, or plus one weighted vocabulary signal. */
-function abstentionRules(): { label: string; signals: number; weights: Omit<SearchPolicy["abstention"], "minEvidence"> }[] {
-  const none = { termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 };
+type Weights = Omit<SearchPolicy["abstention"], "minEvidence" | "model">;
+
+function abstentionRules(): { label: string; signals: number; weights: Weights }[] {
+  const none = { termCoverageWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0 };
   const rules = [{ label: "best cosine", signals: 1, weights: none }];
   for (const w of [0.1, 0.2, 0.3, 0.5]) {
     rules.push({ label: `best cosine + ${w} x idf-weighted term coverage`, signals: 2, weights: { ...none, weightedCoverageWeight: w } });
@@ -136,7 +138,7 @@ function abstentionRules(): { label: string; signals: number; weights: Omit<Sear
 interface Verdict {
   label: string;
   signals: number;
-  weights: Omit<SearchPolicy["abstention"], "minEvidence">;
+  weights: Weights;
   threshold: number;
   /** Per data set: answerable queries abstained, and how many answerable there are. */
   abstained: { wrong: number; of: number }[];
@@ -224,12 +226,13 @@ export function fitPolicy(gathered: readonly Pools[]): number {
     bestPair.worstRate < single.worstRate - Math.max(...single.abstained.map((a) => 1 / a.of));
   const verdict = pairWins ? bestPair : single;
   console.log(`\nchosen verdict: ${verdict.label}, abstain below ${verdict.threshold}`);
+  const model = sets[0]!.byTokens.values().next().value!.model;
   const policy: SearchPolicy = {
     ...chosen.candidate.policy,
-    abstention: { minEvidence: verdict.threshold * (1 + Object.values(verdict.weights).reduce((a, b) => a + b, 0)), ...verdict.weights },
+    abstention: { model, minEvidence: verdict.threshold * (1 + Object.values(verdict.weights).reduce((a, b) => a + b, 0)), ...verdict.weights },
   };
   console.log(
-    `SEARCH_POLICY numbers: ${JSON.stringify({ tokens: policy.tokens, lexicalScore: policy.lexicalScore, weights: policy.weights, fusion: policy.fusion, abstention: policy.abstention })}`,
+    `SEARCH_POLICY numbers: ${JSON.stringify({ tokens: policy.tokens, weights: policy.weights, fusion: policy.fusion, abstention: policy.abstention })}`,
   );
   return 0;
 }

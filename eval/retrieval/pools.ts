@@ -42,6 +42,8 @@ export interface QueryPools {
   tokens: SearchPolicy["tokens"];
   /** Per query, in fixture order. */
   pools: CandidateRow[][];
+  /** The embedding model the queries were embedded with (the abstention verdict is calibrated per model). */
+  model: string;
   fixtureIdOf: ReadonlyMap<string, string>;
 }
 
@@ -90,7 +92,7 @@ export async function gatherPools(
       }).then((gathered) => gathered.candidates),
     );
   });
-  return { fixture, tokens: policy.tokens, pools, fixtureIdOf };
+  return { fixture, tokens: policy.tokens, pools, model: embedder.model, fixtureIdOf };
 }
 
 /** The outcomes of every query under one policy, ranked offline from the gathered pools, with each one's full evidence. */
@@ -101,7 +103,7 @@ export function outcomesUnder(p: QueryPools, policy: SearchPolicy): (QueryOutcom
     return {
       query,
       ranked: ranked.slice(0, K).map((r) => p.fixtureIdOf.get(r.candidate.id) ?? "?"),
-      abstained: shouldAbstain(evidence, ranked.length, policy),
+      abstained: shouldAbstain(evidence, ranked.length, p.model, policy),
       evidence: { bestCosine: evidence.bestCosine, termCoverage: evidence.termCoverage ?? null, scoreGap: evidence.scoreGap },
       full: evidence,
     };

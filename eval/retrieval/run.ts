@@ -17,7 +17,7 @@ import { memoryServices } from "@3ngram/proto/memory/v1";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { createEmbedder, parseEmbeddingsConfig, type Embedder } from "@3ngram/embeddings";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
-import { SEARCH_POLICY, loadSearchConfig, startSearchService, type RunningSearchService, type SearchPolicy } from "@3ngram/search";
+import { SEARCH_POLICY, evidenceScore, loadSearchConfig, startSearchService, type RunningSearchService, type SearchPolicy } from "@3ngram/search";
 import { createMemoryQueueBackend } from "@3ngram/queue";
 import { bridgeClient, createRpcClient, createRpcClients, SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
@@ -97,6 +97,8 @@ export interface EvalRun {
   model: string;
   /** The fused run first is not guaranteed; look variants up by name. */
   variants: VariantRun[];
+  /** The fused policy's outcomes ranked offline from the pools, with every evidence signal (for --evidence). */
+  pooled: ReturnType<typeof outcomesUnder>;
   timings: { loadMs: number; queryMs: number; totalMs: number };
 }
 
@@ -242,17 +244,9 @@ async function loadAndGather(name: FixtureName | typeof LOCOMO, embedder: Embedd
     // LoCoMo's turns revise nothing: written one lane per conversation, as eval:locomo writes them.
     const ids = name === LOCOMO ? await rememberAll(services.memoryClient, as, fixture.memories) : await loadMemories(services.memoryClient, as, fixture);
     const fixtureIdOf = new Map([...ids].map(([fixtureId, id]) => [id, fixtureId]));
-    // One set of pools per full-text vector, each leg's rows chosen by BM25 (the textbook lexical score).
-    const english = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, {
-      ...SEARCH_POLICY,
-      tokens: "english",
-      lexicalScore: "bm25",
-    });
-    const memory = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, {
-      ...SEARCH_POLICY,
-      tokens: "memory",
-      lexicalScore: "bm25",
-    });
+    // One set of pools per full-text vector.
+    const english = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, { ...SEARCH_POLICY, tokens: "english" });
+    const memory = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, { ...SEARCH_POLICY, tokens: "memory" });
     return [english, memory];
   } finally {
     await services.close();
@@ -290,6 +284,7 @@ export async function runRetrievalEval(name: FixtureName, policy: SearchPolicy |
       fixture: name,
       model: embedder.model,
       variants,
+      pooled: outcomesUnder(pools, base),
       timings: { loadMs: queryStart - loadStart, queryMs: done - queryStart, totalMs: done - started },
     };
   } finally {
@@ -348,29 +343,30 @@ function pad(text: string, width: number): string {
 const fixed = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? "-" : x.toFixed(digits));
 
 /**
- * Every query's abstention evidence, weakest first, with the policy's weighted sum next to its
- * threshold (the sum is the rule's when all three signals are present, as they are here).
+ * Every query's abstention evidence, weakest first, with the verdict's sum next to its threshold.
+ * The signals come from the pools ranked offline under the same policy (the envelope reports only
+ * some of them); the gate checks that ranking against the service's.
  */
-function printEvidence(run: VariantRun): void {
-  const { minEvidence, termCoverageWeight, scoreGapWeight } = run.policy.abstention;
-  const unit = (x: number | null | undefined) => Math.min(1, Math.max(0, x ?? 0));
-  const rows = run.outcomes.map((o) => {
-    const e = o.evidence;
-    const sum = unit(e?.bestCosine) + termCoverageWeight * unit(e?.termCoverage) + scoreGapWeight * unit(e?.scoreGap);
-    return { o, e, sum };
-  });
+function printEvidence(run: EvalRun): void {
+  const policy = variantOf(run, "fused").policy;
+  const { minEvidence, model: _calibratedFor, ...weights } = policy.abstention;
+  const rows = run.pooled.map((o) => ({ o, sum: evidenceScore(o.full, weights) ?? 0 }));
   rows.sort((a, b) => a.sum - b.sum || (a.o.query.id < b.o.query.id ? -1 : 1));
-  console.log(`\nabstention evidence, weakest first (threshold ${minEvidence}; cos + ${termCoverageWeight}·coverage + ${scoreGapWeight}·gap):`);
-  console.log(`  ${pad("query", 7)}${pad("slice", 22)}${pad("cosine", 8)}${pad("cover", 8)}${pad("gap", 8)}${pad("sum", 8)}verdict`);
+  console.log(
+    `\nabstention evidence, weakest first (abstain below ${minEvidence} = cos + ${weights.termCoverageWeight}·coverage + ` +
+      `${weights.weightedCoverageWeight}·idf-coverage + ${weights.topMatchWeight}·top-match):`,
+  );
+  console.log(`  ${pad("query", 7)}${pad("slice", 22)}${pad("cosine", 8)}${pad("cover", 8)}${pad("idfcov", 8)}${pad("top", 8)}${pad("sum", 8)}verdict`);
   let marked = false;
-  for (const { o, e, sum } of rows) {
+  for (const { o, sum } of rows) {
     if (!marked && sum >= minEvidence) {
       console.log(`  ${"-".repeat(20)} threshold ${minEvidence} ${"-".repeat(20)}`);
       marked = true;
     }
+    const e = o.full;
     const slice = o.query.advisory ? `${o.query.slice} (advisory)` : o.query.slice;
     console.log(
-      `  ${pad(o.query.id, 7)}${pad(slice, 22)}${pad(fixed(e?.bestCosine), 8)}${pad(fixed(e?.termCoverage), 8)}${pad(fixed(e?.scoreGap), 8)}${pad(sum.toFixed(3), 8)}${o.abstained ? "abstained" : "found"}`,
+      `  ${pad(o.query.id, 7)}${pad(slice, 22)}${pad(fixed(e.bestCosine), 8)}${pad(fixed(e.termCoverage), 8)}${pad(fixed(e.weightedCoverage), 8)}${pad(fixed(e.topMatch), 8)}${pad(sum.toFixed(3), 8)}${o.abstained ? "abstained" : "found"}`,
     );
   }
 }
@@ -445,9 +441,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     `policy${options.policy ? " (TRIAL, from --policy)" : ""}: vector ${weights.vector}, lexical ${weights.fts}, ` +
       `fusion ${fusion.method}${fusion.method === "rrf" ? ` (k ${fusion.rrfK})` : ""}, recency ${weights.recency} (half-life ${policy.recencyHalfLifeDays} d), ` +
       `topic bonus ${policy.topicMatch.bonus}, supersession penalty ${policy.supersessionPenalty}; ` +
-      `abstain below ${abstention.minEvidence} = cos + ${abstention.termCoverageWeight}·coverage + ${abstention.scoreGapWeight}·gap + ` +
-      `${abstention.weightedCoverageWeight}·idf-coverage + ${abstention.topMatchWeight}·top-match + ${abstention.cosineLiftWeight}·cosine-lift; ` +
-      `vector ${policy.tokens}, lexical score ${policy.lexicalScore}`,
+      `abstain below ${abstention.minEvidence} = cos + ${abstention.termCoverageWeight}·coverage + ` +
+      `${abstention.weightedCoverageWeight}·idf-coverage + ${abstention.topMatchWeight}·top-match; full-text vector ${policy.tokens}, BM25`,
   );
   let code = 0;
   const next: FloorsByFixture = { model: floorsFile.model, fixtures: { ...floorsFile.fixtures } };
@@ -479,7 +474,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.log(`\nqueries that missed, fused (fixture ids only):`);
       for (const line of failures) console.log(`  ${line}`);
     }
-    if (options.evidence) printEvidence(fused);
+    if (options.evidence) printEvidence(run);
 
     if (floors.model !== run.model) {
       console.error(`\n${name}: floors were recorded with model ${floors.model}, this run used ${run.model}`);

@@ -1,19 +1,22 @@
-// Measures the bundled local model on each backend, back to back in one process so both see the
-// same machine: load time, one query at a time (p50/p95), batches of 16 and 64 texts, and
-// concurrent single-text calls through worker pools. Run after building: npm run bench
-// Backends: all by default, or the ones named as arguments (`npm run bench -- onnx`).
+// Measures each bundled model back to back in one run, so all see the same machine: load time and
+// resident memory (each model in a fresh process), one query at a time (p50/p95, with the model's
+// query marker), batches of 16 stored texts on the calling thread, and concurrent single-text calls
+// through worker pools of 1 and 2. Run after building and fetching (npm run models -- --all):
+//   npm run bench -w packages/embeddings                  every model
+//   npm run bench -w packages/embeddings -- e5-small-v2   the ones named
+import { execFileSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { HashingEmbedder, LOCAL_BACKENDS, LocalModelEmbedder, LocalModelPool } from "../dist/index.js";
-
-const backends = process.argv.length > 2 ? process.argv.slice(2) : [...LOCAL_BACKENDS].reverse();
-for (const backend of backends) {
-  if (!LOCAL_BACKENDS.includes(backend)) throw new Error(`unknown backend ${backend}; one of ${LOCAL_BACKENDS.join(", ")}`);
-}
+import { fileURLToPath } from "node:url";
+import { BUNDLED_MODEL_NAMES, LocalModelEmbedder, LocalModelPool } from "../dist/index.js";
 
 const ROUNDS = 5;
+// Memory-like texts: a topic line and a sentence or two (~180 characters, the fixtures' average).
 const texts = Array.from(
   { length: 64 },
-  (_, i) => `Note ${i}: the user prefers ${["dark mode", "tabs over spaces", "TypeScript", "short answers"][i % 4]} ` + `when working on project ${i % 7}.`,
+  (_, i) =>
+    `Project ${i % 7} ${["storage", "editor", "deploys", "reviews"][i % 4]}\n` +
+    `We decided to keep ${["PostgreSQL for storage", "tabs over spaces", "deploys on Tuesdays", "two reviewers per change"][i % 4]} ` +
+    `after the discussion on day ${i}; revisit if the team grows past ${i + 5} people or the costs double.`,
 );
 const CONCURRENT = 96;
 const single = texts
@@ -30,11 +33,11 @@ function percentiles(times) {
 
 /** One query at a time: what a lone search pays for its query vector. */
 async function oneAtATime(embedder) {
-  await embedder.embed(["warm"]);
+  await embedder.embed(["warm"], { purpose: "query" });
   const times = [];
   for (let i = 0; i < 60; i++) {
     const start = performance.now();
-    await embedder.embed([`what did we decide about storage ${i}`]);
+    await embedder.embed([`what did we decide about storage ${i}`], { purpose: "query" });
     times.push(performance.now() - start);
   }
   return percentiles(times);
@@ -49,60 +52,50 @@ async function batchRate(embedder, size) {
     await embedder.embed(batch);
     rates.push((batch.length * 1000) / (performance.now() - start));
   }
-  return `${median(rates).toFixed(1)} embeddings/s`;
+  return `${median(rates).toFixed(1)} texts/s`;
 }
 
-/**
- * Concurrent single-text calls (what a loaded memory or search service sees), with the event
- * loop's longest stall meanwhile (a 5 ms ticker's largest gap): what any other request would wait.
- */
+/** Concurrent single-text calls, what a loaded memory service sees. */
 async function concurrentRate(embedder) {
-  let last = performance.now();
-  let worst = 0;
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last);
-    last = now;
-  }, 5);
   const start = performance.now();
   await Promise.all(single.map((text) => embedder.embed([text])));
-  const end = performance.now();
-  clearInterval(ticker);
-  worst = Math.max(worst, end - last);
-  return { rate: (single.length * 1000) / (end - start), stall: worst };
+  return (single.length * 1000) / (performance.now() - start);
 }
 
-for (const backend of backends) {
-  const local = new LocalModelEmbedder({ backend });
-  const loadStart = performance.now();
-  await local.warmup();
-  console.log(`[${backend}] load (import + init): ${(performance.now() - loadStart).toFixed(0)} ms`);
-  console.log(`[${backend}] in-thread, one query at a time: ${await oneAtATime(local)}`);
-  console.log(`[${backend}] in-thread, batches of 16: ${await batchRate(local, 16)}; one call of 64 texts (4 batches): ${await batchRate(local, 64)}`);
-  const inThread = await concurrentRate(local);
+/** Load time and resident memory of one model in a process of its own (this file, re-run with --load). */
+async function loadAlone(model) {
+  const before = process.memoryUsage().rss;
+  const start = performance.now();
+  const embedder = new LocalModelEmbedder({ model });
+  await embedder.warmup();
+  await embedder.embed(["warm"]);
+  const loadMs = performance.now() - start;
+  await embedder.embed(texts);
+  console.log(JSON.stringify({ loadMs, rssMb: process.memoryUsage().rss / 2 ** 20, addedMb: (process.memoryUsage().rss - before) / 2 ** 20 }));
+}
+
+if (process.argv[2] === "--load") {
+  await loadAlone(process.argv[3]);
+  process.exit(0);
+}
+
+const models = process.argv.length > 2 ? process.argv.slice(2) : BUNDLED_MODEL_NAMES;
+for (const model of models) {
+  if (!BUNDLED_MODEL_NAMES.includes(model)) throw new Error(`unknown model ${model}; one of ${BUNDLED_MODEL_NAMES.join(", ")}`);
+  const alone = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--load", model], { encoding: "utf8" }));
   console.log(
-    `[${backend}] in-thread, ${CONCURRENT} concurrent single-text calls: ${inThread.rate.toFixed(1)} embeddings/s (longest event-loop stall ${inThread.stall.toFixed(0)} ms)`,
+    `[${model}] load ${alone.loadMs.toFixed(0)} ms; resident ${alone.rssMb.toFixed(0)} MB after 64 texts (${alone.addedMb.toFixed(0)} MB for the model)`,
   );
+  const local = new LocalModelEmbedder({ model });
+  console.log(`[${model}] one query at a time: ${await oneAtATime(local)}`);
+  console.log(`[${model}] batches of 16 stored texts: ${await batchRate(local, 16)}`);
   for (const workers of [1, 2]) {
-    const pool = new LocalModelPool({ workers, backend });
+    const pool = new LocalModelPool({ workers, model });
     await pool.warmup();
-    if (workers === 1) {
-      console.log(`[${backend}] pool of 1, one query at a time: ${await oneAtATime(pool)}`);
-      console.log(`[${backend}] pool of 1, batches of 16: ${await batchRate(pool, 16)}`);
-    }
     await concurrentRate(pool);
-    const runs = [];
-    for (let round = 0; round < 3; round++) runs.push(await concurrentRate(pool));
-    const rate = median(runs.map((run) => run.rate));
-    console.log(
-      `[${backend}] pool of ${workers}, ${CONCURRENT} concurrent single-text calls: median ${rate.toFixed(1)} embeddings/s (longest stall ${Math.max(...runs.map((run) => run.stall)).toFixed(0)} ms)`,
-    );
+    const rates = [];
+    for (let round = 0; round < 3; round++) rates.push(await concurrentRate(pool));
+    console.log(`[${model}] pool of ${workers}, ${CONCURRENT} concurrent single-text calls: median ${median(rates).toFixed(1)} texts/s`);
     await pool.close();
   }
 }
-
-const hashing = new HashingEmbedder();
-const hashingTexts = Array.from({ length: 10_000 }, (_, i) => `${texts[i % texts.length]} #${i}`);
-const hashingStart = performance.now();
-await hashing.embed(hashingTexts);
-console.log(`hashing-512, 10000 texts: ${((hashingTexts.length * 1000) / (performance.now() - hashingStart)).toFixed(0)} embeddings/s`);

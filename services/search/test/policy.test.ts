@@ -16,6 +16,9 @@ import {
 } from "../src/domain/policy.js";
 import { escapeLike } from "../src/db/candidates.js";
 
+/** The model the verdicts under test are calibrated for, and the one queries are embedded with. */
+const MODEL = "test-model";
+
 const base: CandidateFeatures = { cosine: 0.5, ftsRaw: 0, lexical: false, ageDays: 0, topicMatch: false, superseded: false };
 
 describe("search policy", () => {
@@ -37,25 +40,24 @@ describe("search policy", () => {
     expect(bm25Score({ squat: 1, week: 1 }, idf, 20, 20)).toBeCloseTo(bm25Term(3, 1, 20, 20) + bm25Term(0.5, 1, 20, 20));
   });
 
-  it("normalises a leg inside the pool by rank, reciprocal rank, best score or min-max", () => {
+  it("normalises a leg inside the pool by reciprocal rank or min-max", () => {
     const pool = [
       { id: "a", x: 4 },
       { id: "b", x: 2 },
       { id: "c", x: null },
       { id: "d", x: 2 },
     ];
-    const values = (method: "rrf" | "rank" | "score" | "minmax") =>
+    const values = (method: "rrf" | "minmax") =>
       legValues(
         pool.map((p) => ({ ...p, cosine: null, lexical: true, ftsRaw: 0 })),
         (c) => pool.find((p) => p.id === c.id)!.x,
-        false,
         { ...SEARCH_POLICY, fusion: { method, rrfK: 5 } },
       );
-    expect(Object.fromEntries(values("score"))).toEqual({ a: 1, b: 0.5, d: 0.5 });
     expect(Object.fromEntries(values("minmax"))).toEqual({ a: 1, b: 0, d: 0 });
     // Ties share the better rank; a candidate the leg did not score gets nothing from it.
-    expect(Object.fromEntries(values("rank"))).toEqual({ a: 1, b: 1 - 1 / 3, d: 1 - 1 / 3 });
     expect(Object.fromEntries(values("rrf"))).toEqual({ a: 1, b: 6 / 7, d: 6 / 7 });
+    // One scored candidate, or all equal: each gets the full value.
+    expect(Object.fromEntries(legValues([{ id: "a", cosine: 0.3, lexical: false, ftsRaw: 0 }], (c) => c.cosine))).toEqual({ a: 1 });
   });
 
   it("adds the topic bonus only to short queries", () => {
@@ -87,18 +89,20 @@ describe("search policy", () => {
   it("lets a memory the query's model has not embedded yet rank by its words in the vector leg's place", () => {
     // Mid re-embedding: "a" holds the query's rare word but only the old model's vector; the others
     // have the new model's vector and match no word.
-    const pending = { ...base, id: "a", cosine: null, lexical: true, ftsRaw: 3, tsRank: 0.6 };
+    const pending = { ...base, id: "a", cosine: null, lexical: true, ftsRaw: 3 };
     const near = { ...base, id: "b", cosine: 0.7 };
     const far = { ...base, id: "c", cosine: 0.4 };
     const query = "a long enough query here";
-    const ranked = rank([near, pending, far], query);
+    // Reciprocal ranks keep the arithmetic visible: near gets 1 on the vector leg, far 61/62.
+    const rrf = { ...SEARCH_POLICY, fusion: { method: "rrf" as const, rrfK: 60 } };
+    const ranked = rank([near, pending, far], query, rrf);
     expect(ranked.map((r) => r.candidate.id)).toEqual(["a", "b", "c"]);
-    // Its stand-in is the best lexical match's share of the pool's closest cosine, never more.
-    expect(ranked[0]!.score).toBeCloseTo(fusedScore(pending, { vector: 0.7, lexical: 1 }, false));
+    // Its stand-in is its lexical value times the pool's closest vector value, never more.
+    expect(ranked[0]!.score).toBeCloseTo(fusedScore(pending, { vector: 1, lexical: 1 }, false, rrf));
     // A weaker word match stands in for less.
-    const weaker = { ...base, id: "d", cosine: null, lexical: true, ftsRaw: 1, tsRank: 0.3 };
-    expect(rank([near, pending, weaker], query).find((r) => r.candidate.id === "d")!.score).toBeCloseTo(
-      fusedScore(weaker, { vector: 0.35, lexical: 0.5 }, false),
+    const weaker = { ...base, id: "d", cosine: null, lexical: true, ftsRaw: 1 };
+    expect(rank([near, pending, weaker], query, rrf).find((r) => r.candidate.id === "d")!.score).toBeCloseTo(
+      fusedScore(weaker, { vector: 61 / 62, lexical: 61 / 62 }, false, rrf),
     );
     // Without any vector in the pool (no query vector), nothing stands in: words and recency rank alone.
     const noVectors = rank([pending, { ...weaker, id: "e" }], query);
@@ -139,10 +143,10 @@ describe("search policy", () => {
   });
 
   it("abstains when the fused evidence is weak, whatever single signal is present", () => {
-    // The rule's behaviour, with a fixed three-signal weighting (the committed numbers are calibrated by the eval).
+    // The rule's behaviour, with a fixed two-signal weighting (the committed numbers are calibrated by the eval).
     const policy = {
       ...SEARCH_POLICY,
-      abstention: { minEvidence: 1.34, termCoverageWeight: 1, scoreGapWeight: 2, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 },
+      abstention: { model: MODEL, minEvidence: 1.2, termCoverageWeight: 1, weightedCoverageWeight: 0, topMatchWeight: 0 },
     };
     const { minEvidence, termCoverageWeight } = policy.abstention;
     const verdict = (c: CandidateFeatures[]) =>
@@ -155,51 +159,61 @@ describe("search policy", () => {
           ),
         ),
         c.length,
+        MODEL,
         policy,
       );
     expect(verdict([])).toBe(true);
-    // A fair cosine alone is not enough: unrelated questions reach it with the offline model.
+    // A fair cosine alone is not enough when the question's words are stored nowhere.
     expect(
       verdict([
         { ...base, cosine: 0.6, queryTerms: { total: 4, stored: 1 } },
         { ...base, cosine: 0.59 },
       ]),
     ).toBe(true);
-    // The same cosine with the question's words stored and a clear first hit is found.
+    // The same cosine with the question's words stored is found.
     expect(
       verdict([
         { ...base, cosine: 0.6, queryTerms: { total: 4, stored: 4 } },
         { ...base, cosine: 0.3 },
       ]),
     ).toBe(false);
-    // Without a vector leg the threshold shrinks to the signals left: words and gap.
+    // Without a vector leg the threshold shrinks to the signal left: the words.
     expect(verdict([{ ...base, cosine: null, queryTerms: { total: 3, stored: 0 } }])).toBe(true);
     const lexicalOnly = { ...base, cosine: null, queryTerms: { total: 2, stored: 2 } };
-    expect(verdict([{ ...lexicalOnly, lexical: true, ftsRaw: 0.5, tsRank: 0.5 }, lexicalOnly])).toBe(false);
+    expect(verdict([{ ...lexicalOnly, lexical: true, ftsRaw: 0.5 }, lexicalOnly])).toBe(false);
     // Nothing measurable at all: abstain.
-    expect(shouldAbstain({ bestCosine: null, anyLexical: false, scoreGap: null, termCoverage: null }, 1, policy)).toBe(true);
+    expect(shouldAbstain({ bestCosine: null, anyLexical: false, scoreGap: null, termCoverage: null }, 1, MODEL, policy)).toBe(true);
     // Evidence exactly at the threshold counts as found.
-    expect(shouldAbstain({ bestCosine: minEvidence - termCoverageWeight, anyLexical: true, scoreGap: 0, termCoverage: 1 }, 2, policy)).toBe(false);
+    expect(shouldAbstain({ bestCosine: minEvidence - termCoverageWeight, anyLexical: true, scoreGap: 0, termCoverage: 1 }, 2, MODEL, policy)).toBe(false);
     // The idf signals count when weighted: rare words stored nowhere pull the evidence down.
     const idfPolicy = {
       ...policy,
-      abstention: { ...policy.abstention, minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 1 },
+      abstention: { ...policy.abstention, minEvidence: 1.5, termCoverageWeight: 0, weightedCoverageWeight: 1 },
     };
-    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.2 }, 2, idfPolicy)).toBe(true);
-    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.95 }, 2, idfPolicy)).toBe(false);
+    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.2 }, 2, MODEL, idfPolicy)).toBe(true);
+    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: 1, weightedCoverage: 0.95 }, 2, MODEL, idfPolicy)).toBe(false);
+  });
+
+  it("gives any model but the calibrated one the words' verdict: not stored when no candidate shares a word", () => {
+    const close = { bestCosine: 0.99, anyLexical: false, scoreGap: 0, termCoverage: 1, topMatch: 1 };
+    expect(shouldAbstain(close, 3, "hashing-512")).toBe(true);
+    expect(shouldAbstain({ ...close, bestCosine: 0.01, anyLexical: true }, 3, "openai:text-embedding-3-small")).toBe(false);
+    expect(shouldAbstain({ ...close, bestCosine: null, anyLexical: true }, 3, null)).toBe(false);
+    // The calibrated model reads the cosine: the same evidence is found.
+    expect(shouldAbstain(close, 3, SEARCH_POLICY.abstention.model)).toBe(false);
   });
 
   it("counts term coverage from the query's stored terms and clamps every signal to [0, 1]", () => {
     const ranked = rank([{ ...base, id: "a", queryTerms: { total: 4, stored: 3 } }], "q");
     expect(abstentionEvidence(ranked).termCoverage).toBeCloseTo(0.75);
     expect(abstentionEvidence(rank([{ ...base, id: "a", queryTerms: { total: 0, stored: 0 } }], "q")).termCoverage).toBeNull();
-    // A gap over a demoted predecessor can exceed 1; it still counts as at most 1.
+    // A signal past 1 still counts as at most 1.
     const policy = {
       ...SEARCH_POLICY,
-      abstention: { minEvidence: 1.5, termCoverageWeight: 0, scoreGapWeight: 1, weightedCoverageWeight: 0, topMatchWeight: 0, cosineLiftWeight: 0 },
+      abstention: { model: MODEL, minEvidence: 1.5, termCoverageWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 1 },
     };
-    expect(shouldAbstain({ bestCosine: 0.4, anyLexical: false, scoreGap: 2, termCoverage: null }, 2, policy)).toBe(true);
-    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: false, scoreGap: 2, termCoverage: null }, 2, policy)).toBe(false);
+    expect(shouldAbstain({ bestCosine: 0.4, anyLexical: true, scoreGap: 0, termCoverage: null, topMatch: 2 }, 2, MODEL, policy)).toBe(true);
+    expect(shouldAbstain({ bestCosine: 0.6, anyLexical: true, scoreGap: 0, termCoverage: null, topMatch: 2 }, 2, MODEL, policy)).toBe(false);
   });
 
   it("ORs a plain query's words for the full-text leg and keeps websearch syntax as written", () => {

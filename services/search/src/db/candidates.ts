@@ -26,7 +26,6 @@ type VectorLeg = { kind: "index" } | { kind: "nominated"; ids: readonly string[]
 export interface CandidateRow extends HitRow {
   cosine: number | null;
   ftsRaw: number;
-  tsRank: number;
   lexical: boolean;
   ageDays: number;
   topicMatch: boolean;
@@ -171,7 +170,7 @@ export async function selectCandidates(
     /** The query's terms and the tenant's statistics, when the caller read them already (queryTermsStatement); read here otherwise. */
     terms?: QueryTerms | undefined;
     /** BM25's constants, the lexical score and the vector searched (the rest of the policy is not read here). */
-    policy: Pick<SearchPolicy, "bm25" | "lexicalScore" | "tokens">;
+    policy: Pick<SearchPolicy, "bm25" | "tokens">;
   },
 ): Promise<{ candidates: CandidateRow[]; vectorSource: VectorSource }> {
   const { eligibility, query, pool } = params;
@@ -203,8 +202,7 @@ export async function selectCandidates(
   const idf = new Map(lexemes.map((lexeme, i) => [lexeme, bm25Idf(frequencies[i]!, docs)]));
   // The leg picks its rows by BM25 with every term counted once (a GIN-checked match per term,
   // no unnesting); the pool is then scored with the terms' real frequencies below.
-  // (Built only when used: every bound parameter must appear in the statement.)
-  const legOrder = () => {
+  const lexicalOrder = (() => {
     const { k1, b } = params.policy.bm25;
     const avg = p.add(averageLength > 0 ? averageLength : 1);
     const matchedIdf =
@@ -214,18 +212,11 @@ export async function selectCandidates(
             .join(" + ")
         : "0";
     return `(${matchedIdf}) / (1 + ${p.add(k1)}::float8 * (1 - ${p.add(b)}::float8 + ${p.add(b)}::float8 * length(w.tsv) / ${avg}::float8))`;
-  };
-  const lexicalOrder = params.policy.lexicalScore === "ts_rank" ? "ts_rank(w.tsv, q.tsq)" : legOrder();
-  // Which query terms each candidate holds ("lexeme tf"). BM25 needs the frequencies, read by
-  // unnesting the candidate's vector; otherwise one @@ per term says which are held (tf 1), which
-  // costs a fraction of the unnest on long memories.
-  const termHits =
-    params.policy.lexicalScore === "bm25"
-      ? `ARRAY(SELECT u.lexeme || ' ' || greatest(1, coalesce(cardinality(u.positions), 0))
-              FROM unnest(m.${tsv}) u WHERE u.lexeme = ANY(${p.add(lexemes)}::text[]))`
-      : lexemes.length === 0
-        ? "ARRAY[]::text[]"
-        : `array_remove(ARRAY[${lexemes.map((lexeme) => `CASE WHEN m.${tsv} @@ ${p.add(tsqueryLiteral(lexeme))}::tsquery THEN ${p.add(`${lexeme} 1`)}::text END`).join(", ")}], NULL)`;
+  })();
+  // Which query terms each candidate holds, with their frequencies ("lexeme tf"), read by
+  // unnesting the candidate's vector: BM25 needs the frequencies.
+  const termHits = `ARRAY(SELECT u.lexeme || ' ' || greatest(1, coalesce(cardinality(u.positions), 0))
+              FROM unnest(m.${tsv}) u WHERE u.lexeme = ANY(${p.add(lexemes)}::text[]))`;
   const scoredSet = new Set(scored);
   // The limits are written into the text (validated integers), not bound: planned with a LIMIT it
   // cannot see, the statement cost ~1 ms more to plan inside PGlite (docs/adr/0031).
@@ -254,7 +245,6 @@ export async function selectCandidates(
       GROUP BY id)
     SELECT ${HIT_COLUMNS()},
       ${cosine} AS cosine,
-      ts_rank(m.${tsv}, q.tsq) AS "tsRank",
       coalesce(length(m.${tsv}), 0) AS "docLength",
       ${termHits} AS "termHits",
       (m.${tsv} @@ q.tsq) AS lexical,
@@ -303,7 +293,6 @@ export async function selectCandidates(
       recordedText: r.recordedText,
       cosine: r.cosine === null ? null : Number(r.cosine),
       ftsRaw: r.lexical ? bm25Score(tf, idf, Number(r.docLength), averageLength, params.policy) : 0,
-      tsRank: Number(r.tsRank),
       lexical: r.lexical,
       ageDays: Number(r.ageDays),
       topicMatch: r.topicMatch,

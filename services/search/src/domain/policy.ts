@@ -1,8 +1,8 @@
 /**
  * The ranking policy: every number that decides what search ranks where, how big the candidate
  * pool is and when the answer is "not stored" lives here and nowhere else. The SQL gathers
- * features (cosine, raw text rank, age, topic match, superseded); these functions turn them into
- * scores and a verdict. The golden-set evaluation calibrates the numbers; change them here only.
+ * features (cosine, BM25, age, topic match, superseded); these functions turn them into scores and
+ * a verdict. The fit over three data sets (docs/evals.md) chose the numbers; change them here only.
  */
 export interface SearchPolicy {
   /**
@@ -20,18 +20,11 @@ export interface SearchPolicy {
   /**
    * How a leg's raw scores become comparable inside the candidate pool (only candidates the leg
    * scored take part; the others get 0 from it):
-   * - "rrf": reciprocal rank, (k + 1) / (k + rank), so the leg's first candidate gets 1;
-   * - "rank": 1 − (rank − 1) / n over the n candidates the leg scored;
-   * - "score": the raw score over the pool's best (cosine clamped to [0, 1] is used as it is);
-   * - "minmax": min-max over the leg's candidates, on both legs (the weakest gets 0, the best 1; all equal: 1).
-   * Rank-based forms ignore the legs' scales, which differ from one corpus and model to another.
+   * - "rrf": reciprocal rank, (k + 1) / (k + rank), so the leg's first candidate gets 1 (the
+   *   textbook fusion, which ignores the legs' scales);
+   * - "minmax": min-max over the leg's candidates (the weakest gets 0, the best 1; all equal: 1).
    */
-  fusion: { method: "rrf" | "rank" | "score" | "minmax"; rrfK: number };
-  /**
-   * What the lexical leg scores with: "bm25" (IDF and length normalisation, below) or PostgreSQL's
-   * "ts_rank" (no IDF; kept to measure the difference on the fixtures).
-   */
-  lexicalScore: "bm25" | "ts_rank";
+  fusion: { method: "rrf" | "minmax"; rrfK: number };
   /**
    * Which full-text vector the lexical leg searches: "english" (memories.search_tsv, stems only)
    * or "memory" (memories.lexical_tsv, migration 0012: stems, raw words, identifiers whole and
@@ -57,7 +50,7 @@ export interface SearchPolicy {
   candidatePool: { factor: number; floor: number };
   /**
    * "any": a plain natural-language query matches memories that share any of its words (its words
-   * are OR-ed before websearch_to_tsquery), and ts_rank rewards sharing more of them. "all": every
+   * are OR-ed before websearch_to_tsquery), and BM25 rewards sharing more of them. "all": every
    * word must match (websearch_to_tsquery's own AND), which a paraphrased question rarely satisfies.
    * A query written in websearch syntax (a quoted phrase, a -excluded word) is always taken as written.
    */
@@ -71,18 +64,23 @@ export interface SearchPolicy {
   /** The full-text leg ranks at most this many matching rows (a cap for very broad matches). */
   lexicalRankWindow: number;
   /**
-   * The verdict is "not stored" when the fused evidence
-   *   bestCosine + termCoverageWeight · termCoverage + scoreGapWeight · scoreGap
-   *     + weightedCoverageWeight · weightedCoverage + topMatchWeight · topMatch + cosineLiftWeight · cosineLift
-   * is below minEvidence (or there is no candidate at all). See abstentionEvidence for the terms.
+   * The verdict is "not stored" when the evidence
+   *   bestCosine + termCoverageWeight · termCoverage + weightedCoverageWeight · weightedCoverage
+   *     + topMatchWeight · topMatch
+   * is below minEvidence (or there is no candidate at all). See abstentionEvidence for the terms;
+   * the fit tries the cosine alone and with one of the others (docs/evals.md).
+   *
+   * Cosines mean different things from one model to another, so the numbers hold for the model
+   * they were calibrated with only (its stored id). With any other model (an OpenAI-compatible
+   * one, the hashing embedder, another bundled model) or none, the verdict falls back to the
+   * words: "not stored" when no candidate shares a word with the query.
    */
   abstention: {
+    model: string;
     minEvidence: number;
     termCoverageWeight: number;
-    scoreGapWeight: number;
     weightedCoverageWeight: number;
     topMatchWeight: number;
-    cosineLiftWeight: number;
   };
 }
 
@@ -100,7 +98,6 @@ export const SEARCH_POLICY: SearchPolicy = {
     recency: 0.05,
   },
   fusion: { method: "minmax", rrfK: 60 },
-  lexicalScore: "bm25",
   tokens: "english",
   bm25: { k1: 1.2, b: 0.75 },
   recencyHalfLifeDays: 90,
@@ -118,7 +115,7 @@ export const SEARCH_POLICY: SearchPolicy = {
   // the query's idf mass the first hit holds. The threshold (0.7775 on the sum's 0-1 scale, times
   // the weights' total 1.1) sits halfway between the strongest absent-topic query of either fixture
   // and the next answerable query above it, so every absent topic abstains.
-  abstention: { minEvidence: 0.8553, termCoverageWeight: 0, scoreGapWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0.1, cosineLiftWeight: 0 },
+  abstention: { model: "e5-small-v2-int8", minEvidence: 0.8553, termCoverageWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0.1 },
 };
 
 /** What the SQL reports about one candidate. */
@@ -127,8 +124,6 @@ export interface CandidateFeatures {
   cosine: number | null;
   /** BM25 of the row against the query's search terms (0 without a match; see bm25Score). */
   ftsRaw: number;
-  /** PostgreSQL's ts_rank against the full-text query (0 without a match); absent when not measured. */
-  tsRank?: number;
   /** Whether the row matches the query's full-text form. */
   lexical: boolean;
   ageDays: number;
@@ -170,14 +165,11 @@ export interface AbstentionEvidence {
    * low even when its common words are stored. Null or absent when not measured.
    */
   weightedCoverage?: number | null;
-  /** Share of the query's idf mass held by the first ranked candidate. Null or absent when not measured. */
-  topMatch?: number | null;
   /**
-   * How far the best cosine stands above the mean cosine of the pool, scaled ×4 (so a lift of 0.25
-   * counts fully): a stored answer stands out from its neighbours, an absent topic leaves the
-   * pool flat. Null or absent without cosines.
+   * Share of the query's idf mass held by the first ranked candidate: a stored answer usually holds
+   * the question's specific words. Null or absent when not measured.
    */
-  cosineLift?: number | null;
+  topMatch?: number | null;
 }
 
 /**
@@ -237,7 +229,7 @@ export function bm25Score(
   return score;
 }
 
-type LegInput = Pick<CandidateFeatures, "cosine" | "lexical" | "ftsRaw" | "tsRank"> & { id: string };
+type LegInput = Pick<CandidateFeatures, "cosine" | "lexical" | "ftsRaw"> & { id: string };
 
 /**
  * One leg's value for every candidate, normalised inside the pool by the policy's fusion method.
@@ -246,7 +238,6 @@ type LegInput = Pick<CandidateFeatures, "cosine" | "lexical" | "ftsRaw" | "tsRan
 export function legValues<C extends LegInput>(
   candidates: readonly C[],
   raw: (c: C) => number | null,
-  clampScore: boolean,
   policy: SearchPolicy = SEARCH_POLICY,
 ): Map<string, number> {
   const scored = candidates.flatMap((c) => {
@@ -256,14 +247,10 @@ export function legValues<C extends LegInput>(
   const values = new Map<string, number>();
   if (scored.length === 0) return values;
   const { method, rrfK } = policy.fusion;
-  if (method === "score" || method === "minmax") {
+  if (method === "minmax") {
     const best = Math.max(...scored.map((s) => s.x));
     const worst = Math.min(...scored.map((s) => s.x));
-    for (const s of scored) {
-      const value =
-        method === "minmax" ? (best === worst ? 1 : (s.x - worst) / (best - worst)) : clampScore ? Math.min(1, Math.max(0, s.x)) : best > 0 ? s.x / best : 0;
-      values.set(s.id, value);
-    }
+    for (const s of scored) values.set(s.id, best === worst ? 1 : (s.x - worst) / (best - worst));
     return values;
   }
   // Ties share the better rank, so equal scores never depend on id order.
@@ -271,7 +258,7 @@ export function legValues<C extends LegInput>(
   let rankOf = 1;
   scored.forEach((s, i) => {
     if (i > 0 && s.x < scored[i - 1]!.x) rankOf = i + 1;
-    values.set(s.id, method === "rrf" ? (rrfK + 1) / (rrfK + rankOf) : 1 - (rankOf - 1) / scored.length);
+    values.set(s.id, (rrfK + 1) / (rrfK + rankOf));
   });
   return values;
 }
@@ -282,8 +269,8 @@ function fuseLegs<C extends LegInput>(
   policy: SearchPolicy = SEARCH_POLICY,
 ): { vector: Map<string, number>; lexical: Map<string, number> } {
   return {
-    vector: legValues(candidates, (c) => c.cosine, true, policy),
-    lexical: legValues(candidates, (c) => (!c.lexical ? null : policy.lexicalScore === "ts_rank" ? (c.tsRank ?? 0) : c.ftsRaw), false, policy),
+    vector: legValues(candidates, (c) => c.cosine, policy),
+    lexical: legValues(candidates, (c) => (c.lexical ? c.ftsRaw : null), policy),
   };
 }
 
@@ -341,24 +328,23 @@ export function abstentionEvidence(ranked: readonly { candidate: CandidateFeatur
   const weightedCoverage = idfTotal > 0 && terms?.idfStored !== undefined ? terms.idfStored / idfTotal : null;
   const top = ranked[0]?.candidate.idfMatched;
   const topMatch = idfTotal > 0 && top !== undefined ? top / idfTotal : null;
-  const cosines = ranked.flatMap(({ candidate }) => (candidate.cosine === null ? [] : [candidate.cosine]));
-  const cosineLift = bestCosine !== null && cosines.length > 1 ? 4 * (bestCosine - cosines.reduce((a, b) => a + b, 0) / cosines.length) : null;
-  return { bestCosine, anyLexical, scoreGap, termCoverage, weightedCoverage, topMatch, cosineLift };
+  return { bestCosine, anyLexical, scoreGap, termCoverage, weightedCoverage, topMatch };
 }
 
 /**
- * Whether the honest answer is "not stored". With the bundled offline model no single signal
- * separates "not stored" from "found" (unrelated questions reach the cosine of paraphrased ones),
- * so the verdict sums three: how close the nearest memory is in meaning (best cosine), how much of
- * the question's vocabulary is stored at all (term coverage), and how clearly the first hit stands
- * out from the second (score gap), each clamped to [0, 1] (a gap over a demoted predecessor can
- * exceed 1). The sum must reach minEvidence. A signal that could not be measured (no vector leg,
- * a query of stop words only) is left out and the threshold shrinks in proportion to the weight
- * that remains, so a strong full-text answer still counts as found when the model is down.
- * No candidates at all: abstain. Calibrated on the golden set (docs/evals.md).
+ * Whether the honest answer is "not stored". The nearest memory's cosine carries most of it; a
+ * question about a nearby but absent topic can come as close as a loosely paraphrased answerable
+ * one, so the verdict adds, with a small weight, how much of the question's specific vocabulary
+ * the first hit holds (each signal clamped to [0, 1]). The sum must reach minEvidence. A signal
+ * that could not be measured (no vector leg, a query of stop words only) is left out and the
+ * threshold shrinks in proportion to the weight that remains, so a strong full-text answer still
+ * counts as found when the model is down. No candidates at all: abstain. Calibrated on three data
+ * sets together (docs/evals.md), for one model: `model` is the id of the model queries are
+ * embedded with (null without one), and any model but the calibrated one gets the words' verdict.
  */
-export function shouldAbstain(evidence: AbstentionEvidence, candidates: number, policy: SearchPolicy = SEARCH_POLICY): boolean {
+export function shouldAbstain(evidence: AbstentionEvidence, candidates: number, model: string | null, policy: SearchPolicy = SEARCH_POLICY): boolean {
   if (candidates === 0) return true;
+  if (model !== policy.abstention.model) return !evidence.anyLexical;
   const score = evidenceScore(evidence, policy.abstention);
   return score === null || score < policy.abstention.minEvidence;
 }
@@ -368,15 +354,13 @@ export function shouldAbstain(evidence: AbstentionEvidence, candidates: number, 
  * signals, times (total weight / measured weight), so a missing signal shrinks the threshold in
  * proportion instead of counting as zero. Null when nothing could be measured.
  */
-export function evidenceScore(evidence: AbstentionEvidence, weights: Omit<SearchPolicy["abstention"], "minEvidence">): number | null {
-  const { termCoverageWeight, scoreGapWeight, weightedCoverageWeight, topMatchWeight, cosineLiftWeight } = weights;
+export function evidenceScore(evidence: AbstentionEvidence, weights: Omit<SearchPolicy["abstention"], "minEvidence" | "model">): number | null {
+  const { termCoverageWeight, weightedCoverageWeight, topMatchWeight } = weights;
   const signals: Array<[number | null | undefined, number]> = [
     [evidence.bestCosine, 1],
     [evidence.termCoverage, termCoverageWeight],
-    [evidence.scoreGap, scoreGapWeight],
     [evidence.weightedCoverage, weightedCoverageWeight],
     [evidence.topMatch, topMatchWeight],
-    [evidence.cosineLift, cosineLiftWeight],
   ];
   let fused = 0;
   let measured = 0;

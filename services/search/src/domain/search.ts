@@ -182,6 +182,7 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
         vector: embedding,
         nominate,
         vectorIndex: deps.vectorIndex,
+        model: deps.queryEmbedder.vectorSet?.model ?? null,
         limit: input.limit,
         fp,
         policy,
@@ -225,6 +226,8 @@ async function rankedPage(
     /** The in-process index's nominations for the vector leg (VectorIndex.current); null: the database's index. */
     nominate: Nominate | null;
     vectorIndex: VectorIndex | undefined;
+    /** The model queries are embedded with (null without one): the abstention verdict is calibrated per model. */
+    model: string | null;
     limit: number;
     fp: string;
     policy: SearchPolicy;
@@ -256,7 +259,7 @@ async function rankedPage(
       { leg: "fts", available: true, candidates: candidates.filter((c) => c.fromFts).length },
       { leg: "recency", available: true, candidates: candidates.filter((c) => c.fromRecency).length },
     ],
-    abstained: shouldAbstain(evidence, ranked.length, args.policy),
+    abstained: shouldAbstain(evidence, ranked.length, args.model, args.policy),
     evidence: {
       bestCosine: roundOrNull(evidence.bestCosine),
       anyLexical: evidence.anyLexical,

@@ -28,7 +28,7 @@ beforeAll(async () => {
   tenantB = await stack.createTenant("lexical-b");
   memory = await stack.publicMemoryClient();
   // The lexical leg under test: the memory tokenisation (lexical_tsv) ranked with BM25.
-  search = await stack.searchClientWithPolicy({ tokens: "memory", lexicalScore: "bm25" });
+  search = await stack.searchClientWithPolicy({ tokens: "memory" });
 });
 
 afterAll(async () => {

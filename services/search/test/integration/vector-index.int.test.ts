@@ -202,7 +202,7 @@ describe("the in-process vector index", () => {
           vector: await queryVector("deploy latency work"),
           nominate: (v) => nominate(v, 20),
           pool: 20,
-          policy: { bm25: { k1: 1.2, b: 0.75 }, lexicalScore: "bm25", tokens: "memory" },
+          policy: { bm25: { k1: 1.2, b: 0.75 }, tokens: "memory" },
         });
       });
     const unfiltered = await gather([]);
