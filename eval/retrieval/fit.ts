@@ -207,6 +207,13 @@ export function fitPolicy(gathered: readonly Pools[]): number {
     }
   }
   console.log(`\nchosen ranking: ${chosen.candidate.label} (${chosen.candidate.fitted} fitted number${chosen.candidate.fitted === 1 ? "" : "s"})`);
+  // Keyword lookups (queries of at most two words) fused by reciprocal rank, or like every query.
+  for (const shortQueryFusion of ["rrf", "same"] as const) {
+    const m = measure(sets, { ...chosen.candidate, policy: { ...chosen.candidate.policy, shortQueryFusion } });
+    console.log(
+      `  short queries fused ${shortQueryFusion === "rrf" ? "by RRF" : "the same way"}: ${m.sets.map((s, i) => `${sets[i]!.name} ${f4(s.recall)} / ${f4(s.mrr)}`).join("   ")}`,
+    );
+  }
 
   // ---- abstention, for the chosen ranking ----
   const outcomes = chosen.sets.map((s) => s.outcomes);

@@ -109,6 +109,17 @@ describe("search policy", () => {
     expect(noVectors[0]!.score).toBeCloseTo(fusedScore(pending, { vector: 0, lexical: 1 }, false));
   });
 
+  it("puts the one memory holding a short query's rare word first, whatever its cosine", () => {
+    // A made-up word: the model finds other memories closer than the one that holds it.
+    const holder = { ...base, id: "holder", cosine: 0.55, lexical: true, ftsRaw: 9 };
+    const closer = [0.8, 0.75, 0.7, 0.65, 0.6].map((cosine, i) => ({ ...base, id: `near${i}`, cosine }));
+    const order = (policy: typeof SEARCH_POLICY, query: string) => rank([...closer, holder], query, policy).map((r) => r.candidate.id);
+    expect(order(SEARCH_POLICY, "kazumitorvex")[0]).toBe("holder");
+    // Fused like a longer question, the closer vectors would win.
+    expect(order({ ...SEARCH_POLICY, shortQueryFusion: "same" }, "kazumitorvex")[0]).toBe("near0");
+    expect(order(SEARCH_POLICY, "what is kazumitorvex about")[0]).toBe("near0");
+  });
+
   it("orders ties by id so the ranking is total", () => {
     const order = rank(
       [

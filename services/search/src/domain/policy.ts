@@ -26,6 +26,14 @@ export interface SearchPolicy {
    */
   fusion: { method: "rrf" | "minmax"; rrfK: number };
   /**
+   * How short queries (at most topicMatch.maxTokens words: keyword lookups such as a name or an
+   * identifier) are fused. "rrf": reciprocal-rank fusion with both legs weighted alike (half each,
+   * so the score stays on the scale the supersession penalty is set for), the textbook fusion that
+   * lets a word only one memory holds put that memory first, where an embedding model knows little
+   * of a made-up token. "same": like every other query.
+   */
+  shortQueryFusion: "rrf" | "same";
+  /**
    * Which full-text vector the lexical leg searches: "english" (memories.search_tsv, stems only)
    * or "memory" (memories.lexical_tsv, migration 0012: stems, raw words, identifiers whole and
    * split, the simple fallback). The query's terms come from the matching function.
@@ -98,6 +106,7 @@ export const SEARCH_POLICY: SearchPolicy = {
     recency: 0.05,
   },
   fusion: { method: "minmax", rrfK: 60 },
+  shortQueryFusion: "rrf",
   tokens: "english",
   bm25: { k1: 1.2, b: 0.75 },
   recencyHalfLifeDays: 90,
@@ -302,15 +311,21 @@ export function rank<C extends CandidateFeatures & { id: string }>(
   policy: SearchPolicy = SEARCH_POLICY,
 ): { candidate: C; score: number }[] {
   const short = isShortQuery(query, policy);
-  const legs = fuseLegs(candidates, policy);
+  const fusing = short && policy.shortQueryFusion === "rrf" ? keywordFusion(policy) : policy;
+  const legs = fuseLegs(candidates, fusing);
   const closest = legs.vector.size > 0 ? Math.max(...legs.vector.values()) : 0;
   return candidates
     .map((candidate) => {
       const lexical = legs.lexical.get(candidate.id) ?? 0;
       const vector = legs.vector.get(candidate.id) ?? lexical * closest;
-      return { candidate, score: fusedScore(candidate, { vector, lexical }, short, policy) };
+      return { candidate, score: fusedScore(candidate, { vector, lexical }, short, fusing) };
     })
     .sort((a, b) => b.score - a.score || (a.candidate.id < b.candidate.id ? -1 : a.candidate.id > b.candidate.id ? 1 : 0));
+}
+
+/** The policy a short query is fused under: reciprocal rank, both legs weighted alike (shortQueryFusion). */
+function keywordFusion(policy: SearchPolicy): SearchPolicy {
+  return { ...policy, fusion: { ...policy.fusion, method: "rrf" }, weights: { ...policy.weights, vector: 0.5, fts: 0.5 } };
 }
 
 /** The evidence over a ranked pool (best first). */
