@@ -49,8 +49,22 @@ vector_available() {
     -c "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'" 2>/dev/null)" = "1" ]
 }
 
+# True when the server's program on disk is newer than the running server: a package upgrade
+# (apt installing pgvector's build headers pulls the matching server point release) replaced it
+# under a running postmaster, which then fails to load its own libraries ("undefined symbol" from
+# plpgsql.so) until it is restarted. Debian's packages do not restart a cluster on a machine
+# without systemd.
+server_outdated() {
+  local row major started binary
+  row="$(psql -X -q -At -F ' ' -d "$ADMIN_URL" \
+    -c "SELECT current_setting('server_version_num')::int / 10000, floor(extract(epoch FROM pg_postmaster_start_time()))::bigint" 2>/dev/null)" || return 1
+  read -r major started <<<"$row"
+  binary="/usr/lib/postgresql/$major/bin/postgres"
+  [ -n "$started" ] && [ -e "$binary" ] && [ "$(stat -c %Z "$binary")" -gt "$started" ]
+}
+
 # --- fast path ---------------------------------------------------------------------------------
-if command -v psql >/dev/null 2>&1 && server_ready && can_connect && vector_available; then
+if command -v psql >/dev/null 2>&1 && server_ready && can_connect && vector_available && ! server_outdated; then
   exit 0
 fi
 
@@ -60,7 +74,9 @@ LOCK_DIR=/run/lock
 [ -d "$LOCK_DIR" ] && [ -w "$LOCK_DIR" ] || LOCK_DIR="${TMPDIR:-/tmp}"
 if command -v flock >/dev/null 2>&1 && [ -z "${_ENSURE_PG_LOCKED:-}" ]; then
   export _ENSURE_PG_LOCKED=1
-  exec flock "$LOCK_DIR/3ngram-ensure-postgres.lock" bash "${BASH_SOURCE[0]}" "$@"
+  # -o: the lock stays with flock itself, so a postmaster started below does not inherit it (it
+  # would hold the lock for as long as it runs, and the next run that needs the lock would hang).
+  exec flock -o "$LOCK_DIR/3ngram-ensure-postgres.lock" bash "${BASH_SOURCE[0]}" "$@"
 fi
 
 is_local=false
@@ -138,7 +154,24 @@ if ! can_connect; then
   setup_wait_for 10 can_connect || setup_die "still cannot connect to the tests' database after allowing it in $hba"
 fi
 
-# --- 4. pgvector -------------------------------------------------------------------------------
+# --- 4. a server that runs the installed program ----------------------------------------------
+# Restarted after any install below too, since pgvector's build headers may upgrade the server.
+restart_if_outdated() {
+  server_outdated || return 0
+  local cluster cl_ver cl_name
+  cluster="$(cluster_on_port)"
+  if ! $is_local || [ -z "$cluster" ]; then
+    setup_die "the PostgreSQL on $PG_HOST:$PG_PORT runs an older program than the one installed (a package upgrade); restart it"
+  fi
+  read -r cl_ver cl_name <<<"$cluster"
+  setup_log "restarting PostgreSQL cluster $cl_ver/$cl_name: its package was upgraded while it ran"
+  setup_quiet setup_as_root "restart the PostgreSQL cluster" pg_ctlcluster --skip-systemctl-redirect "$cl_ver" "$cl_name" restart
+  setup_wait_for "$PG_WAIT" can_connect ||
+    setup_die "PostgreSQL does not accept connections ${PG_WAIT}s after its restart (see /var/log/postgresql/postgresql-$cl_ver-$cl_name.log)"
+}
+restart_if_outdated
+
+# --- 5. pgvector -------------------------------------------------------------------------------
 if vector_available; then
   exit 0
 fi
@@ -197,6 +230,7 @@ EOF
   setup_quiet setup_as_root "install pgvector" make -C "$work/src" PG_CONFIG="$pg_config" OPTFLAGS="" install
 fi
 
+restart_if_outdated
 vector_available || setup_die "pgvector was installed but PostgreSQL $ver does not list the 'vector' extension"
 version="$(psql -X -q -At -d "$ADMIN_URL" -c "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")"
 setup_log "pgvector $version ready for PostgreSQL $ver (in $(($(date +%s) - started_at))s)"

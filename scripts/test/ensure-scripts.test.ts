@@ -4,7 +4,7 @@
  * starts a server where none answers, then leaves that one alone too.
  */
 import { execFile } from "node:child_process";
-import { statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
@@ -16,6 +16,15 @@ import { freePort, REPO_ROOT } from "../../test/support/processes.js";
 const run = promisify(execFile);
 const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+function isWritableDirectory(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 async function ensure(script: string, env: Record<string, string> = {}): Promise<string> {
   const { stdout, stderr } = await run("bash", [join(REPO_ROOT, "scripts", script)], { env: { ...process.env, ...env } });
@@ -61,6 +70,14 @@ describe("ensure scripts", () => {
       expect(await ensure(script), `${script}, again`).toBe("");
     }
     expect(await machineState()).toEqual(before);
+  });
+
+  it("leave their lock free: a server they started does not hold it", { timeout: 30_000 }, async () => {
+    // ensure-postgres.sh takes this lock only when it has work to do (make services did, on a fresh
+    // machine). Were the lock handed down to the postmaster it started, the next run with work to
+    // do would wait for as long as PostgreSQL runs. -n: fail at once instead of waiting.
+    const lockDir = isWritableDirectory("/run/lock") ? "/run/lock" : (process.env.TMPDIR ?? "/tmp");
+    await expect(run("flock", ["-n", join(lockDir, "3ngram-ensure-postgres.lock"), "true"])).resolves.toBeDefined();
   });
 
   describe("where no Redis answers", () => {
