@@ -15,6 +15,7 @@ import { checkHealth } from "@3ngram/rpc";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix, type TestDatabase } from "../../support/database.js";
 import { createTestKeys, type TestKeys } from "../../support/keys.js";
 import { connectMcp } from "../../support/mcp.js";
+import { embeddingProgress, rareWord, writeRareWordNotes, type SearchOut } from "../../support/model-change.js";
 import { freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
 import { loadGatewayEnv, serviceEnv } from "../../support/service-env.js";
 
@@ -29,9 +30,6 @@ let prefix: string;
 let ports: { memory: number; search: number; gateway: number };
 let running: ServiceProcess[] = [];
 let tenant: { tenantId: string; apiKey: string };
-
-/** A made-up word only memory `i` holds (letters only, so the tokeniser keeps it whole). */
-const rareWord = (i: number) => `zor${[...i.toString(26)].map((c) => String.fromCharCode(97 + parseInt(c, 26))).join("")}vel`;
 
 function env(dimensions: number): ReturnType<typeof serviceEnv> {
   return {
@@ -66,21 +64,7 @@ async function stopAll(): Promise<void> {
   running = [];
 }
 
-interface Progress {
-  model: string;
-  dimensions: number;
-  embedded: number;
-  pending: number;
-}
-interface SearchOut {
-  hits: Array<{ id: string }>;
-  coverage: { abstained: boolean; legs: Array<{ leg: string; available: boolean; candidates: number }> };
-}
-
-async function progress(baseUrl: string): Promise<Progress> {
-  const res = await fetch(`${baseUrl}/api/v1/environment`, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
-  return ((await res.json()) as { stats: { embeddings: Progress } }).stats.embeddings;
-}
+const progress = (baseUrl: string) => embeddingProgress(baseUrl, tenant.apiKey);
 
 beforeAll(async () => {
   db = await createTestDatabase("modelchange");
@@ -107,21 +91,7 @@ describe("changing the embedding model (distributed)", () => {
       env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url },
     });
     tenant = JSON.parse(stdout) as { tenantId: string; apiKey: string };
-    const ids: string[] = [];
-    for (let i = 0; i < MEMORIES; i += 10) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(10, MEMORIES - i) }, async (_, j) => {
-          const res = await fetch(`${baseUrl}/api/v1/memories`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${tenant.apiKey}` },
-            body: JSON.stringify({ memoryType: "note", topic: `note ${i + j}`, content: `The ${rareWord(i + j)} project keeps its notes here.` }),
-          });
-          expect(res.status).toBe(201);
-          return ((await res.json()) as { memory: { id: string } }).memory.id;
-        }),
-      );
-      ids.push(...batch);
-    }
+    const ids = await writeRareWordNotes(baseUrl, tenant.apiKey, MEMORIES);
     expect(await progress(baseUrl)).toEqual({ model: "hashing-512", dimensions: 512, embedded: MEMORIES, pending: 0 });
     await stopAll();
 

@@ -13,15 +13,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPool } from "@3ngram/db";
 import { connectMcp } from "../../support/mcp.js";
+import { embeddingProgress, rareWord, writeRareWordNotes, type SearchOut } from "../../support/model-change.js";
 import { startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
 
 /** More than one backfill run looks at (160), so re-embedding takes a chain of runs. */
 const MEMORIES = 250;
 const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-model-change-"));
 const running: ServiceProcess[] = [];
-
-/** A made-up word only memory `i` holds (letters only, so the tokeniser keeps it whole). */
-const rareWord = (i: number) => `zor${[...i.toString(26)].map((c) => String.fromCharCode(97 + parseInt(c, 26))).join("")}vel`;
 
 async function startServer(dimensions: number): Promise<{ proc: ServiceProcess; url: string; mcpUrl: string; apiKey: string; databaseUrl: string }> {
   const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
@@ -46,35 +44,10 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Progress {
-  model: string;
-  dimensions: number;
-  embedded: number;
-  pending: number;
-}
-interface SearchOut {
-  hits: Array<{ id: string }>;
-  coverage: { abstained: boolean; legs: Array<{ leg: string; candidates: number }> };
-}
-
 describe("standalone server: a data directory written with another embedding model", () => {
   it("answers searches at once and finishes re-embedding by itself", async () => {
     const first = await startServer(512);
-    const ids: string[] = [];
-    for (let i = 0; i < MEMORIES; i += 10) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(10, MEMORIES - i) }, async (_, j) => {
-          const res = await fetch(`${first.url}/api/v1/memories`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${first.apiKey}` },
-            body: JSON.stringify({ memoryType: "note", topic: `note ${i + j}`, content: `The ${rareWord(i + j)} project keeps its notes here.` }),
-          });
-          expect(res.status).toBe(201);
-          return ((await res.json()) as { memory: { id: string } }).memory.id;
-        }),
-      );
-      ids.push(...batch);
-    }
+    const ids = await writeRareWordNotes(first.url, first.apiKey, MEMORIES);
     // Back to the schema today's build leaves: no 384-dimension index, migration 0013 never run.
     const before = createPool({ connectionString: first.databaseUrl, max: 1, applicationName: "3ngram-e2e" });
     try {
@@ -86,12 +59,7 @@ describe("standalone server: a data directory written with another embedding mod
     expect(await first.proc.stop()).toBe(0);
 
     const second = await startServer(384);
-    const progress = async () =>
-      (
-        (await (await fetch(`${second.url}/api/v1/environment`, { headers: { authorization: `Bearer ${second.apiKey}` } })).json()) as {
-          stats: { embeddings: Progress };
-        }
-      ).stats.embeddings;
+    const progress = () => embeddingProgress(second.url, second.apiKey);
     const mcp = await connectMcp(second.mcpUrl, second.apiKey);
     try {
       // At once: every memory is found, re-embedded yet or not (the lexical leg finds the others).
