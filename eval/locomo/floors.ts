@@ -14,7 +14,13 @@ export interface LocomoFloors {
   floors: LocomoMetrics;
 }
 
-const EPSILON = 1e-9;
+/**
+ * How far below a floor a run may land and still pass: three questions of 760. The int8 model's
+ * kernels differ with the CPU's instruction set (AVX2, AVX-512 VNNI, AMX), so two machines of the
+ * same kind embed a few texts a hair apart and a near tie can swap: the committed floors measured
+ * hit@5 0.7461 on one machine and 0.7434 on another with the same code and data (docs/evals.md).
+ */
+export const CROSS_MACHINE_TOLERANCE = 0.004;
 
 /** The committed floors; null before any were recorded. */
 export function readLocomoFloors(url: URL): LocomoFloors | null {
@@ -29,11 +35,11 @@ export function writeLocomoFloors(url: URL, file: LocomoFloors): void {
   writeFileSync(url, `${JSON.stringify(file, null, 2)}\n`);
 }
 
-/** Why the measured metrics fail the floors (empty when they pass), naming the model first. */
+/** Why the measured metrics fail the floors, less the cross-machine tolerance (empty when they pass), naming the model first. */
 export function floorFailures(file: LocomoFloors | null, model: string, measured: LocomoMetrics): string[] {
   if (file === null) return ["no floors recorded yet (eval/locomo/floors.json): run with --record"];
   if (file.model !== model) return [`floors were recorded with model ${file.model}, this run used ${model}: its numbers are not comparable`];
-  return LOCOMO_METRICS.filter((name) => measured[name] + EPSILON < file.floors[name]).map(
+  return LOCOMO_METRICS.filter((name) => measured[name] + CROSS_MACHINE_TOLERANCE < file.floors[name]).map(
     (name) => `${LOCOMO_METRIC_LABELS[name]} ${measured[name].toFixed(4)} is below its floor ${file.floors[name]}`,
   );
 }

@@ -23,7 +23,7 @@ import { gatherPools, mapInFlight, outcomesUnder } from "../retrieval/pools.js";
 import { VARIANTS, evalEmbedder, startServices, variantPolicy } from "../retrieval/run.js";
 import { Bm25 } from "./bm25.js";
 import { LOCOMO_CATEGORIES, diaIdOf, locomoFixture, readConversations, type LocomoConversation, type LocomoQuestion } from "./data.js";
-import { floorFailures, ratchetLocomo, readLocomoFloors, writeLocomoFloors } from "./floors.js";
+import { CROSS_MACHINE_TOLERANCE, floorFailures, ratchetLocomo, readLocomoFloors, writeLocomoFloors } from "./floors.js";
 import { rememberAll } from "./load.js";
 import { LOCOMO_METRICS, LOCOMO_METRIC_LABELS, judge, summarise, type Judged } from "./metrics.js";
 
@@ -201,7 +201,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 
   let code = 0;
-  console.log(`\n${pad("fused metric", 28)}${pad("value", 9)}floor`);
+  console.log(`\n${pad("fused metric", 28)}${pad("value", 9)}floor (a run passes within ${CROSS_MACHINE_TOLERANCE} of it)`);
   for (const name of LOCOMO_METRICS) {
     console.log(`${pad(LOCOMO_METRIC_LABELS[name], 28)}${pad(fused[name].toFixed(4), 9)}${floors ? floors.floors[name] : "-"}`);
   }
