@@ -184,7 +184,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       SEARCH_ADDR: target(searchPorts),
       EMBEDDINGS_PROVIDER: options.embedder,
       ...(process.env.EMBEDDINGS_WORKERS !== undefined ? { EMBEDDINGS_WORKERS: process.env.EMBEDDINGS_WORKERS } : {}),
-      ...(process.env.EMBEDDINGS_BACKEND !== undefined ? { EMBEDDINGS_BACKEND: process.env.EMBEDDINGS_BACKEND } : {}),
+      ...(process.env.EMBEDDINGS_LOCAL_MODEL !== undefined ? { EMBEDDINGS_LOCAL_MODEL: process.env.EMBEDDINGS_LOCAL_MODEL } : {}),
     };
     const startService = async (name: string, script: string, port: number) => {
       const proc = startServiceProcess(name, script, { ...common, GRPC_PORT: String(port) });

@@ -2,7 +2,6 @@ import { z } from "zod";
 
 import { BUNDLED_MODEL_NAMES, bundledModel, DEFAULT_BUNDLED_MODEL, type BundledModelName } from "./bundled-models.js";
 import { MAX_VECTOR_DIMENSIONS } from "./hashing.js";
-import { LOCAL_BACKENDS, type LocalBackend } from "./local-model.js";
 import { MAX_LOCAL_WORKERS } from "./local-model-pool.js";
 
 export const EMBEDDINGS_PROVIDERS = ["local", "openai", "hashing"] as const;
@@ -22,8 +21,6 @@ export type EmbeddingsConfig =
        * picks (one in standalone mode, one per core up to four in a service).
        */
       workers?: number | undefined;
-      /** Runtime executing USE Lite; unset means the default (`onnx`). The other models always use ONNX Runtime. */
-      backend?: LocalBackend | undefined;
     }
   | {
       /** Deterministic hashing embedder (tests, bulk benchmark loads). */
@@ -88,8 +85,6 @@ const DEFAULT_HASHING_DIMENSIONS = 512;
  * - `EMBEDDINGS_TIMEOUT_MS`: per-request timeout for `openai` (default 30000)
  * - `EMBEDDINGS_WORKERS`: worker threads running the `local` model (0 = on the event loop;
  *   unset = 1 in standalone mode, one per core up to 4 in a service)
- * - `EMBEDDINGS_BACKEND`: runtime of the `use-lite` model, `onnx` (default) | `tfjs`; both give
- *   the same vectors
  */
 export const embeddingsConfigSchema = z
   .object({
@@ -140,13 +135,6 @@ export const embeddingsConfigSchema = z
         )
         .optional(),
     ),
-    EMBEDDINGS_BACKEND: z.preprocess(
-      (value) => {
-        const blank = blankToUndefined(value);
-        return typeof blank === "string" ? blank.trim().toLowerCase() : blank;
-      },
-      z.enum(LOCAL_BACKENDS, { error: `EMBEDDINGS_BACKEND must be one of: ${LOCAL_BACKENDS.join(", ")}` }).optional(),
-    ),
   })
   .superRefine((env, ctx) => {
     if (env.EMBEDDINGS_PROVIDER === "openai") {
@@ -177,7 +165,6 @@ export const embeddingsConfigSchema = z
           ...(env.EMBEDDINGS_LOCAL_MODEL === undefined ? {} : { model: env.EMBEDDINGS_LOCAL_MODEL }),
           ...(env.EMBEDDINGS_MODEL_CACHE === undefined ? {} : { cacheDir: env.EMBEDDINGS_MODEL_CACHE }),
           ...(env.EMBEDDINGS_WORKERS === undefined ? {} : { workers: env.EMBEDDINGS_WORKERS }),
-          ...(env.EMBEDDINGS_BACKEND === undefined ? {} : { backend: env.EMBEDDINGS_BACKEND }),
         };
       case "hashing":
         return { provider: "hashing", dimensions: env.EMBEDDINGS_DIMENSIONS ?? DEFAULT_HASHING_DIMENSIONS };

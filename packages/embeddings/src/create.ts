@@ -26,7 +26,6 @@ export async function createEmbedder(config: EmbeddingsConfig, options: CreateEm
       const workers = config.workers ?? options.defaultWorkers ?? 1;
       const choice = {
         ...(config.model === undefined ? {} : { model: config.model }),
-        ...(config.backend === undefined ? {} : { backend: config.backend }),
         ...(config.cacheDir === undefined ? {} : { cacheDir: config.cacheDir }),
       };
       const embedder = workers === 0 ? new LocalModelEmbedder(choice) : new LocalModelPool({ workers, ...choice });

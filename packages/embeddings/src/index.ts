@@ -4,15 +4,7 @@ export { embedWithinBudget, type BudgetedVector } from "./budget.js";
 export { cosineSimilarity, l2Normalize } from "./cosine.js";
 export { DEFAULT_MAX_INPUT_CHARS, memoryEmbeddingText, prepareText } from "./input.js";
 export { DEFAULT_HASHING_DIMENSIONS, HashingEmbedder, MAX_VECTOR_DIMENSIONS, type HashingEmbedderOptions } from "./hashing.js";
-export {
-  DEFAULT_LOCAL_BACKEND,
-  LOCAL_BACKENDS,
-  LOCAL_BATCH_SIZE,
-  LocalModelEmbedder,
-  type LocalBackend,
-  type LocalModelChoice,
-  type LocalModelEmbedderOptions,
-} from "./local-model.js";
+export { LOCAL_BATCH_SIZE, LocalModelEmbedder, type LocalModelChoice, type LocalModelEmbedderOptions } from "./local-model.js";
 export {
   BUNDLED_MODEL_NAMES,
   BUNDLED_MODELS,

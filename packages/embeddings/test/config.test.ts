@@ -130,20 +130,6 @@ describe("EMBEDDINGS_WORKERS", () => {
   });
 });
 
-describe("EMBEDDINGS_BACKEND", () => {
-  it("selects the runtime of the local model, case-insensitively", () => {
-    expect(parseEmbeddingsConfig({ EMBEDDINGS_BACKEND: "tfjs" })).toEqual({ provider: "local", backend: "tfjs" });
-    expect(parseEmbeddingsConfig({ EMBEDDINGS_BACKEND: " ONNX ", EMBEDDINGS_WORKERS: "2" })).toEqual({ provider: "local", workers: 2, backend: "onnx" });
-    expect(parseEmbeddingsConfig({ EMBEDDINGS_BACKEND: "" })).toEqual({ provider: "local" });
-  });
-
-  it("names the variable and the choices for an unknown runtime", () => {
-    const [issue] = issuesOf({ EMBEDDINGS_BACKEND: "cuda" });
-    expect(issue?.path).toBe("EMBEDDINGS_BACKEND");
-    expect(issue?.message).toBe("EMBEDDINGS_BACKEND must be one of: onnx, tfjs");
-  });
-});
-
 describe("createEmbedder", () => {
   it("builds a hashing embedder from parsed configuration", async () => {
     const embedder = await createEmbedder(parseEmbeddingsConfig({ EMBEDDINGS_PROVIDER: "hashing", EMBEDDINGS_DIMENSIONS: "128" }));
