@@ -53,8 +53,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
   const staleMs = Math.max(ttlMs, options.staleWhileUnavailableMs ?? API_KEY_STALE_WHILE_UNAVAILABLE_MS);
   const maxEntries = options.maxEntries ?? API_KEY_CACHE_MAX_ENTRIES;
   const now = options.now ?? Date.now;
-  // Insertion-ordered, so the first key is the oldest entry when the map is full.
-  // Bounded by count; freshness (ttl, and the stale window while memory is down) is judged here
+  // Bounded by count, least recently used out first (lru-cache); freshness (ttl, and the stale window while memory is down) is judged here
   // from resolvedAt, because a stale entry must stay readable after its ttl.
   const cache = new LRUCache<string, { principal: ResolvedApiKey; resolvedAt: number }>({ max: maxEntries });
 

@@ -19,8 +19,9 @@ interface ToolContext {
 
 /**
  * One MCP tool: its advertised contract (shared zod schemas, hints) and the service call it maps
- * to. `run` receives input the SDK has already validated and returns output that server.ts parses
- * strictly before sending.
+ * to. `run` receives input server.ts has already parsed with `inputSchema` (the SDK only advertises
+ * the schema; a call whose arguments do not parse never reaches `run`) and returns output that
+ * server.ts parses strictly before sending.
  */
 export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType> {
   name: string;

@@ -156,7 +156,12 @@ export async function updateEmbedding(db: Queryable, tenantId: string, memoryId:
 
 export type EventKind =
   "create" | "revise" | "supersede" | "resolve" | "unresolve" | "status_change" | "archive" | "import" | "embed_failed" | "embed_done" | "fact" | "erase";
-export type ActorKind = "user_mcp" | "user_api" | "worker" | "importer" | "system" | "operator";
+/**
+ * Who an audit event says acted: the surface a call came through (user_mcp, user_api), the
+ * consolidator (worker), an import, the service itself (system), or the command line (operator).
+ */
+export const ACTOR_KINDS = ["user_mcp", "user_api", "worker", "importer", "system", "operator"] as const;
+export type ActorKind = (typeof ACTOR_KINDS)[number];
 
 /** Appends an audit event. The payload holds metadata only, never content. */
 export async function insertEvent(

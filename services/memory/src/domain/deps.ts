@@ -2,6 +2,7 @@ import type { Pool } from "@3ngram/db";
 import type { Embedder } from "@3ngram/embeddings";
 import type { DeadLetterCounts, QueueCounts } from "@3ngram/queue";
 import type { Logger } from "@3ngram/runtime";
+import type { ActorKind } from "../db/memories.js";
 
 /** Everything the memory domain needs, passed in explicitly (the domain never reads the environment). */
 export interface MemoryDeps {
@@ -26,5 +27,5 @@ export interface Actor {
   tenantId: string;
   userId: string | undefined;
   /** operator: the memory service's command line (cli.ts), run by whoever holds the database credentials. */
-  kind: "user_mcp" | "user_api" | "worker" | "importer" | "system" | "operator";
+  kind: ActorKind;
 }

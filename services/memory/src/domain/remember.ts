@@ -5,7 +5,7 @@ import type { EmbeddingState, RememberInput } from "@3ngram/schema";
 import { findLiveByContentHash } from "../db/memories.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { claimKey, keyedWrite, priorWrite, recordKeyedWrite } from "./idempotency.js";
-import { embedWithinBudget } from "./inline-embedding.js";
+import { embedMemoryInline } from "./inline-embedding.js";
 import { duplicateMemory, writeMemory, writtenMemory, type WrittenMemory } from "./write-memory.js";
 
 export interface RememberResult extends WrittenMemory {
@@ -46,7 +46,7 @@ export async function remember(deps: MemoryDeps, actor: Actor, input: RememberIn
     if (prior !== null) return replay(deps, actor, prior);
   }
 
-  const { embedding, failure } = await embedWithinBudget(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
+  const { embedding, failure } = await embedMemoryInline(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
   const written = await withTenant(deps.pool, scope, async (client) => {
     // Every write sends these same statements: parsed once per connection, not on every request.
     const db = withPreparedStatements(client);

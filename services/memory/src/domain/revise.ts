@@ -9,7 +9,7 @@ import { closeMemory, lockMemory, selectMemoryState } from "../db/lifecycle.js";
 import { findLiveByContentHash, insertEvent, selectMemoriesByIds } from "../db/memories.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { claimKey, keyedWrite, priorWrite, recordKeyedWrite, type KeyedWrite } from "./idempotency.js";
-import { embedWithinBudget, type StoredEmbedding } from "./inline-embedding.js";
+import { embedMemoryInline, type StoredEmbedding } from "./inline-embedding.js";
 import { memoryNotFound, notLive, supersededConflict } from "./lifecycle-guard.js";
 import { contentHash } from "./remember.js";
 import { duplicateMemory, writeMemory, writtenMemory, type WrittenMemory } from "./write-memory.js";
@@ -51,7 +51,7 @@ export async function revise(deps: MemoryDeps, actor: Actor, input: ReviseInput)
   });
   if (prior !== null) return replay(deps, actor, prior);
 
-  const { embedding, failure } = await embedWithinBudget(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
+  const { embedding, failure } = await embedMemoryInline(deps.embedder, memoryEmbeddingText(input), deps.inlineEmbedBudgetMs);
   let written: WrittenMemory | { replayOf: string };
   try {
     written = await withTenant(deps.pool, scope, async (db) => {
