@@ -70,7 +70,7 @@ lint: $(INSTALL_STAMP) ## Lint the code, check its formatting (Prettier) and loo
 	$(NPM) run --silent format:check
 
 # Each script installs (Debian packages) and starts what is missing and prints nothing when all is
-# there already; scripts/test/ensure-scripts.test.ts holds them to that.
+# there already; scripts/test/ensure-scripts.int.test.ts holds them to that.
 services: ## Install and start what the tests need when missing: PostgreSQL with pgvector, Redis, chromium
 	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-redis.sh

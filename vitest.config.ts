@@ -1,8 +1,17 @@
 import { defineConfig } from "vitest/config";
 
+// Where the tests live: a package's, service's or tool's own test/ folder, and the end-to-end scenarios.
+const TEST_DIRS = "{packages,services,standalone,test,eval,deploy,scripts}/**/test/**";
+
+/**
+ * Three tiers, named by what a file starts (`npm run test:unit`, `test:integration`, `test:e2e`;
+ * `vitest run`, as `make test` calls it, runs all three):
+ * - unit, `*.test.ts`: no database, queue, socket or child process; seconds, with nothing running;
+ * - integration, `*.int.test.ts`: real PostgreSQL, PGlite, Redis, gRPC or HTTP servers, child processes;
+ * - e2e: the scenarios under test/e2e (whole deployments as processes) and the browser tests.
+ */
 export default defineConfig({
   test: {
-    include: ["{packages,services,standalone,test,eval,deploy,scripts}/**/test/**/*.test.ts", "test/e2e/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     // Every file that touches PostgreSQL or Redis creates its own database and key prefix,
     // so files can run side by side; two workers match the two cores.
@@ -10,5 +19,22 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: [`${TEST_DIRS}/*.test.ts`],
+          exclude: ["**/node_modules/**", "**/dist/**", "**/*.int.test.ts", "**/*.browser.test.ts", "test/e2e/**"],
+          // Fails a unit test that opens a socket or starts a process (test/support/unit-tier-guard.ts).
+          setupFiles: ["test/support/unit-tier-guard.ts"],
+        },
+      },
+      { extends: true, test: { name: "integration", include: [`${TEST_DIRS}/*.int.test.ts`], exclude: ["**/node_modules/**", "**/dist/**", "test/e2e/**"] } },
+      {
+        extends: true,
+        test: { name: "e2e", include: ["test/e2e/**/*.test.ts", `${TEST_DIRS}/*.browser.test.ts`], exclude: ["**/node_modules/**", "**/dist/**"] },
+      },
+    ],
   },
 });
