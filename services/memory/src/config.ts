@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { maxConnectionAgeEnv, trustedKeysEnv } from "@3ngram/rpc";
 import { envBool, envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
-import { parseEmbeddingsConfig, type EmbeddingsConfig } from "@3ngram/embeddings";
+import { embeddingsConfigSchema, type EmbeddingsConfig } from "@3ngram/embeddings";
 
 export const memoryConfigSchema = z.object({
   GRPC_HOST: z.string().default("0.0.0.0"),
@@ -27,5 +27,5 @@ export const memoryConfigSchema = z.object({
 export type MemoryConfig = z.output<typeof memoryConfigSchema> & { embeddings: EmbeddingsConfig };
 
 export function loadMemoryConfig(env: Env = process.env): MemoryConfig {
-  return { ...loadConfig(memoryConfigSchema, env), embeddings: parseEmbeddingsConfig(env) };
+  return { ...loadConfig(memoryConfigSchema, env), embeddings: loadConfig(embeddingsConfigSchema, env) };
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { maxConnectionAgeEnv, trustedKeysEnv } from "@3ngram/rpc";
 import { envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
-import { parseEmbeddingsConfig, type EmbeddingsConfig } from "@3ngram/embeddings";
+import { embeddingsConfigSchema, type EmbeddingsConfig } from "@3ngram/embeddings";
 
 export const searchConfigSchema = z.object({
   GRPC_HOST: z.string().default("0.0.0.0"),
@@ -38,5 +38,5 @@ export const searchConfigSchema = z.object({
 export type SearchConfig = z.output<typeof searchConfigSchema> & { embeddings: EmbeddingsConfig };
 
 export function loadSearchConfig(env: Env = process.env): SearchConfig {
-  return { ...loadConfig(searchConfigSchema, env), embeddings: parseEmbeddingsConfig(env) };
+  return { ...loadConfig(searchConfigSchema, env), embeddings: loadConfig(embeddingsConfigSchema, env) };
 }

@@ -1,16 +1,13 @@
+/** The search service process: read the environment, start, stop cleanly on SIGTERM. */
 import { isTransientDatabaseError } from "@3ngram/db";
-import { createLogger, errorSummary, guardProcess, onShutdown, startTracing } from "@3ngram/runtime";
+import { serviceMain } from "@3ngram/runtime";
 import { loadSearchConfig } from "./config.js";
 import { startSearchService } from "./search-service.js";
 
-const config = loadSearchConfig();
-const tracing = startTracing({ serviceName: "search" });
-const log = createLogger({ service: "search", level: config.LOG_LEVEL });
-guardProcess(log, { recoverable: isTransientDatabaseError });
-try {
-  const service = await startSearchService(config, { log });
-  onShutdown(log, [() => service.close(), () => tracing.shutdown()]);
-} catch (err) {
-  log.fatal({ error: errorSummary(err) }, "search service failed to start");
-  process.exit(1);
-}
+await serviceMain({
+  name: "search",
+  loadConfig: () => loadSearchConfig(),
+  logLevel: (config) => config.LOG_LEVEL,
+  start: (config, log) => startSearchService(config, { log }),
+  recoverable: isTransientDatabaseError,
+});
