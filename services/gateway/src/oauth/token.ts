@@ -64,9 +64,54 @@ export interface TokenDeps {
   log: Logger;
 }
 
+type Grant = Awaited<ReturnType<MemoryApi["oauth"]["redeemAuthorizationCode"]>>["grant"];
+
+/** What a grant type's redemption gets: the form, the authenticated client, and where to ask. */
+interface Redemption {
+  body: Record<string, unknown>;
+  client: ClientCredentials;
+  deps: TokenDeps;
+}
+
+const INTERNAL_AUTH = { identity: { scopes: [SCOPES.internalAuth] } };
+
+const secretOf = (client: ClientCredentials) => (client.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {});
+
+/** RFC 6749 §4.1.3 with PKCE (RFC 7636): a code for a grant, for this resource only (RFC 8707). */
+async function redeemAuthorizationCode({ body, client, deps }: Redemption): Promise<Grant> {
+  const resource = singleParam(body, "resource");
+  if (resource !== undefined && resource !== deps.location.mcpResource())
+    throw new OAuthError("invalid_target", `resource must be ${deps.location.mcpResource()}`);
+  const request = {
+    code: required(body, "code"),
+    clientId: client.clientId,
+    redirectUri: required(body, "redirect_uri"),
+    codeVerifier: required(body, "code_verifier"),
+    ...secretOf(client),
+  };
+  return (await memoryApi(deps.memory).oauth.redeemAuthorizationCode(request, INTERNAL_AUTH)).grant;
+}
+
+/** RFC 6749 §6: a refresh token for the grant, rotated; `scope` may only narrow it. */
+async function refreshGrant({ body, client, deps }: Redemption): Promise<Grant> {
+  const scope = singleParam(body, "scope");
+  const request = {
+    refreshToken: required(body, "refresh_token"),
+    clientId: client.clientId,
+    scopes: scope === undefined ? [] : scope.trim().split(/ +/).filter(Boolean),
+    ...secretOf(client),
+  };
+  return (await memoryApi(deps.memory).oauth.refreshOAuthGrant(request, INTERNAL_AUTH)).grant;
+}
+
+/** The grant types the endpoint redeems, one handler each. */
+const GRANT_TYPES: Readonly<Record<string, (redemption: Redemption) => Promise<Grant>>> = {
+  authorization_code: redeemAuthorizationCode,
+  refresh_token: refreshGrant,
+};
+
 export function tokenRouter(deps: TokenDeps): Router {
   const { memory, keys, location, log } = deps;
-  const identity = { scopes: [SCOPES.internalAuth] };
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: MAX_FORM_BYTES });
 
@@ -77,35 +122,9 @@ export function tokenRouter(deps: TokenDeps): Router {
       const grantType = required(body, "grant_type");
       const client = clientCredentials(req, body);
       basic = client.basic;
-      const secret = client.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {};
-      let grant: Awaited<ReturnType<MemoryApi["oauth"]["redeemAuthorizationCode"]>>["grant"];
-      if (grantType === "authorization_code") {
-        const resource = singleParam(body, "resource");
-        if (resource !== undefined && resource !== location.mcpResource()) throw new OAuthError("invalid_target", `resource must be ${location.mcpResource()}`);
-        ({ grant } = await memoryApi(memory).oauth.redeemAuthorizationCode(
-          {
-            code: required(body, "code"),
-            clientId: client.clientId,
-            redirectUri: required(body, "redirect_uri"),
-            codeVerifier: required(body, "code_verifier"),
-            ...secret,
-          },
-          { identity },
-        ));
-      } else if (grantType === "refresh_token") {
-        const scope = singleParam(body, "scope");
-        ({ grant } = await memoryApi(memory).oauth.refreshOAuthGrant(
-          {
-            refreshToken: required(body, "refresh_token"),
-            clientId: client.clientId,
-            scopes: scope === undefined ? [] : scope.trim().split(/ +/).filter(Boolean),
-            ...secret,
-          },
-          { identity },
-        ));
-      } else {
-        throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token");
-      }
+      const redeem = Object.hasOwn(GRANT_TYPES, grantType) ? GRANT_TYPES[grantType] : undefined;
+      if (redeem === undefined) throw new OAuthError("unsupported_grant_type", `grant_type must be ${Object.keys(GRANT_TYPES).join(" or ")}`);
+      const grant = await redeem({ body, client, deps });
       // A grant minted for another resource must never become a token for this one.
       if (grant.resource !== location.mcpResource()) throw new OAuthError("invalid_grant", "the grant was issued for another resource");
       const accessToken = await mintAccessToken(keys, location, {
@@ -142,7 +161,7 @@ export function tokenRouter(deps: TokenDeps): Router {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const client = clientCredentials(req, body);
       const token = required(body, "token");
-      await memoryApi(memory).oauth.revokeOAuthToken({ token, clientId: client.clientId, clientSecret: client.clientSecret }, { identity });
+      await memoryApi(memory).oauth.revokeOAuthToken({ token, clientId: client.clientId, clientSecret: client.clientSecret }, INTERNAL_AUTH);
       // RFC 7009 §2.2: unknown tokens (and access tokens, which expire on their own) answer 200 too.
       res.set({ "Cache-Control": "no-store" }).status(200).end();
     } catch (err) {

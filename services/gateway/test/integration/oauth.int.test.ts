@@ -467,6 +467,14 @@ describe("the token endpoint", () => {
   it("answers unknown grant types and missing parameters in RFC 6749 form", async () => {
     const clientId = await registerPublicClient(base);
     expect((await tokenRequest(base, { grant_type: "password", client_id: clientId })).body.error).toBe("unsupported_grant_type");
+    // The grant types are a lookup table: names every object has are not grant types either.
+    for (const inherited of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      const answer = await tokenRequest(base, { grant_type: inherited, client_id: clientId });
+      expect(answer.body, inherited).toMatchObject({
+        error: "unsupported_grant_type",
+        error_description: "grant_type must be authorization_code or refresh_token",
+      });
+    }
     expect((await tokenRequest(base, { grant_type: "authorization_code", client_id: clientId })).body.error).toBe("invalid_request");
     expect(
       (
