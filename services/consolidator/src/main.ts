@@ -3,11 +3,13 @@ import { loadConfig, serviceMain } from "@3ngram/runtime";
 import { consolidatorConfigSchema } from "./config.js";
 import { startConsolidator } from "./consolidator.js";
 
+/** Longer than the slowest job (two RPC deadlines plus an embedding request); k8s grace must exceed it. */
+const SHUTDOWN_GRACE_MS = 60_000;
+
 await serviceMain({
   name: "consolidator",
   loadConfig: () => loadConfig(consolidatorConfigSchema),
   logLevel: (config) => config.logLevel,
   start: (config, log) => startConsolidator(config, { log }),
-  // Longer than the slowest job (two RPC deadlines plus an embedding request); k8s grace must exceed it.
-  shutdownGraceMs: 60_000,
+  shutdownGraceMs: SHUTDOWN_GRACE_MS,
 });
