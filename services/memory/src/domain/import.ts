@@ -7,19 +7,17 @@
  * Imported memories keep their historical valid and recorded times, status, scope and commitment
  * state. They are stored without an embedding; each record's transaction also records its
  * embedding and fact-extraction jobs in the outbox. Full-text search finds them meanwhile.
+ *
+ * This module stores; import-reader.ts reads and validates the stream, import-errors.ts says how
+ * a line's failure is reported.
  */
 import { uuidv7 } from "uuidv7";
-import { AppError, isAppError } from "@3ngram/errors";
+import { AppError } from "@3ngram/errors";
 import { withTenant, type PoolClient } from "@3ngram/db";
 import {
   DEFAULT_SCOPE,
-  MAX_IMPORT_BODY_BYTES,
-  MAX_IMPORT_RECORDS,
   MAX_SCOPE_ALIASES,
   MAX_SCOPE_PROJECTS,
-  archiveHeaderSchema,
-  archiveRecordSchema,
-  parseInput,
   type ArchiveEdge,
   type ArchiveFact,
   type ArchiveMemory,
@@ -57,7 +55,8 @@ import {
   upsertRetrievalPolicy,
 } from "../db/scopes.js";
 import type { Actor, MemoryDeps } from "./deps.js";
-import { recordsFromMcpLine } from "./import-mcp-memory.js";
+import { errorResult, lineError } from "./import-errors.js";
+import { readArchive } from "./import-reader.js";
 import { recordMemoryJobs } from "./memory-jobs.js";
 import { contentHash } from "./remember.js";
 import { duplicateMemory } from "./write-memory.js";
@@ -70,9 +69,6 @@ export interface ImportResult {
   failed: number;
 }
 
-/** A record ready to store, or the reason its line was refused before touching the database. */
-type Parsed = { line: number; record: Exclude<ArchiveRecord, { kind: "archive" }> } | { line: number; error: AppError };
-
 interface Stored {
   outcome: "created" | "skipped";
   id?: string;
@@ -80,7 +76,6 @@ interface Stored {
   memory?: boolean;
 }
 
-const MAX_MESSAGE_LENGTH = 512;
 /** No scope has this id, so a clash check against it considers every scope. */
 const NO_SCOPE = "00000000-0000-0000-0000-000000000000";
 
@@ -119,124 +114,6 @@ export async function importArchive(deps: MemoryDeps, actor: Actor, parts: Async
     "import done",
   );
   return result;
-}
-
-/**
- * The stream's messages in order: the options first, then pieces of the file, joined and split
- * into lines as they arrive (a piece may end inside a line), then `end`. Request-level problems (a
- * message out of place, too big, too many records, an archive version we cannot read, a stream
- * without its end) refuse the import as a whole and stop reading; a bad line is only that line's
- * error. The end message is what proves the file whole: a client that cancels mid-file can reach
- * this loop as an ordinary end of stream, before its cancellation does.
- */
-async function readArchive(parts: AsyncIterable<ImportPart>): Promise<{ format: ImportFormat; parsed: Parsed[] }> {
-  let reader: ArchiveReader | undefined;
-  let ended = false;
-  for await (const part of parts) {
-    if (ended) {
-      throw new AppError("invalid_input", "end: no message may follow the end message", { field: "end" });
-    } else if (reader === undefined) {
-      if (part.options === undefined) throw new AppError("invalid_input", "options: the first message must carry the import options", { field: "options" });
-      reader = new ArchiveReader(part.options.format);
-    } else if (part.options !== undefined) {
-      throw new AppError("invalid_input", "options: only the first message may carry options", { field: "options" });
-    } else if (part.end === true) {
-      ended = true;
-    } else if (part.ndjson === undefined) {
-      throw new AppError("invalid_input", "ndjson: every message between the first and the end must carry a piece of the file", { field: "ndjson" });
-    } else {
-      reader.push(part.ndjson);
-    }
-  }
-  if (reader === undefined) throw new AppError("invalid_input", "options: the stream ended before its first message", { field: "options" });
-  if (!ended)
-    throw new AppError("invalid_input", "end: the stream ended without its end message, so the file may be incomplete; nothing was stored", { field: "end" });
-  return { format: reader.format, parsed: reader.end() };
-}
-
-/** Splits and validates the file as it arrives, before anything is stored. */
-class ArchiveReader {
-  private readonly parsed: Parsed[] = [];
-  /** The start of a line whose end has not arrived yet. */
-  private partial = "";
-  private bytes = 0;
-  private line = 0;
-
-  constructor(readonly format: ImportFormat) {}
-
-  push(piece: string): void {
-    this.bytes += Buffer.byteLength(piece, "utf8");
-    if (this.bytes > MAX_IMPORT_BODY_BYTES) {
-      throw new AppError("invalid_input", `ndjson: larger than ${MAX_IMPORT_BODY_BYTES} bytes; split the file`, { field: "ndjson" });
-    }
-    // Only the new piece is searched for line ends, so a long line sent in many pieces costs no more than a short one.
-    const lines = piece.split("\n");
-    if (lines.length === 1) {
-      this.partial += piece;
-      return;
-    }
-    this.readLine(this.partial + lines[0]!);
-    for (let i = 1; i < lines.length - 1; i += 1) this.readLine(lines[i]!);
-    this.partial = lines[lines.length - 1]!;
-  }
-
-  end(): Parsed[] {
-    this.readLine(this.partial);
-    this.partial = "";
-    return this.parsed;
-  }
-
-  private readLine(raw: string): void {
-    this.line += 1;
-    const line = this.line;
-    const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (text.trim() === "") return;
-    const parsed = this.parsed;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      parsed.push({ line, error: new AppError("invalid_input", "line: not valid JSON", { field: "line" }) });
-      return;
-    }
-    if (this.format === "mcp-memory") {
-      let records: unknown[];
-      try {
-        records = recordsFromMcpLine(value);
-      } catch (err) {
-        parsed.push({ line, error: lineError(err) });
-        return;
-      }
-      for (const record of records) parsed.push(validate(line, record));
-    } else if (isHeader(value)) {
-      // A header we cannot read means we cannot trust our reading of the lines after it.
-      try {
-        parseInput(archiveHeaderSchema, value);
-      } catch (err) {
-        const refused = lineError(err);
-        throw new AppError("invalid_input", `line ${line}: ${refused.message}`, refused.details.field ? { field: refused.details.field } : {});
-      }
-    } else {
-      parsed.push(validate(line, value));
-    }
-    if (parsed.length > MAX_IMPORT_RECORDS) {
-      throw new AppError("invalid_input", `ndjson: more than ${MAX_IMPORT_RECORDS} records; split the file`, { field: "ndjson" });
-    }
-  }
-}
-
-function isHeader(value: unknown): boolean {
-  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "archive";
-}
-
-function validate(line: number, value: unknown): Parsed {
-  try {
-    const record = parseInput(archiveRecordSchema, value);
-    if (record.kind === "archive") return { line, error: new AppError("invalid_input", "kind: an archive header may not appear here", { field: "kind" }) };
-    return { line, record };
-  } catch (err) {
-    return { line, error: lineError(err) };
-  }
 }
 
 function storeRecord(deps: MemoryDeps, actor: Actor, record: Exclude<ArchiveRecord, { kind: "archive" }>, line: number, format: ImportFormat): Promise<Stored> {
@@ -464,35 +341,4 @@ function dateOrNull(value: string | null | undefined): Date | null {
 
 function unique<T>(values: readonly T[]): T[] {
   return [...new Set(values)];
-}
-
-interface PgError {
-  code?: unknown;
-  constraint?: unknown;
-}
-
-/**
- * A failure confined to one line: our own AppErrors, and database refusals caused by the line's
- * data (a check, a unique key raced by a concurrent import, a value out of range). Anything else
- * (the database gone, a bug) aborts the import; what was stored stays, and a re-run skips it.
- */
-function lineError(err: unknown): AppError {
-  if (isAppError(err)) return err;
-  const pg = err as PgError;
-  const code = typeof pg?.code === "string" ? pg.code : "";
-  const constraint = typeof pg?.constraint === "string" ? ` (${pg.constraint})` : "";
-  if (code === "23505") return new AppError("conflict", `the line clashes with a row stored meanwhile${constraint}`);
-  if (code.startsWith("23") || code.startsWith("22")) return new AppError("invalid_input", `the database refused the line's values${constraint}`);
-  throw err;
-}
-
-function errorResult(line: number, err: AppError): ImportLineResult {
-  const ids = Object.values(err.details.ids ?? {});
-  return {
-    line,
-    outcome: "error",
-    ...(ids.length > 0 ? { id: ids[0]! } : {}),
-    reason: err.reason,
-    message: err.message.length > MAX_MESSAGE_LENGTH ? `${err.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : err.message,
-  };
 }
