@@ -6,6 +6,13 @@ import type { SearchClient } from "../clients/search.js";
 import type { SignedIn } from "./layout.js";
 import type { UiSession } from "./session.js";
 
+/** Where the UI's cookies apply. */
+export const UI_COOKIE_PATH = "/ui";
+/** Where a signed-in person lands. */
+export const UI_HOME = "/ui/overview";
+/** The largest form body a UI page reads. */
+export const UI_FORM_BYTES = 16 * 1024;
+
 export interface UiKit {
   memory: MemoryClient;
   search: SearchClient;
@@ -20,6 +27,12 @@ export interface UiKit {
   form: RequestHandler;
   /** The session's CSRF token must come back with the form. */
   requireCsrf: RequestHandler;
+}
+
+/** After a form: see-other to a page, never cached. */
+export function redirect(res: Response, to: string): void {
+  res.set("Cache-Control", "no-store");
+  res.redirect(303, to);
 }
 
 export function sessionOf(res: Response): UiSession {
