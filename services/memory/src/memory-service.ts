@@ -5,7 +5,7 @@ import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
 import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
-import { OutboxRelay } from "./domain/outbox-relay.js";
+import { OutboxRelay } from "./relay/outbox-relay.js";
 import { addMemoryServices } from "./grpc/memory-service.js";
 
 export interface MemoryServiceDeps {

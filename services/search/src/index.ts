@@ -15,4 +15,4 @@ export {
   type CandidateFeatures,
 } from "./domain/policy.js";
 export { HNSW_FILTERED_SCAN, selectCandidates, type CandidateRow } from "./db/candidates.js";
-export { normaliseQuery } from "./domain/query-embedder.js";
+export { normaliseQuery } from "./in-process/query-embedder.js";

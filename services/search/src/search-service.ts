@@ -6,10 +6,10 @@ import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "
 import type { Registry } from "prom-client";
 import type { SearchConfig } from "./config.js";
 import type { SearchPolicy } from "./domain/policy.js";
-import { TermCountCache } from "./domain/term-counts.js";
-import { QueryEmbedder } from "./domain/query-embedder.js";
-import { loadExactScan } from "./domain/exact-scan.js";
-import { VectorIndex } from "./domain/vector-index.js";
+import { TermCountCache } from "./in-process/term-counts.js";
+import { QueryEmbedder } from "./in-process/query-embedder.js";
+import { loadExactScan } from "./in-process/exact-scan.js";
+import { VectorIndex } from "./in-process/vector-index.js";
 import { searchHandlers, searchPolicies } from "./grpc/search-service.js";
 import { similarPairsHandlers, similarPairsPolicies } from "./grpc/similar-pairs-handlers.js";
 

@@ -5,8 +5,8 @@
  * answers an id it no longer holds.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadExactScan } from "../src/domain/exact-scan.js";
-import { quantize, TenantVectors, type NearestScan } from "../src/domain/tenant-vectors.js";
+import { loadExactScan } from "../src/in-process/exact-scan.js";
+import { quantize, TenantVectors, type NearestScan } from "../src/in-process/tenant-vectors.js";
 
 const DIMENSIONS = 32;
 /** How far int8 rounding may move a cosine distance here (about a thousandth; a margin above it). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Eligibility } from "../src/db/eligibility.js";
-import { TermCountCache } from "../src/domain/term-counts.js";
+import { TermCountCache } from "../src/in-process/term-counts.js";
 
 const base: Eligibility = {
   tenantId: "01a22ab2-0000-7000-8000-000000000001",

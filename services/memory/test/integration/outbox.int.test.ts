@@ -17,7 +17,7 @@ import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix, t
 import { createTestKeys, type TestKeys } from "../../../../test/support/keys.js";
 import { eventually, freePort } from "../../../../test/support/processes.js";
 import { writer } from "../../../../test/support/calls.js";
-import { OutboxRelay } from "../../src/domain/outbox-relay.js";
+import { OutboxRelay } from "../../src/relay/outbox-relay.js";
 
 let db: TestDatabase;
 let keys: TestKeys;

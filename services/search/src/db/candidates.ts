@@ -1,13 +1,13 @@
 import type { Queryable, VectorParam } from "@3ngram/db";
 import { bm25Idf, bm25Score, type SearchPolicy } from "../domain/policy.js";
-import type { TermCountCache } from "../domain/term-counts.js";
+import type { TermCountCache } from "../in-process/term-counts.js";
 import { HIT_COLUMNS, SqlParams, eligibleWhere, sqlInteger, supersededExpr, type Eligibility, type HitRow } from "./eligibility.js";
 
 /** The query's vector, bound in pgvector's binary form (vectorParam). */
 export type QueryVector = VectorParam;
 
 /**
- * The vector leg's rows as an in-process index ranked them (domain/vector-index.ts), nearest
+ * The vector leg's rows as an in-process index ranked them (in-process/vector-index.ts), nearest
  * first; `complete` when they are every vector it holds for the tenant, so the filters cannot
  * leave the leg short of rows the database's index would have found.
  */

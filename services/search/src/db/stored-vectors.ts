@@ -2,7 +2,7 @@ import { fromVectorBinary, type Queryable } from "@3ngram/db";
 import { SqlParams } from "./eligibility.js";
 
 /**
- * The reads that keep the in-process vector index (domain/vector-index.ts) equal to the stored
+ * The reads that keep the in-process vector index (in-process/vector-index.ts) equal to the stored
  * vectors: a first load in id order, and afterwards the memories whose events a snapshot did not
  * see, with their vectors read only when there are any. Every change to a memory's vector (written with it, embedded later, re-embedded with another
  * model, erased) appends a memory event in the same transaction, and every event records that

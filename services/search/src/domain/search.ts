@@ -28,9 +28,9 @@ import {
   type SearchPolicy,
   shouldAbstain,
 } from "./policy.js";
-import { normaliseQuery, type QueryEmbedder } from "./query-embedder.js";
-import type { TermCountCache } from "./term-counts.js";
-import type { Nominate, VectorIndex } from "./vector-index.js";
+import { normaliseQuery, type QueryEmbedder } from "../in-process/query-embedder.js";
+import type { TermCountCache } from "../in-process/term-counts.js";
+import type { Nominate, VectorIndex } from "../in-process/vector-index.js";
 
 export interface SearchDeps {
   pool: Pool;

@@ -12,8 +12,8 @@ import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { HNSW_FILTERED_SCAN, selectCandidates, type RunningSearchService } from "@3ngram/search";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadExactScan } from "../../src/domain/exact-scan.js";
-import { VectorIndex } from "../../src/domain/vector-index.js";
+import { loadExactScan } from "../../src/in-process/exact-scan.js";
+import { VectorIndex } from "../../src/in-process/vector-index.js";
 import type { VectorSet } from "../../src/db/stored-vectors.js";
 import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 

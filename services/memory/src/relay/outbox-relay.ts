@@ -13,8 +13,8 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { HOUSEKEEPING_SETTINGS } from "../db/housekeeping.js";
 import { pruneExpiredIdempotencyKeys } from "../db/idempotency.js";
 import { claimPendingOutboxJobs, markOutboxJobsRelayed, pruneRelayedOutboxJobs, selectOutboxBacklog } from "../db/outbox.js";
-import { IDEMPOTENCY_KEY_RETENTION_MS } from "./idempotency.js";
-import { JOB_RETRY_POLICIES } from "./memory-jobs.js";
+import { IDEMPOTENCY_KEY_RETENTION_MS } from "../domain/idempotency.js";
+import { JOB_RETRY_POLICIES } from "../domain/memory-jobs.js";
 
 export interface OutboxRelayOptions {
   pool: Pool;
