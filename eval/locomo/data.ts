@@ -7,7 +7,7 @@ import type { Fixture, FixtureMemory, FixtureQuery } from "../retrieval/fixture.
  * turn becomes one memory, each question of categories 1–4 with evidence one search.
  */
 
-/** The development half. The other five conversations of locomo10 are held out: never read. */
+/** The conversations of the development half, the only files this harness opens. */
 const LOCOMO_CONVERSATIONS = ["26", "30", "41", "42", "43"] as const;
 const DEFAULT_LOCOMO_DIR = "/work/shared/data/locomo-dev/";
 
