@@ -24,7 +24,7 @@ export const BACKFILL_TENANT_JOB = "backfill-tenant";
  * Memories embedded per call: one inference batch of the bundled model's worker pool. The pool is
  * shared with inline embedding and query vectors (in standalone, one worker does everything) and
  * takes texts first come, first served, so a write or a search waits behind at most one batch
- * (bge-small ~0.3 s, USE Lite ~0.13 s; docs/benchmarks.md, 2026-12-07).
+ * (16 texts of a 12-layer model such as e5-small ~0.3 s, USE Lite ~0.13 s; docs/benchmarks.md, 2026-12-07).
  */
 const BACKFILL_BATCH = LOCAL_BATCH_SIZE;
 /** Most memories one run looks at: ten batches, seconds rather than minutes with the bundled model. */

@@ -4,6 +4,8 @@
  * features (cosine, BM25, age, topic match, superseded); these functions turn them into scores and
  * a verdict. The fit over three data sets (docs/evals.md) chose the numbers; change them here only.
  */
+import { bundledModel } from "@3ngram/embeddings";
+
 export interface SearchPolicy {
   /**
    * Each leg's weight in the fused score: score = vector·vectorLeg + fts·lexicalLeg + recency·decay
@@ -124,7 +126,7 @@ export const SEARCH_POLICY: SearchPolicy = {
   // the query's idf mass the first hit holds. The threshold (0.7775 on the sum's 0-1 scale, times
   // the weights' total 1.1) sits halfway between the strongest absent-topic query of either fixture
   // and the next answerable query above it, so every absent topic abstains.
-  abstention: { model: "e5-small-v2-int8", minEvidence: 0.8553, termCoverageWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0.1 },
+  abstention: { model: bundledModel("e5-small-v2").id, minEvidence: 0.8553, termCoverageWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0.1 },
 };
 
 /** What the SQL reports about one candidate. */
