@@ -15,16 +15,11 @@
 import { rmSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { connectMcp, type McpConnection } from "../test/support/mcp.js";
+import type { EmbeddingProgress } from "../test/support/model-change.js";
 import { passThroughEnv } from "./standalone.js";
 import { startStandaloneTarget, type StandaloneTarget } from "./standalone-target.js";
 import { flagValue, percentiles, type Percentiles } from "./stats.js";
 import { generateCorpus, ms, pct, type GeneratedMemory } from "./workload.js";
-
-interface Progress {
-  model: string;
-  embedded: number;
-  pending: number;
-}
 
 /** Latency of searches and writes, and how often the rare word's memory came first. */
 interface Traffic {
@@ -55,7 +50,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     const up = performance.now() - started;
     try {
       const mcp = await connectMcp(target.mcpUrl, target.apiKey, { modern: true });
-      const progress = async (): Promise<Progress> => (await mcp.call<{ stats: { embeddings: Progress } }>("describe_environment", {})).stats.embeddings;
+      const progress = async (): Promise<EmbeddingProgress> =>
+        (await mcp.call<{ stats: { embeddings: EmbeddingProgress } }>("describe_environment", {})).stats.embeddings;
       const samples: Array<{ at: number; embedded: number; pending: number }> = [];
       const first = await progress();
       process.stderr.write(`restarted with ${first.model} in ${(up / 1000).toFixed(1)} s: ${first.embedded} embedded, ${first.pending} pending\n`);

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { STANDALONE_MALLOC_ARENA_MAX } from "@3ngram/standalone";
 import { connectMcp } from "../test/support/mcp.js";
-import { startServiceProcess, waitFor } from "../test/support/processes.js";
+import { startStandalone } from "../test/support/standalone.js";
 import { processRssMb, type GeneratedMemory, type Target } from "./workload.js";
 
 export interface StandaloneTarget extends Target {
@@ -29,21 +29,18 @@ export async function startStandaloneTarget(
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "3ngram-bench-standalone-"));
   // One client making thousands of calls a minute: the per-user and per-key budgets would stop it.
   const unlimited = { RATE_LIMIT_IP_PER_MINUTE: "1000000", RATE_LIMIT_USER_PER_MINUTE: "1000000", RATE_LIMIT_KEY_PER_MINUTE: "1000000" };
-  const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
-    // What `make run` puts in the environment (docs/adr/0036), so the bench measures what a user
-    // gets on any Node.js; MALLOC_ARENA_MAX in the bench's own environment replaces it (0: glibc's default).
-    MALLOC_ARENA_MAX: STANDALONE_MALLOC_ARENA_MAX,
-    THREENGRAM_DATA_DIR: dataDir,
-    PORT: "0",
-    LOG_LEVEL: "warn",
-    ...unlimited,
-    ...env,
-  });
-  await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 120_000, proc);
-  const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(proc.output())?.[1] ?? "";
-  const mcpUrl = field("MCP endpoint");
-  const apiKey = field("API key");
-  const databaseUrl = field("Database");
+  const server = await startStandalone(
+    dataDir,
+    {
+      // What `make run` puts in the environment (docs/adr/0036), so the bench measures what a user
+      // gets on any Node.js; MALLOC_ARENA_MAX in the bench's own environment replaces it (0: glibc's default).
+      MALLOC_ARENA_MAX: STANDALONE_MALLOC_ARENA_MAX,
+      ...unlimited,
+      ...env,
+    },
+    120_000,
+  );
+  const { proc, mcpUrl, apiKey, databaseUrl } = server;
   const mcp = await connectMcp(mcpUrl, apiKey, { modern: true });
   const indexOf = new Map<string, number>();
   // On a kept directory the ids were handed out to another run: a hit is known by its content,

@@ -14,29 +14,24 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createPool } from "@3ngram/db";
 import { connectMcp } from "../../support/mcp.js";
 import { embeddingProgress, rareWord, writeRareWordNotes, type SearchOut } from "../../support/model-change.js";
-import { startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
+import { waitFor, type ServiceProcess } from "../../support/processes.js";
+import { startStandalone, type StandaloneServer } from "../../support/standalone.js";
 
 /** More than one backfill run looks at (160), so re-embedding takes a chain of runs. */
 const MEMORIES = 250;
 const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-model-change-"));
 const running: ServiceProcess[] = [];
 
-async function startServer(dimensions: number): Promise<{ proc: ServiceProcess; url: string; mcpUrl: string; apiKey: string; databaseUrl: string }> {
-  const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
-    THREENGRAM_DATA_DIR: dataDir,
-    PORT: "0",
-    LOG_LEVEL: "warn",
+async function startServer(dimensions: number): Promise<StandaloneServer> {
+  const server = await startStandalone(dataDir, {
     EMBEDDINGS_PROVIDER: "hashing",
     EMBEDDINGS_DIMENSIONS: String(dimensions),
     RATE_LIMIT_USER_PER_MINUTE: "100000",
     RATE_LIMIT_KEY_PER_MINUTE: "100000",
     RATE_LIMIT_IP_PER_MINUTE: "100000",
   });
-  running.push(proc);
-  await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 90_000, proc);
-  const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(proc.output())![1]!;
-  const mcpUrl = field("MCP endpoint");
-  return { proc, url: new URL(mcpUrl).origin, mcpUrl, apiKey: field("API key"), databaseUrl: field("Database") };
+  running.push(server.proc);
+  return server;
 }
 
 afterAll(async () => {

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Browser, csrfOf } from "../../support/browser.js";
 import { connectMcp } from "../../support/mcp.js";
-import { eventually, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
+import { eventually, type ServiceProcess } from "../../support/processes.js";
+import { startStandalone } from "../../support/standalone.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-proposals-"));
 let proc: ServiceProcess | undefined;
@@ -27,25 +28,18 @@ interface ListOut {
 describe("standalone server: proposals", () => {
   it("extracts a fact proposal on the in-process queue, and accepting it on the web UI makes get_facts return it", async () => {
     // The hashing embedder keeps start-up quick; the queue and job code are what this checks.
-    proc = startServiceProcess("standalone", "standalone/dist/main.js", {
-      THREENGRAM_DATA_DIR: dataDir,
-      PORT: "0",
-      LOG_LEVEL: "warn",
-      EMBEDDINGS_PROVIDER: "hashing",
-    });
-    await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc!.output()), 90_000, proc);
-    const mcpUrl = /MCP endpoint:\s+(\S+)/.exec(proc.output())![1]!;
-    const apiKey = /API key:\s+(\S+)/.exec(proc.output())![1]!;
-    const mcp = await connectMcp(mcpUrl, apiKey);
+    const server = await startStandalone(dataDir, { EMBEDDINGS_PROVIDER: "hashing" });
+    proc = server.proc;
+    const mcp = await connectMcp(server.mcpUrl, server.apiKey);
     try {
       const stored = await mcp.call<{ memory: { id: string } }>("remember", { memoryType: "fact", topic: "Back squat", content: "Top set 98 kg today." });
       await eventually(async () => expect((await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals).toHaveLength(1), 30_000);
       const [proposal] = (await mcp.call<ListOut>("review_proposals", { action: "list" })).factProposals!;
       expect(proposal).toMatchObject({ memoryId: stored.memory.id, subject: "back_squat", predicate: "top_set.weight_kg", value: "98" });
-      const uiUrl = new URL(/Web UI:\s+(\S+)/.exec(proc.output())![1]!);
+      const uiUrl = new URL(server.field("Web UI"));
       expect(uiUrl.pathname).toBe("/ui");
       const browser = new Browser(uiUrl.origin);
-      expect((await browser.signIn(apiKey)).status).toBe(303);
+      expect((await browser.signIn(server.apiKey)).status).toBe(303);
       const list = await browser.get("/ui/proposals");
       expect(list.html).toContain(`/ui/proposals/${proposal!.id}`);
       expect(await browser.post(`/ui/proposals/${proposal!.id}/accept`, { csrf_token: csrfOf(list) })).toMatchObject({ status: 303 });

@@ -10,26 +10,18 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectMcp } from "../../support/mcp.js";
 import { obtainTokens } from "../../support/oauth.js";
-import { REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../../support/processes.js";
+import { REPO_ROOT, startServiceProcess, type ServiceProcess } from "../../support/processes.js";
+import { startStandalone, type StandaloneServer } from "../../support/standalone.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "3ngram-standalone-"));
 const running: ServiceProcess[] = [];
 
-async function startServer(): Promise<{ proc: ServiceProcess; mcpUrl: string; apiKey: string }> {
+async function startServer(): Promise<StandaloneServer> {
   // The scenario checks that the bundled model embeds a write inline; a generous budget keeps that
   // true on a loaded machine (the budget's pending fallback has its own tests).
-  const proc = startServiceProcess("standalone", "standalone/dist/main.js", {
-    THREENGRAM_DATA_DIR: dataDir,
-    PORT: "0",
-    LOG_LEVEL: "warn",
-    EMBED_INLINE_BUDGET_MS: "30000",
-  });
-  running.push(proc);
-  await waitFor("the standalone banner", async () => /API key:\s+\S+/.test(proc.output()), 90_000, proc);
-  const mcpUrl = /MCP endpoint:\s+(\S+)/.exec(proc.output())?.[1];
-  const apiKey = /API key:\s+(\S+)/.exec(proc.output())?.[1];
-  if (!mcpUrl || !apiKey) throw new Error(`no URL or key printed:\n${proc.output()}`);
-  return { proc, mcpUrl, apiKey };
+  const server = await startStandalone(dataDir, { EMBED_INLINE_BUDGET_MS: "30000" });
+  running.push(server.proc);
+  return server;
 }
 
 afterAll(async () => {
@@ -71,13 +63,15 @@ describe("standalone server", () => {
       since: before.changesCursor,
     });
     expect(delta.recentDecisions.items.map((i) => [i.change, i.id])).toEqual([["new", slip.memory.id]]);
-    const databaseUrl = /Database:\s+(\S+)/.exec(first.proc.output())?.[1];
-    const tenantId = /Tenant:\s+(\S+)/.exec(first.proc.output())?.[1];
-    const admin = await promisify(execFile)(process.execPath, [join(REPO_ROOT, "services/memory/dist/cli.js"), "create-key", tenantId!, "eraser", "--erase"], {
-      env: { ...process.env, DATABASE_URL: databaseUrl! },
-    });
+    const admin = await promisify(execFile)(
+      process.execPath,
+      [join(REPO_ROOT, "services/memory/dist/cli.js"), "create-key", first.field("Tenant"), "eraser", "--erase"],
+      {
+        env: { ...process.env, DATABASE_URL: first.databaseUrl },
+      },
+    );
     const eraseKey = (JSON.parse(admin.stdout) as { apiKey: string }).apiKey;
-    const erased = await fetch(`${new URL(first.mcpUrl).origin}/api/v1/memories/${slip.memory.id}/erase`, {
+    const erased = await fetch(`${first.url}/api/v1/memories/${slip.memory.id}/erase`, {
       method: "POST",
       headers: { Authorization: `Bearer ${eraseKey}`, "Content-Type": "application/json" },
       body: JSON.stringify({ reason: "mistake" }),
@@ -88,7 +82,7 @@ describe("standalone server", () => {
     await mcp.close();
 
     // OAuth works with zero configuration: the issuer is the listening URL, keys live in PGlite.
-    const base = new URL(first.mcpUrl).origin;
+    const base = first.url;
     const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
     expect(new URL(metadata.issuer).port).toBe(new URL(base).port);
     const tokens = await obtainTokens(metadata.issuer, first.apiKey);
