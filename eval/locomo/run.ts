@@ -20,7 +20,7 @@ import { SCOPES, type CallOptions } from "@3ngram/rpc";
 import { SEARCH_POLICY } from "@3ngram/search";
 import { K } from "../retrieval/metrics.js";
 import { gatherPools, mapInFlight, outcomesUnder } from "../retrieval/pools.js";
-import { VARIANTS, evalEmbedder, startServices, variantPolicy } from "../retrieval/run.js";
+import { VARIANTS, evalEmbedder, pad, startServices, variantPolicy } from "../retrieval/run.js";
 import { Bm25 } from "./bm25.js";
 import { LOCOMO_CATEGORIES, diaIdOf, locomoFixture, readConversations, type LocomoConversation, type LocomoQuestion } from "./data.js";
 import { CROSS_MACHINE_TOLERANCE, floorFailures, ratchetLocomo, readLocomoFloors, writeLocomoFloors } from "./floors.js";
@@ -94,7 +94,6 @@ function keepingQueryVectors(embedder: Embedder): Embedder {
 
 /** A question as the output names it: conversation id and index in its qa list. */
 const nameOf = (q: LocomoQuestion) => `${q.conversation} q${q.index}`;
-const pad = (text: string, width: number) => (text.length >= width ? text : text + " ".repeat(width - text.length));
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /**

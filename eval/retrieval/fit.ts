@@ -20,11 +20,11 @@
  *   do better than the first alone by more than one query per data set.
  */
 import { SEARCH_POLICY, evidenceScore, type SearchPolicy } from "@3ngram/search";
-import { computeMetrics, firstExpectedRank, type QueryOutcome } from "./metrics.js";
+import { computeMetrics, firstExpectedRank, mean, type QueryOutcome } from "./metrics.js";
 import { outcomesUnder as outcomesOf, type QueryPools } from "./pools.js";
 
 /** One data set's gathered pools, with its name. */
-export type Pools = QueryPools & { fixture_: string };
+export type Pools = QueryPools & { dataSet: string };
 
 type Outcome = ReturnType<typeof outcomesOf>[number];
 
@@ -44,7 +44,6 @@ interface Candidate {
 }
 
 const f4 = (x: number) => x.toFixed(4);
-const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /** Per answerable query: (hit@5 + reciprocal rank) / 2, the score the choice is made on. */
 function queryScores(outcomes: readonly QueryOutcome[]): number[] {
@@ -165,9 +164,9 @@ function calibrateRule(outcomes: readonly Outcome[][], rule: ReturnType<typeof a
 
 /** Prints the choice over the gathered pools (run.ts gathers them); answers the exit code. */
 export function fitPolicy(gathered: readonly Pools[]): number {
-  const names = [...new Set(gathered.map((p) => p.fixture_))];
+  const names = [...new Set(gathered.map((p) => p.dataSet))];
   const sets: DataSet[] = names.map((name) => {
-    const byTokens = new Map(gathered.filter((p) => p.fixture_ === name).map((p) => [p.tokens, p]));
+    const byTokens = new Map(gathered.filter((p) => p.dataSet === name).map((p) => [p.tokens, p]));
     const any = byTokens.values().next().value!;
     const has = (slice: string) => any.fixture.queries.some((q) => q.slice === slice);
     return { name, byTokens, supersession: has("supersession"), abstention: has("abstention") };

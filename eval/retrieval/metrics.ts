@@ -44,7 +44,7 @@ export function supersessionCorrect(outcome: QueryOutcome): boolean {
   });
 }
 
-const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+export const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /**
  * The five gate metrics. Answerable queries are the retrieval and supersession slices together:

@@ -336,7 +336,8 @@ export function parseArgs(argv: readonly string[]): EvalOptions | string {
   return options;
 }
 
-function pad(text: string, width: number): string {
+/** Left-aligns text in a column of the printed tables. */
+export function pad(text: string, width: number): string {
   return text.length >= width ? text : text + " ".repeat(width - text.length);
 }
 
@@ -411,10 +412,10 @@ export async function gatherAllPools(embedder: Embedder, { locomo = false } = {}
         }))
       : [];
   const wanted: Array<FixtureName | typeof LOCOMO> = [...FIXTURES.map((f) => f.name), ...(locomo ? ([LOCOMO] as const) : [])];
-  const missing = wanted.filter((name) => !all.some((p) => p.fixture_ === name));
-  for (const name of missing) for (const pools of await loadAndGather(name, embedder)) all.push({ ...pools, fixture_: name });
+  const missing = wanted.filter((name) => !all.some((p) => p.dataSet === name));
+  for (const name of missing) for (const pools of await loadAndGather(name, embedder)) all.push({ ...pools, dataSet: name });
   if (cache && missing.length > 0) writeFileSync(cache, JSON.stringify(all.map((p) => ({ ...p, fixtureIdOf: [...p.fixtureIdOf] }))));
-  return all.filter((p) => (wanted as string[]).includes(p.fixture_));
+  return all.filter((p) => (wanted as string[]).includes(p.dataSet));
 }
 
 /** Runs the eval, prints the report, applies the floors; answers the process exit code. */
