@@ -34,29 +34,6 @@ function loadRunner(choice: LocalModelChoice): Promise<LocalModelRunner> {
   return spec.kind === "bert" ? loadBertModel(spec, choice.cacheDir) : loadOnnxModel();
 }
 
-const PROCESS_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
-
-/**
- * A runtime's prelude may register process-wide `uncaughtException` and `unhandledRejection`
- * listeners that rethrow (TensorFlow.js's WebAssembly backend, which ran USE Lite until issue 28,
- * did). Any such error would then end the process, whatever the service's own policy says (a
- * dropped database connection, a rejected side task). No model needs such a listener, so the
- * ones that appear while a model loads are taken off again.
- */
-async function withoutForeignProcessHandlers<T>(load: () => Promise<T>): Promise<T> {
-  const emitter: NodeJS.EventEmitter = process;
-  const before = new Map(PROCESS_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-  try {
-    return await load();
-  } finally {
-    for (const event of PROCESS_EVENTS) {
-      for (const listener of emitter.listeners(event)) {
-        if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
-      }
-    }
-  }
-}
-
 /**
  * Loads a bundled model once per process (per model and cache) and returns the shared
  * instance. A failed load is not cached, so a later call may retry.
@@ -65,7 +42,7 @@ export function loadLocalModel(choice: LocalModelChoice): Promise<LocalModelRunn
   const key = `${choice.model}\u0000${choice.cacheDir}`;
   let model = models.get(key);
   if (model === undefined) {
-    const attempt = withoutForeignProcessHandlers(() => loadRunner(choice));
+    const attempt = loadRunner(choice);
     model = attempt;
     models.set(key, attempt);
     attempt.catch(() => {

@@ -50,7 +50,8 @@ describe(`LocalModelEmbedder (the default model, ${DEFAULT_MODEL.name})`, () => 
 
   it("loads the model from the cache without touching the network or the process's error handlers", { timeout: 60_000 }, async () => {
     // A runtime's prelude may register rethrowing process-wide handlers (TensorFlow.js's
-    // WebAssembly one does); loading must leave the process with exactly the listeners it had.
+    // WebAssembly one did, until issue 28 removed it); loading must leave the process with
+    // exactly the listeners it had.
     const listeners = () => [process.listeners("uncaughtException"), process.listeners("unhandledRejection")];
     const before = listeners();
     await embedder.warmup();
