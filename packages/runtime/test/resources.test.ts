@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { composeService } from "../src/resources.js";
+
+describe("composeService", () => {
+  it("closes resources in the reverse order they were opened, once", async () => {
+    const closed: string[] = [];
+    const service = await composeService(async (defer) => {
+      for (const name of ["pool", "queue", "relay", "server"]) defer(() => void closed.push(name));
+      return { port: 7 };
+    });
+    expect(service.port).toBe(7);
+    await service.close();
+    await service.close();
+    expect(closed).toEqual(["server", "relay", "queue", "pool"]);
+  });
+
+  it("releases what was opened when building fails, and reports the build's error", async () => {
+    const closed: string[] = [];
+    const failing = composeService(async (defer) => {
+      defer(() => void closed.push("pool"));
+      defer(() => {
+        throw new Error("release failed too");
+      });
+      throw new Error("migration failed");
+    });
+    await expect(failing).rejects.toThrow("migration failed");
+    expect(closed).toEqual(["pool"]);
+  });
+
+  it("runs every release when one fails, then throws the first failure", async () => {
+    const closed: string[] = [];
+    const service = await composeService(async (defer) => {
+      defer(() => void closed.push("pool"));
+      defer(async () => {
+        throw new Error("queue would not close");
+      });
+      defer(() => void closed.push("server"));
+      return {};
+    });
+    await expect(service.close()).rejects.toThrow("queue would not close");
+    expect(closed).toEqual(["server", "pool"]);
+  });
+});
