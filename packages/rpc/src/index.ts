@@ -53,3 +53,4 @@ export {
   type Contract,
   type MethodContract,
 } from "./bridge.js";
+export { connectPeer, type Peer } from "./peer.js";
