@@ -39,7 +39,7 @@ export function isTransientDatabaseError(err: unknown): boolean {
 }
 
 /** The error request work answers with while the database is away; the caller may retry. */
-export function databaseUnavailable(): AppError {
+function databaseUnavailable(): AppError {
   return new AppError("unavailable", "database unavailable, retry later", { retryable: true });
 }
 

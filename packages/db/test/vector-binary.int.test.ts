@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
-import { createPool, fromVectorBinary, toVectorBinary, toVectorLiteral, type Pool } from "../src/index.js";
+import { createPool, type Pool } from "../src/index.js";
+import { fromVectorBinary, toVectorBinary, toVectorLiteral } from "../src/vector.js";
 
 describe("toVectorBinary", () => {
   let db: TestDatabase;

@@ -51,7 +51,7 @@ export type BundledModelSpec = BertModelSpec | UseLiteSpec;
 const LANGCHAIN4J = "dev.langchain4j";
 const LANGCHAIN4J_VERSION = "1.20.0-beta30";
 
-export const BUNDLED_MODELS = [
+const BUNDLED_MODELS = [
   {
     kind: "bert",
     name: "bge-small-en-v1.5",

@@ -4,8 +4,7 @@ import { BUNDLED_MODEL_NAMES, bundledModel, DEFAULT_BUNDLED_MODEL, type BundledM
 import { MAX_VECTOR_DIMENSIONS } from "./hashing.js";
 import { MAX_LOCAL_WORKERS } from "./local-model-pool.js";
 
-export const EMBEDDINGS_PROVIDERS = ["local", "openai", "hashing"] as const;
-export type EmbeddingsProvider = (typeof EMBEDDINGS_PROVIDERS)[number];
+const EMBEDDINGS_PROVIDERS = ["local", "openai", "hashing"] as const;
 
 /** Validated embeddings settings, as produced by {@link parseEmbeddingsConfig}. */
 export type EmbeddingsConfig =

@@ -1,7 +1,7 @@
 import type { EmbedOptions, Embedder } from "./embedder.js";
 
 /** Default vector length for the hashing embedder (matches the bundled local model). */
-export const DEFAULT_HASHING_DIMENSIONS = 512;
+const DEFAULT_HASHING_DIMENSIONS = 512;
 /** pgvector's upper limit for the `vector` type. */
 export const MAX_VECTOR_DIMENSIONS = 16000;
 

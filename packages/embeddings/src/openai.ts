@@ -4,9 +4,9 @@ import { EmbeddingsError } from "./errors.js";
 import { checkMaxInputChars, DEFAULT_MAX_INPUT_CHARS, prepareText } from "./input.js";
 import { createOpenAIClient, describeOpenAIFailure, type OpenAIClient } from "./openai-client.js";
 
-export const DEFAULT_OPENAI_TIMEOUT_MS = 30_000;
+const DEFAULT_OPENAI_TIMEOUT_MS = 30_000;
 /** Texts per request; OpenAI accepts up to 2048, smaller batches keep requests modest. */
-export const DEFAULT_OPENAI_BATCH_SIZE = 128;
+const DEFAULT_OPENAI_BATCH_SIZE = 128;
 
 /** Output sizes of well-known OpenAI models when no `dimensions` is requested. */
 const KNOWN_MODEL_DIMENSIONS: ReadonlyMap<string, number> = new Map([

@@ -2,7 +2,8 @@ import { Writable } from "node:stream";
 import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-node";
 import { describe, expect, it } from "vitest";
-import { ConfigError, createLogger, startTracing, traceExporterFrom } from "../src/index.js";
+import { ConfigError, createLogger, startTracing } from "../src/index.js";
+import { traceExporterFrom } from "../src/tracing.js";
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
