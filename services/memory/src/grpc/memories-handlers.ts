@@ -13,7 +13,7 @@ import { factRecord, memoryRecord, memorySummary, writtenRecord } from "../domai
 import { remember } from "../domain/remember.js";
 import { resolve } from "../domain/resolve.js";
 import { revise } from "../domain/revise.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 // MemoriesService: writing, changing and reading individual memories, their history and facts.
 
