@@ -9,7 +9,6 @@ import type { FactRow } from "../db/facts.js";
 import type { CommitmentRow, MemoryRow } from "../db/memories.js";
 import type { Section } from "./briefing.js";
 import type { Excerpted } from "./handoff.js";
-import type { WrittenMemory } from "./write-memory.js";
 
 const iso = (d: Date) => d.toISOString();
 const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
@@ -38,7 +37,7 @@ export function memoryRecord(row: MemoryRow, maxContentChars: number): MemoryRec
   };
 }
 
-function commitmentRecord(row: CommitmentRow): CommitmentRecord {
+export function commitmentRecord(row: CommitmentRow): CommitmentRecord {
   return { id: row.id, status: row.status, dueAt: isoOrNull(row.dueAt), owner: row.owner };
 }
 
@@ -56,11 +55,11 @@ export function factRecord(row: FactRow): FactRecord {
   };
 }
 
-/** What a write answers: the stored memory's identity (not its content back), its facts and commitment. */
-export function writtenRecord({ memory, facts }: WrittenMemory) {
+/** What a write answers for a stored memory: its identity (not its content back), its facts and commitment. */
+export function writtenRecord(memory: MemoryRow, facts: FactRecord[]) {
   return {
     memory: { id: memory.id, memoryType: memory.memoryType, topic: memory.topic, scope: memory.scope, project: memory.project },
-    facts: facts.map(factRecord),
+    facts,
     ...(memory.commitment ? { commitment: commitmentRecord(memory.commitment) } : {}),
   };
 }
