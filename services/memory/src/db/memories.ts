@@ -82,6 +82,13 @@ export interface MemoryRowContent {
   tags: string[];
 }
 
+/** The columns MemoryRowContent fills, in the order memoryContentParams gives their values ($1 to $9). */
+export const MEMORY_CONTENT_COLUMNS = "id, tenant_id, memory_type, topic, content, content_hash, scope, project, tags";
+
+export function memoryContentParams(row: MemoryRowContent): unknown[] {
+  return [row.id, row.tenantId, row.memoryType, row.topic, row.content, row.contentHash, row.scope, row.project, row.tags];
+}
+
 export interface NewMemoryRow extends MemoryRowContent {
   createdBy: string | null;
   embedding: VectorParam | null;
@@ -93,25 +100,10 @@ export interface NewMemoryRow extends MemoryRowContent {
  */
 export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<boolean> {
   const { rowCount } = await db.query(
-    `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, tags, created_by,
-                           embedding, embedding_model, embedding_dim)
+    `INSERT INTO memories (${MEMORY_CONTENT_COLUMNS}, created_by, embedding, embedding_model, embedding_dim)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12, $13)
      ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING`,
-    [
-      row.id,
-      row.tenantId,
-      row.memoryType,
-      row.topic,
-      row.content,
-      row.contentHash,
-      row.scope,
-      row.project,
-      row.tags,
-      row.createdBy,
-      row.embedding?.binary ?? null,
-      row.embedding?.model ?? null,
-      row.embedding?.dimensions ?? null,
-    ],
+    [...memoryContentParams(row), row.createdBy, row.embedding?.binary ?? null, row.embedding?.model ?? null, row.embedding?.dimensions ?? null],
   );
   return rowCount === 1;
 }

@@ -10,8 +10,9 @@ import type { CommitmentRow, MemoryRow } from "../db/memories.js";
 import type { Section } from "./briefing.js";
 import type { Excerpted } from "./handoff.js";
 
-const iso = (d: Date) => d.toISOString();
-const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
+/** An instant as every public shape and archive line prints it; a row's Date becomes text here, once. */
+export const iso = (d: Date) => d.toISOString();
+export const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
 
 /** A memory as reads show it, its content cut to `maxContentChars`. */
 export function memoryRecord(row: MemoryRow, maxContentChars: number): MemoryRecord {
@@ -41,9 +42,9 @@ export function commitmentRecord(row: CommitmentRow): CommitmentRecord {
   return { id: row.id, status: row.status, dueAt: isoOrNull(row.dueAt), owner: row.owner };
 }
 
-export function factRecord(row: FactRow): FactRecord {
+/** A fact's claim and its validity and recording times, as answers and archive lines both show them. */
+export function factFields(row: Pick<FactRow, "subject" | "predicate" | "value" | "confidence" | "validFrom" | "validTo" | "recordedAt">) {
   return {
-    id: row.id,
     subject: row.subject,
     predicate: row.predicate,
     value: row.value,
@@ -51,8 +52,11 @@ export function factRecord(row: FactRow): FactRecord {
     validFrom: iso(row.validFrom),
     validTo: isoOrNull(row.validTo),
     recordedAt: iso(row.recordedAt),
-    memoryId: row.memoryId,
   };
+}
+
+export function factRecord(row: FactRow): FactRecord {
+  return { id: row.id, ...factFields(row), memoryId: row.memoryId };
 }
 
 /** What a write answers for a stored memory: its identity (not its content back), its facts and commitment. */
