@@ -99,12 +99,12 @@ describe("workload environment", () => {
 
   it("parses with the memory service's loader: runtime database URL, no migrations, ports as declared", () => {
     const config = loadMemoryConfig(envOf("memory"));
-    expect(config.DATABASE_URL).toBe(DATABASE_URLS["memory-database-url"]);
-    expect(config.MIGRATE_ON_START).toBe(false);
-    expect(config.GRPC_PORT).toBe(portOf("memory", "grpc"));
-    expect(config.METRICS_PORT).toBe(portOf("memory", "metrics"));
-    expect(config.SERVICE_TRUSTED_JWKS).toEqual([keys.pair.publicJwk]);
-    expect(config.REDIS_URL).toBe(REDIS_URL);
+    expect(config.databaseUrl).toBe(DATABASE_URLS["memory-database-url"]);
+    expect(config.migrateOnStart).toBe(false);
+    expect(config.grpcPort).toBe(portOf("memory", "grpc"));
+    expect(config.metricsPort).toBe(portOf("memory", "metrics"));
+    expect(config.serviceTrustedJwks).toEqual([keys.pair.publicJwk]);
+    expect(config.redisUrl).toBe(REDIS_URL);
   });
 
   it("parses with the search service's loader: the read-only database URL, ports as declared", () => {
@@ -129,12 +129,12 @@ describe("workload environment", () => {
     const consolidator = loadConfig(consolidatorConfigSchema, envOf("consolidator"));
     const gateway = loadConfig(gatewayConfigSchema, envOf("gateway"));
     // Memory enqueues and the consolidator consumes under the same prefix.
-    expect(consolidator.redisKeyPrefix).toBe(memory.REDIS_KEY_PREFIX);
+    expect(consolidator.redisKeyPrefix).toBe(memory.redisKeyPrefix);
     // Vectors written by memory are compared with query vectors from search.
     expect(search.embeddings).toEqual(memory.embeddings);
     expect(consolidator.embeddings).toEqual(memory.embeddings);
     expect([consolidator.memoryAddr, consolidator.searchAddr]).toEqual([gateway.memoryAddr, gateway.searchAddr]);
-    expect(gateway.memoryAddr.endsWith(`:${memory.GRPC_PORT}`)).toBe(true);
+    expect(gateway.memoryAddr.endsWith(`:${memory.grpcPort}`)).toBe(true);
     expect(gateway.searchAddr.endsWith(`:${search.GRPC_PORT}`)).toBe(true);
   });
 
@@ -142,6 +142,6 @@ describe("workload environment", () => {
     const env = environment(onlyContainer(jobs[0]!));
     expect(Object.keys(env)).toEqual(["DATABASE_URL"]);
     expect(env.DATABASE_URL).toBe(DATABASE_URLS["migration-database-url"]);
-    expect(memoryConfigSchema.shape.DATABASE_URL.safeParse(env.DATABASE_URL).success).toBe(true);
+    expect(memoryConfigSchema.in.shape.DATABASE_URL.safeParse(env.DATABASE_URL).success).toBe(true);
   });
 });

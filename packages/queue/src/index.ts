@@ -1,17 +1,4 @@
-export type {
-  EnqueueOptions,
-  Job,
-  JobHandler,
-  JobQueue,
-  JobSchedule,
-  QueueBackend,
-  QueueCounts,
-  DeadLetterCounts,
-  RedriveOptions,
-  QueueWorker,
-  RetryPolicy,
-  WorkOptions,
-} from "./queue.js";
+export type * from "./queue.js";
 export { FAILURE_CAUSES, PermanentJobError, UnavailableJobError, failureCause, type FailureCause } from "./errors.js";
 export { MAX_JOB_ID_LENGTH } from "./options.js";
 export { createMemoryQueueBackend } from "./memory-queue.js";

@@ -164,19 +164,19 @@ export const factRecordSchema = outputObject({
 });
 export type FactRecord = z.infer<typeof factRecordSchema>;
 
-export const rememberOutputSchema = outputObject({
+/** What a write answers, remember or revise: the stored memory named (not its content back), its embedding state, facts and commitment. */
+const writtenMemoryShape = {
   memory: memoryRefSchema,
   embedded: embeddingStateSchema,
   facts: z.array(factRecordSchema),
   commitment: commitmentRecordSchema.optional(),
-});
+};
+
+export const rememberOutputSchema = outputObject(writtenMemoryShape);
 export type RememberOutput = z.infer<typeof rememberOutputSchema>;
 
 export const reviseOutputSchema = outputObject({
-  memory: memoryRefSchema,
-  embedded: embeddingStateSchema,
-  facts: z.array(factRecordSchema),
-  commitment: commitmentRecordSchema.optional(),
+  ...writtenMemoryShape,
   predecessorId: z.string(),
   edgeIntent: edgeIntentSchema,
 });

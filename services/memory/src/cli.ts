@@ -21,7 +21,7 @@ import { createPool, withOwnerTransaction, type Pool } from "@3ngram/db";
 import { SCOPES } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { eraseInputSchema, parseInput } from "@3ngram/schema";
-import { memoryConfigSchema } from "./config.js";
+import { runtimeDbRoleEnv } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { erase } from "./domain/erasure.js";
 import { retireActiveSigningKey } from "./db/oauth.js";
@@ -70,7 +70,7 @@ async function eraseCommand(pool: Pool, args: readonly string[], flags: Flags): 
   });
   const deps = {
     pool,
-    runtimeRole: memoryConfigSchema.shape.RUNTIME_DB_ROLE.parse(process.env.RUNTIME_DB_ROLE),
+    runtimeRole: runtimeDbRoleEnv.parse(process.env.RUNTIME_DB_ROLE),
     log: createLogger({ service: "memory-cli", level: "warn" }),
   };
   const actor = { tenantId, userId: undefined, kind: "operator" as const };

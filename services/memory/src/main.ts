@@ -2,12 +2,12 @@
 import { isTransientDatabaseError } from "@3ngram/db";
 import { serviceMain } from "@3ngram/runtime";
 import { loadMemoryConfig } from "./config.js";
-import { startMemoryService } from "./memory-service.js";
+import { startMemoryService } from "./server.js";
 
 await serviceMain({
   name: "memory",
   loadConfig: () => loadMemoryConfig(),
-  logLevel: (config) => config.LOG_LEVEL,
+  logLevel: (config) => config.logLevel,
   start: (config, log) => startMemoryService(config, { log }),
   recoverable: isTransientDatabaseError,
 });

@@ -7,8 +7,8 @@ const base = { DATABASE_URL: "postgres://postgres@127.0.0.1:5432/x", SERVICE_TRU
 describe("memory config", () => {
   it("parses the environment with defaults", () => {
     const config = loadMemoryConfig(base);
-    expect(config).toMatchObject({ GRPC_PORT: 50051, RUNTIME_DB_ROLE: "threengram_app", EMBED_INLINE_BUDGET_MS: 2000, MIGRATE_ON_START: true });
-    expect(config.SERVICE_TRUSTED_JWKS).toHaveLength(1);
+    expect(config).toMatchObject({ grpcPort: 50051, runtimeDbRole: "threengram_app", embedInlineBudgetMs: 2000, migrateOnStart: true });
+    expect(config.serviceTrustedJwks).toHaveLength(1);
     expect(config.embeddings.provider).toBe("local");
   });
 

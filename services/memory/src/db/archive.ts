@@ -4,7 +4,7 @@
  */
 import type { Queryable } from "@3ngram/db";
 import type { FactRow } from "./facts.js";
-import type { MemoryRow, MemoryRowContent } from "./memories.js";
+import { MEMORY_CONTENT_COLUMNS, memoryContentParams, type MemoryRow, type MemoryRowContent } from "./memories.js";
 import type { CommitmentStatus, EdgeType, MemoryStatus, RetrievalMode } from "@3ngram/schema";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -64,32 +64,14 @@ export interface ImportedMemoryRow extends MemoryRowContent {
  */
 export async function insertImportedMemory(db: Queryable, row: ImportedMemoryRow): Promise<string | null> {
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO memories (id, tenant_id, import_key, memory_type, topic, content, content_hash, scope, project, tags, status,
+    `INSERT INTO memories (${MEMORY_CONTENT_COLUMNS}, import_key, status,
                            valid_from, valid_to, recorded_at, closed_recorded_at, created_by, erased_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
              coalesce($12::timestamptz, now()), $13::timestamptz, coalesce($14::timestamptz, now()),
              CASE WHEN $13::timestamptz IS NULL THEN NULL ELSE coalesce($15::timestamptz, now()) END, $16, $17::timestamptz)
      ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING
      RETURNING id`,
-    [
-      row.id,
-      row.tenantId,
-      row.importKey,
-      row.memoryType,
-      row.topic,
-      row.content,
-      row.contentHash,
-      row.scope,
-      row.project,
-      row.tags,
-      row.status,
-      row.validFrom,
-      row.validTo,
-      row.recordedAt,
-      row.closedRecordedAt,
-      row.createdBy,
-      row.erasedAt,
-    ],
+    [...memoryContentParams(row), row.importKey, row.status, row.validFrom, row.validTo, row.recordedAt, row.closedRecordedAt, row.createdBy, row.erasedAt],
   );
   return rows[0]?.id ?? null;
 }
@@ -159,19 +141,11 @@ export async function closeFact(db: Queryable, tenantId: string, factId: string,
 
 export async function insertImportedFact(
   db: Queryable,
-  f: {
-    id: string;
+  f: Omit<FactRow, "recordedAt"> & {
     tenantId: string;
     importKey: string;
-    memoryId: string | null;
-    subject: string;
-    predicate: string;
-    value: string;
-    confidence: number | null;
-    validFrom: Date;
-    validTo: Date | null;
+    /** Null: the transaction's time. */
     recordedAt: Date | null;
-    closedRecordedAt: Date | null;
   },
 ): Promise<void> {
   await db.query(

@@ -70,6 +70,12 @@ export interface SectionRows<T> {
   rows: T[];
 }
 
+/** What every section read takes, whether it reads a section as it is now or what changed in it since a cursor. */
+export interface SectionRead {
+  limit: number;
+  withContent: boolean;
+}
+
 export const filterParams = (tenantId: string, filter: SelectorFilter) => [tenantId, filter.scopes, filter.project, filter.includeUnscoped];
 
 function section<T>(rows: Array<T & { total: number }>): SectionRows<T> {
@@ -85,7 +91,7 @@ export async function selectCommitmentSection(
   db: Queryable,
   tenantId: string,
   filter: SelectorFilter,
-  options: { now: Date; overdueOnly: boolean; limit: number; withContent: boolean },
+  options: SectionRead & { now: Date; overdueOnly: boolean },
 ): Promise<SectionRows<CommitmentLineRow>> {
   const { rows } = await db.query<CommitmentLineRow & { total: number }>(
     `SELECT c.id, c.memory_id AS "memoryId", m.topic, c.status, c.due_at AS "dueAt", c.owner,
@@ -110,7 +116,7 @@ export async function selectMemorySection(
   db: Queryable,
   tenantId: string,
   filter: SelectorFilter,
-  options: { types: readonly MemoryType[]; order: "newest" | "oldest"; recordedBefore: Date | null; limit: number; withContent: boolean },
+  options: SectionRead & { types: readonly MemoryType[]; order: "newest" | "oldest"; recordedBefore: Date | null },
 ): Promise<SectionRows<MemoryLineRow>> {
   const { rows } = await db.query<MemoryLineRow & { total: number }>(
     `SELECT m.id, m.memory_type AS "memoryType", m.topic, m.scope, m.project, m.recorded_at AS "recordedAt",

@@ -25,6 +25,7 @@ import {
   type CommitmentLineRow,
   type MemoryLineRow,
   type SectionRows,
+  type SectionRead,
   type SelectorFilter,
 } from "./briefing.js";
 
@@ -141,7 +142,7 @@ export async function selectChangedCommitmentSection(
   db: Queryable,
   tenantId: string,
   filter: SelectorFilter,
-  options: { since: ChangePoint; overdueOnly: boolean; limit: number; withContent: boolean },
+  options: SectionRead & { since: ChangePoint; overdueOnly: boolean },
 ): Promise<ChangedSection<CommitmentLineRow>> {
   // $7, the cursor's clock: due before it was overdue then; due before now() is overdue now.
   const overdue = options.overdueOnly;
@@ -174,7 +175,7 @@ export async function selectChangedMemorySection(
   db: Queryable,
   tenantId: string,
   filter: SelectorFilter,
-  options: { since: ChangePoint; types: readonly MemoryType[]; staleAfterDays: number | null; limit: number; withContent: boolean },
+  options: SectionRead & { since: ChangePoint; types: readonly MemoryType[]; staleAfterDays: number | null },
 ): Promise<ChangedSection<MemoryLineRow>> {
   // $8, the cursor's clock, and $9, the stale window in days.
   const stale = options.staleAfterDays !== null;

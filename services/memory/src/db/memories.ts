@@ -82,46 +82,30 @@ export interface MemoryRowContent {
   tags: string[];
 }
 
+/** The columns MemoryRowContent fills, in the order memoryContentParams gives their values ($1 to $9). */
+export const MEMORY_CONTENT_COLUMNS = "id, tenant_id, memory_type, topic, content, content_hash, scope, project, tags";
+
+export function memoryContentParams(row: MemoryRowContent): unknown[] {
+  return [row.id, row.tenantId, row.memoryType, row.topic, row.content, row.contentHash, row.scope, row.project, row.tags];
+}
+
 export interface NewMemoryRow extends MemoryRowContent {
   createdBy: string | null;
   embedding: VectorParam | null;
 }
 
 /**
- * A row just inserted, read from RETURNING in the projection MEMORY_SELECT uses, so a write need not
- * read its own memory back. Nothing can point at it yet (no successor) and its commitment, if any,
- * is written after it.
+ * Inserts unless a live memory with the same content exists; answers whether it did. Nothing is
+ * read back: the writer already holds every field its answer shows, and the content can be long.
  */
-const INSERTED_MEMORY = `
-  id, memory_type AS "memoryType", topic, content, scope, project, tags, status,
-  valid_from AS "validFrom", valid_to AS "validTo", recorded_at AS "recordedAt",
-  (embedding IS NOT NULL) AS embedded, erased_at AS "erasedAt"`;
-
-/** Inserts unless a live memory with the same content exists; returns the new row, or null in that case. */
-export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<Omit<MemoryRow, "supersededBy" | "commitment"> | null> {
-  const { rows } = await db.query<Omit<MemoryRow, "supersededBy" | "commitment">>(
-    `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, tags, created_by,
-                           embedding, embedding_model, embedding_dim)
+export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO memories (${MEMORY_CONTENT_COLUMNS}, created_by, embedding, embedding_model, embedding_dim)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12, $13)
-     ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING
-     RETURNING ${INSERTED_MEMORY}`,
-    [
-      row.id,
-      row.tenantId,
-      row.memoryType,
-      row.topic,
-      row.content,
-      row.contentHash,
-      row.scope,
-      row.project,
-      row.tags,
-      row.createdBy,
-      row.embedding?.binary ?? null,
-      row.embedding?.model ?? null,
-      row.embedding?.dimensions ?? null,
-    ],
+     ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING`,
+    [...memoryContentParams(row), row.createdBy, row.embedding?.binary ?? null, row.embedding?.model ?? null, row.embedding?.dimensions ?? null],
   );
-  return rows[0] ?? null;
+  return rowCount === 1;
 }
 
 /** The live memory holding this exact content, if any. */

@@ -11,7 +11,14 @@ import {
   type EffectiveSelector,
   type MemoryType,
 } from "@3ngram/schema";
-import { selectCommitmentSection, selectMemorySection, type CommitmentLineRow, type MemoryLineRow, type SectionRows } from "../db/briefing.js";
+import {
+  selectCommitmentSection,
+  selectMemorySection,
+  type CommitmentLineRow,
+  type MemoryLineRow,
+  type SectionRead,
+  type SectionRows,
+} from "../db/briefing.js";
 import { selectChangePoint, selectChangedCommitmentSection, selectChangedMemorySection, type ChangeFields, type ChangePoint } from "../db/changes.js";
 import { acceptCursor, changeCursorKey, issueCursor } from "./change-cursor.js";
 import type { Actor, MemoryDeps } from "./deps.js";
@@ -74,7 +81,7 @@ export async function openOrientationRead(
   const key = await changeCursorKey(deps.pool, db);
   const since: ChangePoint | null = input.since === undefined ? null : await acceptCursor(db, key, owner, input.since);
   const { filter } = selector;
-  const base = { limit: options.limit, withContent: options.withContent };
+  const base: SectionRead = { limit: options.limit, withContent: options.withContent };
   const sections: SectionReader = {
     memories: (types, order, staleAfterDays) =>
       since !== null

@@ -34,6 +34,7 @@ import {
   type ExportMemoryRow,
 } from "../db/archive.js";
 import type { Actor, MemoryDeps } from "./deps.js";
+import { factFields, iso, isoOrNull } from "./records.js";
 
 /**
  * A page stops growing past this many bytes of NDJSON (a single line may still be up to ~1.6 MB,
@@ -212,13 +213,7 @@ const READERS: Record<Section, SectionReader> = {
         kind: "fact",
         key: row.key,
         memoryKey: row.memoryKey,
-        subject: row.subject,
-        predicate: row.predicate,
-        value: row.value,
-        confidence: row.confidence,
-        validFrom: iso(row.validFrom),
-        validTo: isoOrNull(row.validTo),
-        recordedAt: iso(row.recordedAt),
+        ...factFields(row),
         closedRecordedAt: isoOrNull(row.closedRecordedAt),
       };
       if (!page.write(line)) return { last, done: false };
@@ -255,14 +250,6 @@ function memoryLine(row: ExportMemoryRow): ExportedMemory {
           },
     ...(row.erasedAt !== null ? { erasedAt: iso(row.erasedAt) } : {}),
   };
-}
-
-function iso(date: Date): string {
-  return date.toISOString();
-}
-
-function isoOrNull(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
 }
 
 function encodeCursor(cursor: Cursor): string {

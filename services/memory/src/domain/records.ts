@@ -9,10 +9,10 @@ import type { FactRow } from "../db/facts.js";
 import type { CommitmentRow, MemoryRow } from "../db/memories.js";
 import type { Section } from "./briefing.js";
 import type { Excerpted } from "./handoff.js";
-import type { WrittenMemory } from "./write-memory.js";
 
-const iso = (d: Date) => d.toISOString();
-const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
+/** An instant as every public shape and archive line prints it; a row's Date becomes text here, once. */
+export const iso = (d: Date) => d.toISOString();
+export const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
 
 /** A memory as reads show it, its content cut to `maxContentChars`. */
 export function memoryRecord(row: MemoryRow, maxContentChars: number): MemoryRecord {
@@ -38,13 +38,13 @@ export function memoryRecord(row: MemoryRow, maxContentChars: number): MemoryRec
   };
 }
 
-function commitmentRecord(row: CommitmentRow): CommitmentRecord {
+export function commitmentRecord(row: CommitmentRow): CommitmentRecord {
   return { id: row.id, status: row.status, dueAt: isoOrNull(row.dueAt), owner: row.owner };
 }
 
-export function factRecord(row: FactRow): FactRecord {
+/** A fact's claim and its validity and recording times, as answers and archive lines both show them. */
+export function factFields(row: Pick<FactRow, "subject" | "predicate" | "value" | "confidence" | "validFrom" | "validTo" | "recordedAt">) {
   return {
-    id: row.id,
     subject: row.subject,
     predicate: row.predicate,
     value: row.value,
@@ -52,15 +52,18 @@ export function factRecord(row: FactRow): FactRecord {
     validFrom: iso(row.validFrom),
     validTo: isoOrNull(row.validTo),
     recordedAt: iso(row.recordedAt),
-    memoryId: row.memoryId,
   };
 }
 
-/** What a write answers: the stored memory's identity (not its content back), its facts and commitment. */
-export function writtenRecord({ memory, facts }: WrittenMemory) {
+export function factRecord(row: FactRow): FactRecord {
+  return { id: row.id, ...factFields(row), memoryId: row.memoryId };
+}
+
+/** What a write answers for a stored memory: its identity (not its content back), its facts and commitment. */
+export function writtenRecord(memory: MemoryRow, facts: FactRecord[]) {
   return {
     memory: { id: memory.id, memoryType: memory.memoryType, topic: memory.topic, scope: memory.scope, project: memory.project },
-    facts: facts.map(factRecord),
+    facts,
     ...(memory.commitment ? { commitment: commitmentRecord(memory.commitment) } : {}),
   };
 }

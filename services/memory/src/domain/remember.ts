@@ -1,16 +1,12 @@
 import { createHash } from "node:crypto";
 import { withPreparedStatements, withTenant } from "@3ngram/db";
 import { memoryEmbeddingText } from "@3ngram/embeddings";
-import type { EmbeddingState, RememberInput } from "@3ngram/schema";
+import type { RememberInput, RememberOutput } from "@3ngram/schema";
 import { findLiveByContentHash } from "../db/memories.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { claimKey, keyedWrite, priorWrite, recordKeyedWrite } from "./idempotency.js";
 import { embedMemoryInline } from "./inline-embedding.js";
-import { duplicateMemory, writeMemory, writtenMemory, type WrittenMemory } from "./write-memory.js";
-
-export interface RememberResult extends WrittenMemory {
-  embedded: EmbeddingState;
-}
+import { duplicateMemory, writeMemory, writtenMemory } from "./write-memory.js";
 
 export function contentHash(content: string): string {
   return createHash("sha256").update(content.trim()).digest("hex");
@@ -23,7 +19,7 @@ export function contentHash(content: string): string {
  * not finish, the memory is stored anyway and a retry job is recorded with it, so nothing is
  * lost. With an idempotency key, a repeat of a write that landed answers as that write did.
  */
-export async function remember(deps: MemoryDeps, actor: Actor, input: RememberInput): Promise<RememberResult> {
+export async function remember(deps: MemoryDeps, actor: Actor, input: RememberInput): Promise<RememberOutput> {
   const hash = contentHash(input.content);
   const scope = { role: deps.runtimeRole, tenantId: actor.tenantId };
   const keyed = keyedWrite("remember", input);
@@ -63,10 +59,10 @@ export async function remember(deps: MemoryDeps, actor: Actor, input: RememberIn
 }
 
 /** The answer to a repeated keyed write: the memory it stored, its facts, its embedding state now. */
-async function replay(deps: MemoryDeps, actor: Actor, memoryId: string): Promise<RememberResult> {
+async function replay(deps: MemoryDeps, actor: Actor, memoryId: string): Promise<RememberOutput> {
   const written = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, (db) =>
     writtenMemory(db, actor.tenantId, memoryId),
   );
   deps.log.info({ memoryId }, "idempotent repeat answered with the stored memory");
-  return { ...written, embedded: written.memory.embedded ? "done" : "pending" };
+  return written;
 }

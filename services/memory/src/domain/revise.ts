@@ -2,7 +2,7 @@ import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import { withTenant, type PoolClient } from "@3ngram/db";
 import { memoryEmbeddingText } from "@3ngram/embeddings";
-import type { CommitmentStatus, EdgeIntent, EmbeddingState, ReviseInput } from "@3ngram/schema";
+import type { CommitmentStatus, ReviseInput, ReviseOutput } from "@3ngram/schema";
 import { applyCarriedState, freezeCommitment, lockCommitmentOfMemory, updateCommitmentStatus, type CommitmentState } from "../db/commitments.js";
 import { ONE_SUCCESSOR_INDEX, insertEdge, selectHeadId, selectPredecessorEdge } from "../db/edges.js";
 import { closeMemory, lockMemory, selectMemoryState } from "../db/lifecycle.js";
@@ -12,13 +12,8 @@ import { claimKey, keyedWrite, priorWrite, recordKeyedWrite, type KeyedWrite } f
 import { embedMemoryInline, type StoredEmbedding } from "./inline-embedding.js";
 import { memoryNotFound, notLive, supersededConflict } from "./lifecycle-guard.js";
 import { contentHash } from "./remember.js";
+import { writtenRecord } from "./records.js";
 import { duplicateMemory, writeMemory, writtenMemory, type WrittenMemory } from "./write-memory.js";
-
-export interface ReviseResult extends WrittenMemory {
-  embedded: EmbeddingState;
-  predecessorId: string;
-  edgeIntent: EdgeIntent;
-}
 
 /**
  * Appends a successor to a live memory and links it with a supersedes or updates edge, in one
@@ -28,7 +23,7 @@ export interface ReviseResult extends WrittenMemory {
  * conflict naming the current head of the chain — except a repeat of the very revise that
  * succeeded, sent with its idempotency key, which answers as that revise did.
  */
-export async function revise(deps: MemoryDeps, actor: Actor, input: ReviseInput): Promise<ReviseResult> {
+export async function revise(deps: MemoryDeps, actor: Actor, input: ReviseInput): Promise<ReviseOutput> {
   const predecessorId = input.predecessorId.toLowerCase();
   const hash = contentHash(input.content);
   const scope = { role: deps.runtimeRole, tenantId: actor.tenantId };
@@ -100,14 +95,14 @@ async function revisableOrRepeated(db: PoolClient, tenantId: string, predecessor
 }
 
 /** The answer to a repeated keyed revise: the successor it stored and the edge it drew. */
-async function replay(deps: MemoryDeps, actor: Actor, memoryId: string): Promise<ReviseResult> {
+async function replay(deps: MemoryDeps, actor: Actor, memoryId: string): Promise<ReviseOutput> {
   const { written, edge } = await withTenant(deps.pool, { role: deps.runtimeRole, tenantId: actor.tenantId, readOnly: true }, async (db) => ({
     written: await writtenMemory(db, actor.tenantId, memoryId),
     edge: await selectPredecessorEdge(db, actor.tenantId, memoryId),
   }));
   if (edge === null) throw new AppError("internal_error", "revised memory has no predecessor edge");
   deps.log.info({ memoryId }, "idempotent repeat answered with the stored revision");
-  return { ...written, embedded: written.memory.embedded ? "done" : "pending", predecessorId: edge.toId, edgeIntent: edge.edgeType };
+  return { ...written, predecessorId: edge.toId, edgeIntent: edge.edgeType };
 }
 
 async function reviseInTransaction(
@@ -169,7 +164,7 @@ async function reviseInTransaction(
 
   // Read back: the commitment may have taken the carried state.
   const [memory] = await selectMemoriesByIds(db, tenantId, [successorId]);
-  return { memory: memory!, facts: written.facts };
+  return writtenRecord(memory!, written.facts);
 }
 
 /** What a revise did to the predecessor's commitment. */

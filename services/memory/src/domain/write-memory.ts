@@ -1,32 +1,18 @@
 import { uuidv7 } from "uuidv7";
 import { AppError } from "@3ngram/errors";
 import type { Queryable } from "@3ngram/db";
-import { DEFAULT_SCOPE, type FactInput, type MemoryType } from "@3ngram/schema";
+import { DEFAULT_SCOPE, type FactRecord, type RememberInput, type RememberOutput } from "@3ngram/schema";
 import { insertCommitment } from "../db/commitments.js";
-import { assertFact, selectFactsWrittenWith, type FactRow } from "../db/facts.js";
-import { findLiveByContentHash, insertEvent, insertMemory, selectMemoriesByIds, type MemoryRow } from "../db/memories.js";
+import { assertFact, selectFactsWrittenWith } from "../db/facts.js";
+import { findLiveByContentHash, insertEvent, insertMemory, selectMemoriesByIds } from "../db/memories.js";
 import { resolveWriteScope } from "../db/scopes.js";
 import type { Actor } from "./deps.js";
 import type { StoredEmbedding } from "./inline-embedding.js";
 import { recordMemoryJobs } from "./memory-jobs.js";
+import { commitmentRecord, factRecord, writtenRecord } from "./records.js";
 
-/** Everything a new memory carries, as remember and revise accept it. */
-export interface NewMemory {
-  memoryType: MemoryType;
-  topic: string;
-  content: string;
-  scope?: string | undefined;
-  project?: string | undefined;
-  tags: string[];
-  dueAt?: string | undefined;
-  owner?: string | undefined;
-  facts: FactInput[];
-}
-
-export interface WrittenMemory {
-  memory: MemoryRow;
-  facts: FactRow[];
-}
+/** What a write answers but its embedding state, already in the public shape: no handler reshapes it. */
+export type WrittenMemory = Omit<RememberOutput, "embedded">;
 
 /**
  * Writes one memory with its parts inside the caller's transaction: the scope resolved through the
@@ -39,12 +25,13 @@ export interface WrittenMemory {
 export async function writeMemory(
   db: Queryable,
   actor: Actor,
-  input: NewMemory,
+  // Revise hands in its ReviseInput, which carries these same fields and its own.
+  input: RememberInput,
   parts: { contentHash: string; embedding: StoredEmbedding | null; embedFailure?: string | undefined },
 ): Promise<WrittenMemory> {
   const id = uuidv7();
   const scope = await resolveWriteScope(db, actor.tenantId, { scope: input.scope, project: input.project }, DEFAULT_SCOPE);
-  const inserted = await insertMemory(db, {
+  const stored = await insertMemory(db, {
     id,
     tenantId: actor.tenantId,
     memoryType: input.memoryType,
@@ -57,7 +44,7 @@ export async function writeMemory(
     createdBy: actor.userId ?? null,
     embedding: parts.embedding,
   });
-  if (!inserted) {
+  if (!stored) {
     const existing = await findLiveByContentHash(db, actor.tenantId, parts.contentHash);
     throw duplicateMemory(existing ?? "unknown");
   }
@@ -83,7 +70,7 @@ export async function writeMemory(
           dueAt: input.dueAt ? new Date(input.dueAt) : null,
         })
       : null;
-  const facts: FactRow[] = [];
+  const facts: FactRecord[] = [];
   for (const [index, fact] of input.facts.entries()) {
     const asserted = await assertFact(db, {
       id: uuidv7(),
@@ -98,7 +85,7 @@ export async function writeMemory(
     if (!asserted) {
       throw new AppError("invalid_input", `facts.${index}.validFrom: precedes the current value's validFrom`, { field: `facts.${index}.validFrom` });
     }
-    facts.push(asserted.row);
+    facts.push(factRecord(asserted.row));
     await insertEvent(db, {
       id: uuidv7(),
       tenantId: actor.tenantId,
@@ -109,16 +96,21 @@ export async function writeMemory(
     });
   }
   await recordMemoryJobs(db, actor.tenantId, id, { embedding: parts.embedding === null });
-  // A memory written a moment ago has no successor yet; its commitment is the one written above.
-  return { memory: { ...inserted, supersededBy: null, commitment }, facts };
+  // The answer names the memory by what this write just stored; nothing is read back.
+  return {
+    memory: { id, memoryType: input.memoryType, topic: input.topic, scope, project: input.project ?? null },
+    facts,
+    ...(commitment ? { commitment: commitmentRecord(commitment) } : {}),
+  };
 }
 
-/** A memory written earlier, as writeMemory answered for it (the replay of an idempotent write). */
-export async function writtenMemory(db: Queryable, tenantId: string, memoryId: string): Promise<WrittenMemory> {
+/** A memory written earlier, answered as writeMemory answered for it, with its embedding state now (the replay of an idempotent write). */
+export async function writtenMemory(db: Queryable, tenantId: string, memoryId: string): Promise<RememberOutput> {
   const [memory] = await selectMemoriesByIds(db, tenantId, [memoryId]);
   // The key row references the memory (ON DELETE CASCADE), so a key always names a stored memory.
   if (memory === undefined) throw new AppError("internal_error", "idempotency key names no memory");
-  return { memory, facts: await selectFactsWrittenWith(db, tenantId, memoryId) };
+  const facts = await selectFactsWrittenWith(db, tenantId, memoryId);
+  return { ...writtenRecord(memory, facts.map(factRecord)), embedded: memory.embedded ? "done" : "pending" };
 }
 
 export function duplicateMemory(existingId: string): AppError {

@@ -5,7 +5,7 @@ import type { MemoryDeps } from "../domain/deps.js";
 import { erase } from "../domain/erasure.js";
 import { exportRecords } from "../domain/export.js";
 import { importArchive } from "../domain/import.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 // ArchiveService: the streamed import and export, and erasure (memory:erase only, which no
 // credential holds unless it was asked for by name).

@@ -4,7 +4,7 @@ import { memoryContracts } from "@3ngram/schema";
 import type { MemoryDeps } from "../domain/deps.js";
 import { expireCommitments, listPendingEmbeddings, listTenants } from "../domain/maintenance.js";
 import { storeEmbedding } from "../domain/store-embedding.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 // MaintenanceService: the consolidator's scheduled sweeps and its embedding retries.
 

@@ -9,11 +9,11 @@ import { getFacts } from "../domain/get-facts.js";
 import { getMemories } from "../domain/get-memories.js";
 import { getHistory } from "../domain/history.js";
 import { listMemories } from "../domain/list-memories.js";
-import { factRecord, memoryRecord, memorySummary, writtenRecord } from "../domain/records.js";
+import { factRecord, memoryRecord, memorySummary } from "../domain/records.js";
 import { remember } from "../domain/remember.js";
 import { resolve } from "../domain/resolve.js";
 import { revise } from "../domain/revise.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 // MemoriesService: writing, changing and reading individual memories, their history and facts.
 
@@ -22,19 +22,13 @@ const HISTORY_CONTENT_CHARS = MAX_CONTENT_LENGTH;
 
 export function memoriesHandlers(deps: MemoryDeps): Handlers<typeof MemoriesService> {
   return bridgeHandlers(MemoriesService, memoryContracts.memories, {
-    async remember(input, ctx) {
-      const result = await remember(deps, actorOf(ctx), input);
-      return { ...writtenRecord(result), embedded: result.embedded };
-    },
+    remember: async (input, ctx) => remember(deps, actorOf(ctx), input),
     async getMemories(input, ctx) {
       const result = await getMemories(deps, actorOf(ctx), input);
       const memories = result.memories.map((m) => memoryRecord(m, input.maxContentChars));
       return { memories, count: memories.length, notFound: result.notFound };
     },
-    async revise(input, ctx) {
-      const result = await revise(deps, actorOf(ctx), input);
-      return { ...writtenRecord(result), embedded: result.embedded, predecessorId: result.predecessorId, edgeIntent: result.edgeIntent };
-    },
+    revise: async (input, ctx) => revise(deps, actorOf(ctx), input),
     resolve: async (input, ctx) => resolve(deps, actorOf(ctx), input),
     archive: async (input, ctx) => archive(deps, actorOf(ctx), input),
     async getHistory(input, ctx) {

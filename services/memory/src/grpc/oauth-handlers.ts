@@ -4,7 +4,7 @@ import { memoryContracts } from "@3ngram/schema";
 import type { OAuthClientRow } from "../db/oauth.js";
 import type { MemoryDeps } from "../domain/deps.js";
 import * as oauth from "../domain/oauth.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 /** The stored client as its record: metadata as JSON text, never the secret's hash. */
 function clientRecord(row: OAuthClientRow) {

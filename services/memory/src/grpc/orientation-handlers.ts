@@ -6,7 +6,7 @@ import type { MemoryDeps } from "../domain/deps.js";
 import { describeEnvironment } from "../domain/environment.js";
 import { handoff } from "../domain/handoff.js";
 import { NO_CHANGES, commitmentLine, handoffCommitment, handoffMemory, memoryLine, sectionOf } from "../domain/records.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 // Orientation: briefing, handoff and describe_environment. All read-only.
 

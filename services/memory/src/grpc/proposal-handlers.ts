@@ -3,7 +3,7 @@ import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rp
 import { memoryContracts } from "@3ngram/schema";
 import type { MemoryDeps } from "../domain/deps.js";
 import * as proposals from "../domain/proposals.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 // ProposalsService: review_proposals, and the consolidator's hand-over of what it proposes.
 

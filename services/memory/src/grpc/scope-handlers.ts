@@ -3,7 +3,7 @@ import { SCOPES, bridgeHandlers, type Handlers, type Policies } from "@3ngram/rp
 import { memoryContracts } from "@3ngram/schema";
 import type { MemoryDeps } from "../domain/deps.js";
 import { createScope, deleteScope, listScopes, renameScope, setRetrievalDefault, setScopeAliases, setScopeMappings } from "../domain/scopes.js";
-import { actorOf } from "./mappers.js";
+import { actorOf } from "./actor.js";
 
 // ScopesService: the scope registry and the retrieval default. The requests are configure_scope's
 // actions, validated by the same fields (packages/schema scopes.ts).
