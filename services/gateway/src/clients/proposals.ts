@@ -1,13 +1,13 @@
 /**
- * review_proposals over the memory service's proposal RPCs (through the bridge), shared by the
+ * review_proposals over the memory service's proposal RPCs (on the memory peer), shared by the
  * MCP tool, the REST routes and the review UI.
  */
 import { AppError } from "@3ngram/errors";
 import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
 import { proposalIdSchema, type EdgeProposalRecord, type FactProposalRecord, type ReviewProposalsInput, type ReviewProposalsOutput } from "@3ngram/schema";
-import { memoryApi, type MemoryApi, type MemoryClient } from "./memory.js";
+import type { MemoryPeer } from "./memory.js";
 
-type OneProposal = Awaited<ReturnType<MemoryApi["proposals"]["getProposal"]>>;
+type OneProposal = Awaited<ReturnType<MemoryPeer["proposals"]["getProposal"]>>;
 
 /** A proposal id from a URL path, validated like the tool's; a malformed one reads like an unknown one. */
 export function proposalIdFromPath(raw: unknown): string {
@@ -22,12 +22,8 @@ export function reviewProposalsAccess(input: ReviewProposalsInput): Scope {
 }
 
 /** Runs one review_proposals action and answers in the tool's output shape. */
-export async function reviewProposals(
-  memory: MemoryClient,
-  input: ReviewProposalsInput,
-  options: { identity: CallerIdentity },
-): Promise<ReviewProposalsOutput> {
-  const api = memoryApi(memory).proposals;
+export async function reviewProposals(memory: MemoryPeer, input: ReviewProposalsInput, options: { identity: CallerIdentity }): Promise<ReviewProposalsOutput> {
+  const api = memory.proposals;
   switch (input.action) {
     case "list":
       return { action: "list", ...(await api.listProposals({ status: input.status, limit: input.limit }, options)) };
@@ -48,8 +44,8 @@ function decision(action: "applied" | "rejected", { edge, fact }: OneProposal): 
 /** One proposal read by id (GetProposal), tagged with its kind. */
 export type ProposalRecord = { kind: "edge"; proposal: EdgeProposalRecord } | { kind: "fact"; proposal: FactProposalRecord };
 
-export async function getProposal(memory: MemoryClient, proposalId: string, options: { identity: CallerIdentity }): Promise<ProposalRecord> {
-  const { edge, fact } = await memoryApi(memory).proposals.getProposal({ proposalId }, options);
+export async function getProposal(memory: MemoryPeer, proposalId: string, options: { identity: CallerIdentity }): Promise<ProposalRecord> {
+  const { edge, fact } = await memory.proposals.getProposal({ proposalId }, options);
   if (edge) return { kind: "edge", proposal: edge };
   if (fact) return { kind: "fact", proposal: fact };
   throw new AppError("internal_error", "memory service returned no proposal");

@@ -10,14 +10,14 @@
 import { SCOPES } from "@3ngram/rpc";
 import { listProposalsQuerySchema, parseInput, rejectProposalBodySchema } from "@3ngram/schema";
 import { Router, type Request, type RequestHandler } from "express";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { proposalIdFromPath, reviewProposals } from "../clients/proposals.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
-export function proposalsRouter(memory: MemoryClient, auth: RequestHandler): Router {
+export function proposalsRouter(memory: MemoryPeer, auth: RequestHandler): Router {
   const router = Router();
 
   router.get("/proposals", routeLabel("GET /api/v1/proposals"), auth, async (req, res) => {

@@ -5,14 +5,14 @@
 import { SCOPES } from "@3ngram/rpc";
 import { configureScopeInputSchema, parseInput } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { configureScope, configureScopeAccess } from "../clients/scopes.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
-export function scopesRouter(memory: MemoryClient, auth: RequestHandler): Router {
+export function scopesRouter(memory: MemoryPeer, auth: RequestHandler): Router {
   const router = Router();
 
   router.get("/scopes", routeLabel("GET /api/v1/scopes"), auth, async (_req, res) => {

@@ -8,7 +8,7 @@ import { isAppError } from "@3ngram/errors";
 import { SCOPES, type CallerIdentity } from "@3ngram/rpc";
 import { MAX_PROPOSALS_LIMIT, listProposalsQuerySchema, parseInput, rejectProposalBodySchema } from "@3ngram/schema";
 import type { RequestHandler, Router } from "express";
-import type { MemoryClient } from "../../clients/memory.js";
+import type { MemoryPeer } from "../../clients/memory.js";
 import { getProposal, proposalIdFromPath, reviewProposals } from "../../clients/proposals.js";
 import { identityFor } from "../../http/identity.js";
 import { requestIdOf, routeLabel } from "../../http/locals.js";
@@ -92,7 +92,7 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
 }
 
 /** One proposal (GetProposal, any status) and the memories it touches. */
-async function proposalView(memory: MemoryClient, id: string, identity: CallerIdentity): Promise<ProposalDetailView> {
+async function proposalView(memory: MemoryPeer, id: string, identity: CallerIdentity): Promise<ProposalDetailView> {
   const found = await getProposal(memory, id, { identity });
   const now = Date.now();
   if (found.kind === "edge") {
