@@ -3,8 +3,9 @@
  * MCP tool, the REST routes and the review UI.
  */
 import { AppError } from "@3ngram/errors";
-import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
+import type { CallerIdentity } from "@3ngram/rpc";
 import { proposalIdSchema, type EdgeProposalRecord, type FactProposalRecord, type ReviewProposalsInput, type ReviewProposalsOutput } from "@3ngram/schema";
+import type { ActionContext } from "./action-tools.js";
 import type { MemoryPeer } from "./memory.js";
 
 type OneProposal = Awaited<ReturnType<MemoryPeer["proposals"]["getProposal"]>>;
@@ -16,13 +17,8 @@ export function proposalIdFromPath(raw: unknown): string {
   return parsed.data.toLowerCase();
 }
 
-/** list reads; accept and reject write. */
-export function reviewProposalsAccess(input: ReviewProposalsInput): Scope {
-  return input.action === "list" ? SCOPES.read : SCOPES.write;
-}
-
 /** Runs one review_proposals action and answers in the tool's output shape. */
-export async function reviewProposals(memory: MemoryPeer, input: ReviewProposalsInput, options: { identity: CallerIdentity }): Promise<ReviewProposalsOutput> {
+export async function reviewProposals(input: ReviewProposalsInput, { memory, ...options }: ActionContext): Promise<ReviewProposalsOutput> {
   const api = memory.proposals;
   switch (input.action) {
     case "list":

@@ -23,18 +23,18 @@ export function proposalsRouter(memory: MemoryPeer, auth: RequestHandler): Route
   router.get("/proposals", routeLabel("GET /api/v1/proposals"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const query = parseInput(listProposalsQuerySchema, { ...(req.query as Record<string, unknown>) });
-    res.json(await reviewProposals(memory, { action: "list", ...query }, { identity }));
+    res.json(await reviewProposals({ action: "list", ...query }, { memory, identity }));
   });
 
   router.post("/proposals/:id/apply", routeLabel("POST /api/v1/proposals/:id/apply"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
-    res.json(await reviewProposals(memory, { action: "accept", proposalId: proposalIdFromPath(req.params.id) }, { identity }));
+    res.json(await reviewProposals({ action: "accept", proposalId: proposalIdFromPath(req.params.id) }, { memory, identity }));
   });
 
   router.post("/proposals/:id/reject", routeLabel("POST /api/v1/proposals/:id/reject"), auth, ...optionalJsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const body = parseInput(rejectProposalBodySchema, req.body ?? {});
-    res.json(await reviewProposals(memory, { action: "reject", proposalId: proposalIdFromPath(req.params.id), ...body }, { identity }));
+    res.json(await reviewProposals({ action: "reject", proposalId: proposalIdFromPath(req.params.id), ...body }, { memory, identity }));
   });
 
   return router;

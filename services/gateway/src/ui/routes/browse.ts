@@ -43,7 +43,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
     const [briefing, facets, pending, environment] = await Promise.all([
       memory.orientation.briefing(input, { identity }),
       readFacets(memory, identity),
-      reviewProposals(memory, { action: "list", status: "proposed", limit: 100 }, { identity }),
+      reviewProposals({ action: "list", status: "proposed", limit: 100 }, { memory, identity }),
       memory.orientation.describeEnvironment({}, { identity }),
     ]);
     const pendingProposals = (pending.proposals?.length ?? 0) + (pending.factProposals?.length ?? 0);

@@ -30,7 +30,7 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
       ...(raw.status !== undefined ? { status: raw.status } : {}),
       ...(raw.limit !== undefined ? { limit: raw.limit } : {}),
     });
-    const list = await reviewProposals(memory, { action: "list", ...query }, { identity });
+    const list = await reviewProposals({ action: "list", ...query }, { memory, identity });
     const edges = list.proposals ?? [];
     const facts = list.factProposals ?? [];
     const full = edges.length >= query.limit || facts.length >= query.limit;
@@ -71,7 +71,7 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
           ? ({ action, proposalId: id } as const)
           : ({ action, proposalId: id, ...parseInput(rejectProposalBodySchema, rationale === undefined ? {} : { rationale }) } as const);
       try {
-        const outcome = await reviewProposals(memory, input, { identity });
+        const outcome = await reviewProposals(input, { memory, identity });
         log.info({ request_id: requestIdOf(res), tenant_id: session.tenantId, proposal_id: id, action: outcome.action }, "proposal decided in the ui");
         res.set("Cache-Control", "no-store");
         res.redirect(303, `/ui/proposals?done=${action === "accept" ? "applied" : "rejected"}`);
