@@ -3,16 +3,7 @@ import { SearchService } from "@3ngram/proto/search/v1";
 import { createPool, type Pool } from "@3ngram/db";
 import { HashingEmbedder, type Embedder } from "@3ngram/embeddings";
 import { createMemoryService } from "./memory-service-factory.js";
-import {
-  bridgeClient,
-  bridgeClients,
-  createRpcClient,
-  createRpcClients,
-  type BridgedClient,
-  type BridgedClients,
-  type RpcClient,
-  type RpcClients,
-} from "@3ngram/rpc";
+import { bridgeClient, connectPeer, createRpcClient, createRpcClients, type BridgedClient, type Peer, type RpcClient, type RpcClients } from "@3ngram/rpc";
 import { memoryContracts, searchContract } from "@3ngram/schema";
 import { createLogger } from "@3ngram/runtime";
 import { SEARCH_POLICY, loadSearchConfig, startSearchService, type RunningSearchService, type SearchPolicy } from "@3ngram/search";
@@ -30,7 +21,7 @@ export interface CoreServices {
   /** Raw clients, proto messages in and out as a foreign client in any language sees them: every memory.v1 service over one channel. */
   memoryClient(): Promise<RpcClients<typeof memoryServices>>;
   searchClient(): Promise<RpcClient<typeof SearchService>>;
-  /** Clients speaking the public shapes through the bridge, as the gateway and the consolidator call. */
+  /** Clients speaking the public shapes through the bridge; the memory one is a peer, as the gateway and the consolidator hold it. */
   publicMemoryClient(): Promise<PublicMemoryClient>;
   publicSearchClient(): Promise<PublicSearchClient>;
   /** A client of a second search service on the same database, ranking with `policy` over the default one. */
@@ -44,7 +35,7 @@ export interface CoreServices {
   close(): Promise<void>;
 }
 
-export type PublicMemoryClient = BridgedClients<typeof memoryServices, typeof memoryContracts>;
+export type PublicMemoryClient = Peer<typeof memoryServices, typeof memoryContracts>;
 export type PublicSearchClient = BridgedClient<typeof SearchService, typeof searchContract>;
 
 interface ExtraSearchOptions {
@@ -120,7 +111,11 @@ export async function startCoreServices(options: CoreServicesOptions): Promise<C
     redisPrefix,
     memoryClient,
     searchClient,
-    publicMemoryClient: async () => bridgeClients(memoryServices, memoryContracts, await memoryClient()),
+    async publicMemoryClient() {
+      const peer = connectPeer(memoryServices, memoryContracts, { address: memory.address, audience: "memory", signer: await keys.signer("gateway") });
+      clients.push(peer);
+      return peer;
+    },
     publicSearchClient: async () => bridgeClient(SearchService, searchContract, await searchClient()),
     async searchClientWithPolicy(policy) {
       return (await extraSearchService({ policy })).client;

@@ -12,7 +12,8 @@ export type Defer = (release: Release) => void;
  *
  * If `build` throws, what it opened so far is released (quietly: the first error is the one
  * worth reporting) and the error propagates. `close()` runs every release even when one fails,
- * then throws the first failure; a second `close()` does nothing.
+ * then throws the first failure; every later `close()`, even one made while the first still runs,
+ * answers that same outcome (a signal and a caller may both ask to stop).
  */
 export async function composeService<T extends object>(build: (defer: Defer) => Promise<T>): Promise<T & { close(): Promise<void> }> {
   const releases: Release[] = [];
@@ -30,7 +31,8 @@ export async function composeService<T extends object>(build: (defer: Defer) => 
   };
   try {
     const service = await build((release) => releases.push(release));
-    return Object.assign(service, { close: releaseAll });
+    let closing: Promise<void> | undefined;
+    return Object.assign(service, { close: () => (closing ??= releaseAll()) });
   } catch (err) {
     await releaseAll().catch(() => {});
     throw err;

@@ -14,6 +14,28 @@ describe("composeService", () => {
     expect(closed).toEqual(["server", "relay", "queue", "pool"]);
   });
 
+  it("lets a second close() made while the first runs wait for the same close, without releasing anything twice", async () => {
+    const closed: string[] = [];
+    let finishDraining!: () => void;
+    const draining = new Promise<void>((resolve) => (finishDraining = resolve));
+    const service = await composeService(async (defer) => {
+      defer(() => void closed.push("pool"));
+      defer(async () => {
+        await draining;
+        closed.push("server");
+      });
+      return {};
+    });
+    const first = service.close();
+    const second = service.close();
+    // The pool must stay open while the server still drains, whoever asked to close.
+    await Promise.resolve();
+    expect(closed).toEqual([]);
+    finishDraining();
+    await Promise.all([first, second]);
+    expect(closed).toEqual(["server", "pool"]);
+  });
+
   it("releases what was opened when building fails, and reports the build's error", async () => {
     const closed: string[] = [];
     const failing = composeService(async (defer) => {

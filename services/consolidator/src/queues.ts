@@ -13,7 +13,7 @@ import { BACKFILL_TENANT_JOB, backfillTenant } from "./jobs/backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB, consolidateTenant } from "./jobs/consolidate-tenant.js";
 import { embedMemory, type EmbedMemoryDeps } from "./jobs/embed-memory.js";
 import { EXTRACT_FACTS_JOB, extractFactsFromMemory } from "./jobs/extract-facts.js";
-import type { ConsolidatorMemoryClient, ConsolidatorSearchClient } from "./jobs/peer.js";
+import type { ConsolidatorMemory, ConsolidatorSearch } from "./peers.js";
 import { OAUTH_GC_JOB, collectOAuthGarbage } from "./jobs/oauth-gc.js";
 import { REDRIVE_DEAD_LETTERS_JOB, redriveUnavailableDeadLetters } from "./jobs/redrive-dead-letters.js";
 import { SWEEP_TENANT_JOB, sweepTenant } from "./jobs/sweep-tenant.js";
@@ -35,8 +35,8 @@ const KNOWN_JOBS = [
 
 /** Everything the job runners need. */
 export interface JobDeps extends EmbedMemoryDeps {
-  memory: ConsolidatorMemoryClient;
-  search: ConsolidatorSearchClient;
+  memory: ConsolidatorMemory;
+  search: ConsolidatorSearch;
   extractor: FactExtractor;
   /** Where the scheduled jobs queue their per-tenant jobs. */
   queue: JobQueue;

@@ -6,7 +6,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HashingEmbedder } from "@3ngram/embeddings";
-import { EmbeddingState } from "@3ngram/proto/memory/v1";
 import { createMemoryQueueBackend, type QueueBackend } from "@3ngram/queue";
 import { SCOPES } from "@3ngram/rpc";
 import { loadConfig } from "@3ngram/runtime";
@@ -14,7 +13,8 @@ import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB } from "@3ngram/schema";
 import { startCoreServices, type CoreServices } from "../../../test/support/core-services.js";
 import { freePort } from "../../../test/support/processes.js";
 import { consolidatorConfigSchema, startConsolidator, type Consolidator } from "../src/index.js";
-import { consolidatorClient, embeddingState, eventually, silentLog, storePending, type MemoryRpc, type Tenant } from "./real-memory.js";
+import { consolidatorClient, embeddingState, eventually, silentLog, storePending, type Tenant } from "./real-memory.js";
+import type { MemoryPeer } from "../src/peers.js";
 
 let stack: CoreServices;
 let tenant: Tenant;
@@ -31,7 +31,7 @@ afterAll(async () => {
 describe("startConsolidator with injected dependencies (standalone mode)", () => {
   let consolidator: Consolidator | undefined;
   let backend: QueueBackend | undefined;
-  let memory: MemoryRpc | undefined;
+  let memory: MemoryPeer | undefined;
   afterEach(async () => {
     await consolidator?.close();
     await backend?.close();
@@ -67,10 +67,10 @@ describe("startConsolidator with injected dependencies (standalone mode)", () =>
 
     await consolidator.close();
     consolidator = undefined;
-    // The injected backend and memory client belong to the caller and stay usable.
+    // The injected backend and memory peer belong to the caller and stay usable.
     await backend.queue.enqueue(EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, { tenantId: tenant.tenantId, memoryId });
     expect((await backend.counts(EMBEDDINGS_QUEUE)).waiting).toBe(1);
     const read = await memory.memories.getMemories({ ids: [memoryId] }, { identity: { tenantId: tenant.tenantId, scopes: [SCOPES.read] } });
-    expect(read.memories.map((m) => m.embedded)).toEqual([EmbeddingState.DONE]);
+    expect(read.memories.map((m) => m.embedded)).toEqual(["done"]);
   });
 });

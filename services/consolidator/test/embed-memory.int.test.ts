@@ -23,17 +23,17 @@ import {
   storedEmbedding,
   unreachableClient,
   untrustedClient,
-  type MemoryRpc,
   type Tenant,
 } from "./real-memory.js";
+import type { MemoryPeer } from "../src/peers.js";
 
 const embedder = new HashingEmbedder({ dimensions: 64 });
 
 let stack: CoreServices;
 let tenantA: Tenant;
 let tenantB: Tenant;
-let memory: MemoryRpc;
-let unreachable: MemoryRpc;
+let memory: MemoryPeer;
+let unreachable: MemoryPeer;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "embedjob", embedder: null });

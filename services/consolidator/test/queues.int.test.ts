@@ -24,16 +24,16 @@ import {
   startMemoryOn,
   storePending,
   unreachableClient,
-  type MemoryRpc,
   type Tenant,
 } from "./real-memory.js";
+import type { MemoryPeer } from "../src/peers.js";
 
 const embedder = new HashingEmbedder({ dimensions: 32 });
 
 let stack: CoreServices;
 let tenant: Tenant;
-let memory: MemoryRpc;
-let unreachable: MemoryRpc;
+let memory: MemoryPeer;
+let unreachable: MemoryPeer;
 let others: Awaited<ReturnType<typeof otherJobDeps>>;
 
 beforeAll(async () => {
@@ -78,7 +78,7 @@ describe.each([
   let backend: QueueBackend | undefined;
   let workers: QueueWorker | undefined;
   let late: RunningMemoryService | undefined;
-  let client: MemoryRpc | undefined;
+  let client: MemoryPeer | undefined;
   afterEach(async () => {
     await workers?.close();
     await backend?.close();

@@ -1,6 +1,6 @@
 /**
  * What the consolidator tests share: the real memory service (test/support/core-services.ts),
- * gRPC clients signed the way the consolidator signs, and reads of what the database recorded.
+ * peers connected the way the consolidator connects them, and reads of what the database recorded.
  * Nothing here stands in for a service; failures are produced by real components (a port nothing
  * listens on, a key the service does not trust, a memory service started late).
  */
@@ -8,10 +8,10 @@ import { toVectorLiteral } from "@3ngram/db";
 import { loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { MemoryType } from "@3ngram/proto/common/v1/memory";
 import { EmbeddingState, memoryServices } from "@3ngram/proto/memory/v1";
-import { SearchService } from "@3ngram/proto/search/v1";
 import { createMemoryQueueBackend, type JobQueue, type QueueBackend } from "@3ngram/queue";
-import { CredentialSigner, SCOPES, createRpcClient, createRpcClients, generateServiceKeyPair, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { CredentialSigner, SCOPES, generateServiceKeyPair, type RpcClients } from "@3ngram/rpc";
 import { RulesFactExtractor, type FactExtractor } from "../src/extraction/index.js";
+import { connectMemory, connectSearch, type MemoryPeer, type SearchPeer } from "../src/peers.js";
 import { createLogger } from "@3ngram/runtime";
 import type { CoreServices } from "../../../test/support/core-services.js";
 import { TEST_REDIS_URL } from "../../../test/support/database.js";
@@ -19,6 +19,7 @@ import { freePort } from "../../../test/support/processes.js";
 import { eventually } from "../../../test/support/processes.js";
 export { eventually };
 
+/** A raw client, proto messages in and out: the user side of a test, never handed to the consolidator. */
 export type MemoryRpc = RpcClients<typeof memoryServices>;
 export interface Tenant {
   tenantId: string;
@@ -27,16 +28,9 @@ export interface Tenant {
 
 export const silentLog = createLogger({ service: "consolidator-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
-/** A memory client signing as the consolidator does (issuer "consolidator"), at `address` (default: the running service). */
-export async function consolidatorClient(stack: CoreServices, address: string = stack.memoryAddress): Promise<MemoryRpc> {
-  return createRpcClients(memoryServices, { address, audience: "memory", signer: await stack.keys.signer("consolidator") });
-}
-
-export type SearchRpc = RpcClient<typeof SearchService>;
-
-/** A search client signing as the consolidator does. */
-async function consolidatorSearchClient(stack: CoreServices, address: string = stack.searchAddress): Promise<SearchRpc> {
-  return createRpcClient(SearchService, { address, audience: "search", signer: await stack.keys.signer("consolidator") });
+/** A memory peer as the consolidator connects it (issuer "consolidator"), at `address` (default: the running service). */
+export async function consolidatorClient(stack: CoreServices, address: string = stack.memoryAddress): Promise<MemoryPeer> {
+  return connectMemory(address, await stack.keys.signer("consolidator"));
 }
 
 /**
@@ -45,7 +39,7 @@ async function consolidatorSearchClient(stack: CoreServices, address: string = s
  * grace. Close with `close`.
  */
 export async function otherJobDeps(stack: CoreServices): Promise<{
-  search: SearchRpc;
+  search: SearchPeer;
   extractor: FactExtractor;
   queue: JobQueue;
   deadLetters: Pick<QueueBackend, "redrive">;
@@ -53,7 +47,7 @@ export async function otherJobDeps(stack: CoreServices): Promise<{
   oauthClientIdleDays: number;
   close(): Promise<void>;
 }> {
-  const search = await consolidatorSearchClient(stack);
+  const search = connectSearch(stack.searchAddress, await stack.keys.signer("consolidator"));
   const backend = createMemoryQueueBackend();
   return {
     search,
@@ -69,16 +63,15 @@ export async function otherJobDeps(stack: CoreServices): Promise<{
   };
 }
 
-/** A client for a port nothing listens on: every call fails at the transport, as unavailable. */
-export async function unreachableClient(stack: CoreServices): Promise<MemoryRpc> {
+/** A peer at a port nothing listens on: every call fails at the transport, as unavailable. */
+export async function unreachableClient(stack: CoreServices): Promise<MemoryPeer> {
   return consolidatorClient(stack, `127.0.0.1:${await freePort()}`);
 }
 
-/** A client of the running service whose credentials are signed with a key the service does not trust. */
-export async function untrustedClient(stack: CoreServices): Promise<MemoryRpc> {
+/** A peer of the running service whose credentials are signed with a key the service does not trust. */
+export async function untrustedClient(stack: CoreServices): Promise<MemoryPeer> {
   const { privateJwk } = await generateServiceKeyPair("not-trusted");
-  const signer = await CredentialSigner.fromJwk("consolidator", privateJwk);
-  return createRpcClients(memoryServices, { address: stack.memoryAddress, audience: "memory", signer });
+  return connectMemory(stack.memoryAddress, await CredentialSigner.fromJwk("consolidator", privateJwk));
 }
 
 /**

@@ -18,8 +18,8 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import express, { Router, type Express } from "express";
 import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth/api-key.js";
-import type { MemoryClient } from "./clients/memory.js";
-import type { SearchClient } from "./clients/search.js";
+import type { MemoryPeer } from "./clients/memory.js";
+import type { SearchPeer } from "./clients/search.js";
 import { healthRouter, type PeerChecks } from "./http/health.js";
 import { credentialOf, principalOf, routeLabel } from "./http/locals.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
@@ -54,8 +54,8 @@ import { reviewUi } from "./ui/router.js";
 import { createSessionCodec, generateSessionSecret } from "./ui/session.js";
 
 export interface GatewayAppDeps {
-  memory: MemoryClient;
-  search: SearchClient;
+  memory: MemoryPeer;
+  search: SearchPeer;
   log: Logger;
   /**
    * Normalised origins allowed to call /mcp from a browser: the configured ones and the server's

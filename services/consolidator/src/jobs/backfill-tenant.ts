@@ -16,7 +16,8 @@ import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { MAINTENANCE_QUEUE } from "@3ngram/schema";
 import { z } from "zod";
-import { TENANT_JOB_RETRY_POLICY, callPeer, memoryCalls, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient } from "./peer.js";
+import { TENANT_JOB_RETRY_POLICY, callPeer, parsePayload, tenantJobSchema } from "./peer.js";
+import type { ConsolidatorMemory } from "../peers.js";
 
 export const BACKFILL_TENANT_JOB = "backfill-tenant";
 
@@ -41,7 +42,7 @@ const MAX_CONTENT_CHARS = 8000;
 const backfillJobSchema = tenantJobSchema.extend({ after: z.uuid().optional() });
 
 export interface BackfillTenantDeps {
-  memory: Pick<ConsolidatorMemoryClient, "maintenance" | "memories">;
+  memory: Pick<ConsolidatorMemory, "maintenance" | "memories">;
   embedder: Embedder;
   /** Where a run that reached its bound queues the next one. */
   queue: JobQueue;
@@ -61,14 +62,12 @@ export async function backfillTenant(payload: unknown, deps: BackfillTenantDeps)
   let more = false;
   while (seen < BACKFILL_MAX_PER_RUN) {
     const page = await callPeer("memory", () =>
-      memoryCalls(memory).maintenance.listPendingEmbeddings({ model: embedder.model, after, limit: BACKFILL_BATCH }, { identity }),
+      memory.maintenance.listPendingEmbeddings({ model: embedder.model, after, limit: BACKFILL_BATCH }, { identity }),
     );
     if (page.memoryIds.length === 0) break;
     seen += page.memoryIds.length;
     after = page.memoryIds.at(-1)!;
-    const read = await callPeer("memory", () =>
-      memoryCalls(memory).memories.getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }),
-    );
+    const read = await callPeer("memory", () => memory.memories.getMemories({ ids: page.memoryIds, maxContentChars: MAX_CONTENT_CHARS }, { identity }));
     if (read.memories.length > 0) {
       const vectors = await embedder.embed(read.memories.map((m) => memoryEmbeddingText(m)));
       for (const [index, record] of read.memories.entries()) {
@@ -76,7 +75,7 @@ export async function backfillTenant(payload: unknown, deps: BackfillTenantDeps)
         if (!vector || vector.length !== embedder.dimensions) throw new Error(`embedder returned no ${embedder.dimensions}-dimension vector`);
         try {
           const result = await callPeer("memory", () =>
-            memoryCalls(memory).maintenance.storeEmbedding({ memoryId: record.id, model: embedder.model, vector }, { identity }),
+            memory.maintenance.storeEmbedding({ memoryId: record.id, model: embedder.model, vector }, { identity }),
           );
           if (result.stored) stored += 1;
         } catch (err) {

@@ -11,13 +11,14 @@
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import type { ProposedEdgeType } from "@3ngram/schema";
-import { callPeer, memoryCalls, parsePayload, searchCalls, tenantJobSchema, type ConsolidatorMemoryClient, type ConsolidatorSearchClient } from "./peer.js";
+import { callPeer, parsePayload, tenantJobSchema } from "./peer.js";
+import type { ConsolidatorMemory, ConsolidatorSearch } from "../peers.js";
 
 export const CONSOLIDATE_TENANT_JOB = "consolidate-tenant";
 
 export interface ConsolidateTenantDeps {
-  memory: Pick<ConsolidatorMemoryClient, "proposals">;
-  search: ConsolidatorSearchClient;
+  memory: Pick<ConsolidatorMemory, "proposals">;
+  search: ConsolidatorSearch;
   log: Logger;
 }
 
@@ -55,7 +56,7 @@ function rationaleFor(pair: PairFinding, edge: ProposedEdgeType): string {
 export async function consolidateTenant(payload: unknown, deps: ConsolidateTenantDeps): Promise<ConsolidateOutcome> {
   const { tenantId } = parsePayload(CONSOLIDATE_TENANT_JOB, tenantJobSchema, payload);
   const identity = { tenantId, scopes: [SCOPES.internalConsolidate] };
-  const scan = await callPeer("search", () => searchCalls(deps.search).similarPairs({}, { identity }));
+  const scan = await callPeer("search", () => deps.search.search.similarPairs({}, { identity }));
   const proposals = scan.pairs.flatMap((pair) => {
     const edge = proposedEdge(pair);
     return edge ? [{ fromId: pair.newerId, toId: pair.olderId, edgeType: edge, similarity: pair.similarity, rationale: rationaleFor(pair, edge) }] : [];
@@ -64,7 +65,7 @@ export async function consolidateTenant(payload: unknown, deps: ConsolidateTenan
     deps.log.info({ scanned: scan.scanned, pairs: 0 }, "no similar pairs");
     return "nothing_new";
   }
-  const stored = await callPeer("memory", () => memoryCalls(deps.memory).proposals.createConsolidationProposals({ proposals }, { identity }));
+  const stored = await callPeer("memory", () => deps.memory.proposals.createConsolidationProposals({ proposals }, { identity }));
   deps.log.info(
     { scanned: scan.scanned, pairs: proposals.length, proposed: stored.createdIds.length, skipped: stored.skipped },
     "consolidation proposals stored",

@@ -10,13 +10,12 @@ import { memoryEmbeddingText, type Embedder } from "@3ngram/embeddings";
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { EMBED_MEMORY_JOB, embedMemoryJobSchema } from "@3ngram/schema";
-import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
-
-/** The two memory services this job uses (getMemories, storeEmbedding). */
-type MemoryClient = Pick<ConsolidatorMemoryClient, "memories" | "maintenance">;
+import { callPeer, parsePayload } from "./peer.js";
+import type { ConsolidatorMemory } from "../peers.js";
 
 export interface EmbedMemoryDeps {
-  memory: MemoryClient;
+  /** The two memory services this job uses (getMemories, storeEmbedding). */
+  memory: Pick<ConsolidatorMemory, "memories" | "maintenance">;
   embedder: Embedder;
   log: Logger;
 }
@@ -34,7 +33,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
   const { memory, embedder, log } = deps;
 
   const found = await callPeer("memory", () =>
-    memoryCalls(memory).memories.getMemories(
+    memory.memories.getMemories(
       { ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS },
       { identity: { tenantId, scopes: [SCOPES.read, SCOPES.internalEmbed] } },
     ),
@@ -60,7 +59,7 @@ export async function embedMemory(payload: unknown, deps: EmbedMemoryDeps): Prom
 
   try {
     const result = await callPeer("memory", () =>
-      memoryCalls(memory).maintenance.storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
+      memory.maintenance.storeEmbedding({ memoryId, model: embedder.model, vector }, { identity: { tenantId, scopes: [SCOPES.internalEmbed] } }),
     );
     log.info({ memoryId, model: embedder.model, dimensions: vector.length, stored: result.stored }, "embedding stored");
     return result.stored ? "embedded" : "already_embedded";

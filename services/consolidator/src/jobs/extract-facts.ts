@@ -12,12 +12,13 @@ import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { EXTRACT_FACTS_JOB, MAX_FACT_PROPOSALS_PER_MEMORY, extractFactsJobSchema } from "@3ngram/schema";
 import type { FactExtractor } from "../extraction/index.js";
-import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
+import { callPeer, parsePayload } from "./peer.js";
+import type { ConsolidatorMemory } from "../peers.js";
 
 export { EXTRACT_FACTS_JOB };
 
 export interface ExtractFactsDeps {
-  memory: Pick<ConsolidatorMemoryClient, "memories" | "proposals">;
+  memory: Pick<ConsolidatorMemory, "memories" | "proposals">;
   extractor: FactExtractor;
   log: Logger;
 }
@@ -33,7 +34,7 @@ export async function extractFactsFromMemory(payload: unknown, deps: ExtractFact
   const { memory, extractor, log } = deps;
   const identity = { tenantId, scopes: [SCOPES.read, SCOPES.internalConsolidate] };
 
-  const found = await callPeer("memory", () => memoryCalls(memory).memories.getMemories({ ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS }, { identity }));
+  const found = await callPeer("memory", () => memory.memories.getMemories({ ids: [memoryId], maxContentChars: MAX_CONTENT_CHARS }, { identity }));
   const record = found.memories.find((m) => m.id === memoryId);
   if (!record) {
     // Unknown or another tenant's: the memory service answers both alike, and retrying changes nothing.
@@ -50,7 +51,7 @@ export async function extractFactsFromMemory(payload: unknown, deps: ExtractFact
   }
   try {
     const stored = await callPeer("memory", () =>
-      memoryCalls(memory).proposals.createFactProposals(
+      memory.proposals.createFactProposals(
         {
           memoryId,
           extractor: extractor.name,

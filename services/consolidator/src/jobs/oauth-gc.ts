@@ -8,7 +8,8 @@ import type { JobSchedule, RetryPolicy } from "@3ngram/queue";
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { z } from "zod";
-import { callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
+import { callPeer, parsePayload } from "./peer.js";
+import type { ConsolidatorMemory } from "../peers.js";
 
 export const OAUTH_GC_JOB = "oauth-gc";
 export const OAUTH_GC_EVERY_MS = 24 * 60 * 60_000;
@@ -19,7 +20,7 @@ export const OAUTH_GC_SCHEDULE: JobSchedule = { id: OAUTH_GC_JOB, name: OAUTH_GC
 const payloadSchema = z.strictObject({});
 
 export interface OAuthGcDeps {
-  memory: Pick<ConsolidatorMemoryClient, "oauth">;
+  memory: Pick<ConsolidatorMemory, "oauth">;
   /** Clients unused for this many days are removed. */
   oauthClientIdleDays: number;
   log: Logger;
@@ -28,7 +29,7 @@ export interface OAuthGcDeps {
 export async function collectOAuthGarbage(payload: unknown, deps: OAuthGcDeps): Promise<"collected"> {
   parsePayload(OAUTH_GC_JOB, payloadSchema, payload ?? {});
   const removed = await callPeer("memory", () =>
-    memoryCalls(deps.memory).oauth.collectOAuthGarbage({ clientIdleDays: deps.oauthClientIdleDays }, { identity: { scopes: [SCOPES.internalConsolidate] } }),
+    deps.memory.oauth.collectOAuthGarbage({ clientIdleDays: deps.oauthClientIdleDays }, { identity: { scopes: [SCOPES.internalConsolidate] } }),
   );
   deps.log.info(
     {

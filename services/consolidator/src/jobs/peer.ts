@@ -1,34 +1,11 @@
 /**
- * How a job calls the memory and search services: refusals that the same call would meet on every
- * retry become PermanentJobError (straight to the dead letters); everything else — the peer down,
- * a deadline, an internal error — propagates so the queue retries with backoff.
+ * How a job calls the memory and search peers (../peers.ts): refusals that the same call would
+ * meet on every retry become PermanentJobError (straight to the dead letters); everything else —
+ * the peer down, a deadline, an internal error — propagates so the queue retries with backoff.
  */
 import { isAppError } from "@3ngram/errors";
-import { memoryServices } from "@3ngram/proto/memory/v1";
-import { SearchService } from "@3ngram/proto/search/v1";
 import { PermanentJobError, type RetryPolicy } from "@3ngram/queue";
-import { bridgeClient, bridgeClients, type BridgedClient, type BridgedClients, type RpcClient, type RpcClients } from "@3ngram/rpc";
-import { memoryContracts, searchContract } from "@3ngram/schema";
 import { z } from "zod";
-
-type MemoryServices = typeof memoryServices;
-
-/** The memory services the consolidator's jobs use (a full memory client satisfies it). */
-export type ConsolidatorMemoryClient = Pick<RpcClients<MemoryServices>, "memories" | "proposals" | "maintenance" | "oauth">;
-type MemoryCalls = BridgedClients<MemoryServices, typeof memoryContracts>;
-
-/** The search RPC the consolidation scan uses. */
-export type ConsolidatorSearchClient = Pick<RpcClient<typeof SearchService>, "similarPairs">;
-
-/**
- * A client's RPCs in the public shapes, through the bridge (docs/adr/0029). Jobs take the plain
- * clients of the services they use and call through this.
- */
-export const memoryCalls = <K extends keyof ConsolidatorMemoryClient>(client: Pick<ConsolidatorMemoryClient, K>): Pick<MemoryCalls, K> =>
-  // Only the services the job was given are bridged; the wider type is for the compiler alone.
-  bridgeClients(memoryServices, memoryContracts, client as ConsolidatorMemoryClient);
-export const searchCalls = (client: Partial<RpcClient<typeof SearchService>>): BridgedClient<typeof SearchService, typeof searchContract> =>
-  bridgeClient(SearchService, searchContract, client as RpcClient<typeof SearchService>);
 
 const PERMANENT_REASONS = new Set(["invalid_input", "unauthenticated", "insufficient_scope"]);
 

@@ -7,7 +7,8 @@
  */
 import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
-import { callPeer, memoryCalls, parsePayload, tenantJobSchema, type ConsolidatorMemoryClient } from "./peer.js";
+import { callPeer, parsePayload, tenantJobSchema } from "./peer.js";
+import type { ConsolidatorMemory } from "../peers.js";
 
 export const SWEEP_TENANT_JOB = "sweep-tenant";
 
@@ -16,7 +17,7 @@ const BATCH = 500;
 const MAX_BATCHES = 10;
 
 export interface SweepTenantDeps {
-  memory: Pick<ConsolidatorMemoryClient, "maintenance">;
+  memory: Pick<ConsolidatorMemory, "maintenance">;
   /** How long after its due time a commitment expires. */
   commitmentGraceMs: number;
   log: Logger;
@@ -31,7 +32,7 @@ export async function sweepTenant(payload: unknown, deps: SweepTenantDeps, now: 
   const dueBefore = new Date(dueBeforeMs).toISOString();
   let expired = 0;
   for (let batch = 0; batch < MAX_BATCHES; batch++) {
-    const result = await callPeer("memory", () => memoryCalls(deps.memory).maintenance.expireCommitments({ dueBefore, limit: BATCH }, { identity }));
+    const result = await callPeer("memory", () => deps.memory.maintenance.expireCommitments({ dueBefore, limit: BATCH }, { identity }));
     expired += result.memoryIds.length;
     if (result.memoryIds.length + result.skipped < BATCH) break;
   }

@@ -12,7 +12,8 @@ import { MAINTENANCE_QUEUE } from "@3ngram/schema";
 import { z } from "zod";
 import { BACKFILL_TENANT_JOB } from "./backfill-tenant.js";
 import { CONSOLIDATE_TENANT_JOB } from "./consolidate-tenant.js";
-import { TENANT_JOB_RETRY_POLICY, callPeer, memoryCalls, parsePayload, type ConsolidatorMemoryClient } from "./peer.js";
+import { TENANT_JOB_RETRY_POLICY, callPeer, parsePayload } from "./peer.js";
+import type { ConsolidatorMemory } from "../peers.js";
 import { SWEEP_TENANT_JOB } from "./sweep-tenant.js";
 
 export const CONSOLIDATION_SCAN_JOB = "consolidation-scan";
@@ -57,7 +58,7 @@ const TENANT_PAGE = 1000;
 const scanPayloadSchema = z.strictObject({});
 
 export interface TenantScanDeps {
-  memory: Pick<ConsolidatorMemoryClient, "maintenance">;
+  memory: Pick<ConsolidatorMemory, "maintenance">;
   /** Where per-tenant jobs are queued. */
   queue: JobQueue;
   log: Logger;
@@ -71,7 +72,7 @@ export async function fanOutToTenants(scan: TenantScanJob, payload: unknown, dep
   let after: string | undefined;
   let tenants = 0;
   for (;;) {
-    const page = await callPeer("memory", () => memoryCalls(deps.memory).maintenance.listTenants({ after, limit: TENANT_PAGE }, { identity }));
+    const page = await callPeer("memory", () => deps.memory.maintenance.listTenants({ after, limit: TENANT_PAGE }, { identity }));
     for (const tenantId of page.tenantIds) {
       await deps.queue.enqueue(MAINTENANCE_QUEUE, perTenant, { tenantId }, { jobId: `${perTenant}:${tenantId}`, retry: TENANT_JOB_RETRY_POLICY });
     }

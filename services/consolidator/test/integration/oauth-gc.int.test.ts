@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { OAUTH_GC_JOB } from "../../src/jobs/oauth-gc.js";
 import { runJob } from "../../src/queues.js";
+import type { MemoryPeer } from "../../src/peers.js";
 import { consolidatorClient, otherJobDeps, silentLog, type MemoryRpc } from "../real-memory.js";
 
 const REDIRECT = "http://127.0.0.1:9/cb";
@@ -16,7 +17,7 @@ const auth = { identity: { scopes: [SCOPES.internalAuth] } };
 
 let stack: CoreServices;
 let gatewaySide: MemoryRpc;
-let consolidatorSide: MemoryRpc;
+let consolidatorSide: MemoryPeer;
 let others: Awaited<ReturnType<typeof otherJobDeps>>;
 let tenant: { tenantId: string; userId: string };
 

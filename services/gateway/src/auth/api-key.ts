@@ -16,7 +16,7 @@ import type { Logger } from "@3ngram/runtime";
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { LRUCache } from "lru-cache";
-import { memoryApi, type MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { requestIdOf, type Credential, type Principal } from "../http/locals.js";
 import { looksLikeJwt, type AccessTokenVerifier } from "../oauth/access-token.js";
 import { publicScopes } from "./public-scopes.js";
@@ -48,7 +48,7 @@ export interface ApiKeyResolverOptions {
  * unknown, revoked or malformed key; unavailable when memory cannot be reached and no recent
  * resolution of the key is cached; internal_error for anything else.
  */
-export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolverOptions = {}): ApiKeyResolver {
+export function createApiKeyResolver(memory: MemoryPeer, options: ApiKeyResolverOptions = {}): ApiKeyResolver {
   const ttlMs = options.ttlMs ?? API_KEY_CACHE_TTL_MS;
   const staleMs = Math.max(ttlMs, options.staleWhileUnavailableMs ?? API_KEY_STALE_WHILE_UNAVAILABLE_MS);
   const maxEntries = options.maxEntries ?? API_KEY_CACHE_MAX_ENTRIES;
@@ -65,7 +65,7 @@ export function createApiKeyResolver(memory: MemoryClient, options: ApiKeyResolv
 
     let response;
     try {
-      response = await memoryApi(memory).apiKeys.resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
+      response = await memory.apiKeys.resolveApiKey({ apiKey }, { identity: { scopes: [SCOPES.internalAuth] } });
     } catch (err) {
       const reason = isAppError(err) ? err.reason : "internal_error";
       if (reason === "unavailable") {

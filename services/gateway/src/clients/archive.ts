@@ -1,11 +1,11 @@
 /**
- * The memory service's ArchiveService as the gateway calls it (through the bridge): the streamed
- * import and export with their deadlines. It rides the memory client's channel; the streams keep
+ * The memory service's ArchiveService as the gateway calls it (on the memory peer): the streamed
+ * import and export with their deadlines. It rides the memory peer's channel; the streams keep
  * every message small, so the channel needs no raised message limits.
  */
 import type { CallerIdentity } from "@3ngram/rpc";
 import type { ImportFormat, ImportOutput, ImportPart } from "@3ngram/schema";
-import { memoryApi, type MemoryClient } from "./memory.js";
+import type { MemoryPeer } from "./memory.js";
 
 /** An import stores each record in its own transaction; a full 32 MB file takes minutes, not seconds. */
 const IMPORT_DEADLINE_MS = 15 * 60_000;
@@ -23,7 +23,7 @@ const EXPORT_DEADLINE_MS = 30 * 60_000;
  * those stored stay stored.
  */
 export async function importArchive(
-  memory: MemoryClient,
+  memory: MemoryPeer,
   format: ImportFormat,
   pieces: AsyncIterable<string>,
   identity: CallerIdentity,
@@ -35,10 +35,10 @@ export async function importArchive(
     // Only a source that ran to its end says so; one that failed or was cancelled never gets here.
     yield { end: true };
   }
-  return memoryApi(memory).archive.import(parts(), { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
+  return memory.archive.import(parts(), { identity, deadlineMs: IMPORT_DEADLINE_MS, ...(signal ? { signal } : {}) });
 }
 
 /** The whole archive as a stream of NDJSON lines (each without its newline); leaving the loop early cancels the export. */
-export async function* exportLines(memory: MemoryClient, identity: CallerIdentity): AsyncGenerator<string> {
-  for await (const { record } of memoryApi(memory).archive.export({}, { identity, deadlineMs: EXPORT_DEADLINE_MS })) yield JSON.stringify(record);
+export async function* exportLines(memory: MemoryPeer, identity: CallerIdentity): AsyncGenerator<string> {
+  for await (const { record } of memory.archive.export({}, { identity, deadlineMs: EXPORT_DEADLINE_MS })) yield JSON.stringify(record);
 }

@@ -1,18 +1,16 @@
 /**
- * The memory service as the gateway sees it: a typed gRPC client per service of memory.v1, all on
- * one channel, and the same clients through the bridge (memoryApi), whose calls take and answer the
- * public shapes of @3ngram/schema. The bridge converts generically (docs/grpc.md); nothing here maps
- * a message by hand.
+ * The memory service as the gateway holds it: one peer, built once at startup, every memory.v1
+ * service on one channel and every RPC in the public shapes of @3ngram/schema (the bridge converts
+ * generically, docs/grpc.md). Call sites use it as it is: `memory.memories.remember(input, { identity })`.
  */
-import { bridgeClients, createRpcClients, type BridgedClients, type CredentialSigner, type RpcClients } from "@3ngram/rpc";
+import { connectPeer, type CredentialSigner, type Peer } from "@3ngram/rpc";
 import { memoryContracts } from "@3ngram/schema";
 import { memoryServices } from "@3ngram/proto/memory/v1";
 
-export type MemoryClient = RpcClients<typeof memoryServices>;
-export type MemoryApi = BridgedClients<typeof memoryServices, typeof memoryContracts>;
+export type MemoryPeer = Peer<typeof memoryServices, typeof memoryContracts>;
 
-export function createMemoryClient(address: string, signer: CredentialSigner): MemoryClient {
-  return createRpcClients(memoryServices, {
+export function connectMemory(address: string, signer: CredentialSigner): MemoryPeer {
+  return connectPeer(memoryServices, memoryContracts, {
     address,
     audience: "memory",
     signer,
@@ -20,6 +18,3 @@ export function createMemoryClient(address: string, signer: CredentialSigner): M
     maxReceiveMessageBytes: 64 * 1024 * 1024,
   });
 }
-
-/** The clients' RPCs in public shapes, by service. */
-export const memoryApi = (client: MemoryClient): MemoryApi => bridgeClients(memoryServices, memoryContracts, client);

@@ -1,11 +1,11 @@
 /**
  * describe_environment: the memory service's complete report (configuration, registry, counts)
  * with what only the gateway knows (its tools and version) in front. Briefing and handoff need no
- * code here: they go through the bridge (memoryApi) as they are.
+ * code here: they call the memory peer as it is.
  */
 import type { CallerIdentity } from "@3ngram/rpc";
 import type { DescribeEnvironmentOutput } from "@3ngram/schema";
-import { memoryApi, type MemoryClient } from "./memory.js";
+import type { MemoryPeer } from "./memory.js";
 
 /** What the gateway knows about its own MCP surface, which describe_environment reports. */
 export interface SurfaceInfo {
@@ -13,8 +13,8 @@ export interface SurfaceInfo {
   version: string;
 }
 
-export async function describeEnvironment(memory: MemoryClient, identity: CallerIdentity, surface: SurfaceInfo): Promise<DescribeEnvironmentOutput> {
-  const report = await memoryApi(memory).orientation.describeEnvironment({}, { identity });
+export async function describeEnvironment(memory: MemoryPeer, identity: CallerIdentity, surface: SurfaceInfo): Promise<DescribeEnvironmentOutput> {
+  const report = await memory.orientation.describeEnvironment({}, { identity });
   const { tools, version } = surface;
   return { ...report, capabilities: { tools: [...tools], toolCount: tools.length, version, ...report.capabilities } };
 }

@@ -1,13 +1,14 @@
 /**
- * review_proposals over the memory service's proposal RPCs (through the bridge), shared by the
+ * review_proposals over the memory service's proposal RPCs (on the memory peer), shared by the
  * MCP tool, the REST routes and the review UI.
  */
 import { AppError } from "@3ngram/errors";
-import { SCOPES, type CallerIdentity, type Scope } from "@3ngram/rpc";
+import type { CallerIdentity } from "@3ngram/rpc";
 import { proposalIdSchema, type EdgeProposalRecord, type FactProposalRecord, type ReviewProposalsInput, type ReviewProposalsOutput } from "@3ngram/schema";
-import { memoryApi, type MemoryApi, type MemoryClient } from "./memory.js";
+import type { ActionContext } from "./action-tools.js";
+import type { MemoryPeer } from "./memory.js";
 
-type OneProposal = Awaited<ReturnType<MemoryApi["proposals"]["getProposal"]>>;
+type OneProposal = Awaited<ReturnType<MemoryPeer["proposals"]["getProposal"]>>;
 
 /** A proposal id from a URL path, validated like the tool's; a malformed one reads like an unknown one. */
 export function proposalIdFromPath(raw: unknown): string {
@@ -16,18 +17,9 @@ export function proposalIdFromPath(raw: unknown): string {
   return parsed.data.toLowerCase();
 }
 
-/** list reads; accept and reject write. */
-export function reviewProposalsAccess(input: ReviewProposalsInput): Scope {
-  return input.action === "list" ? SCOPES.read : SCOPES.write;
-}
-
 /** Runs one review_proposals action and answers in the tool's output shape. */
-export async function reviewProposals(
-  memory: MemoryClient,
-  input: ReviewProposalsInput,
-  options: { identity: CallerIdentity },
-): Promise<ReviewProposalsOutput> {
-  const api = memoryApi(memory).proposals;
+export async function reviewProposals(input: ReviewProposalsInput, { memory, ...options }: ActionContext): Promise<ReviewProposalsOutput> {
+  const api = memory.proposals;
   switch (input.action) {
     case "list":
       return { action: "list", ...(await api.listProposals({ status: input.status, limit: input.limit }, options)) };
@@ -48,8 +40,8 @@ function decision(action: "applied" | "rejected", { edge, fact }: OneProposal): 
 /** One proposal read by id (GetProposal), tagged with its kind. */
 export type ProposalRecord = { kind: "edge"; proposal: EdgeProposalRecord } | { kind: "fact"; proposal: FactProposalRecord };
 
-export async function getProposal(memory: MemoryClient, proposalId: string, options: { identity: CallerIdentity }): Promise<ProposalRecord> {
-  const { edge, fact } = await memoryApi(memory).proposals.getProposal({ proposalId }, options);
+export async function getProposal(memory: MemoryPeer, proposalId: string, options: { identity: CallerIdentity }): Promise<ProposalRecord> {
+  const { edge, fact } = await memory.proposals.getProposal({ proposalId }, options);
   if (edge) return { kind: "edge", proposal: edge };
   if (fact) return { kind: "fact", proposal: fact };
   throw new AppError("internal_error", "memory service returned no proposal");

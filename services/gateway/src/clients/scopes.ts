@@ -1,15 +1,9 @@
 /**
  * configure_scope as the gateway runs it: each action is one registry RPC of the memory service,
- * called through the bridge with the action's own fields, and answered in the tool's output shape.
+ * called on the memory peer with the action's own fields, and answered in the tool's output shape.
  */
-import { SCOPES, type CallerIdentity, type Scope as AccessScope } from "@3ngram/rpc";
 import type { ConfigureScopeInput, ConfigureScopeOutput } from "@3ngram/schema";
-import { memoryApi, type MemoryClient } from "./memory.js";
-
-/** list reads the registry; every other action changes it. */
-export function configureScopeAccess(input: ConfigureScopeInput): AccessScope {
-  return input.action === "list" ? SCOPES.read : SCOPES.write;
-}
+import type { ActionContext } from "./action-tools.js";
 
 /** An action's fields: what its registry RPC takes. */
 function fieldsOf<T extends { action: string }>({ action: _action, ...fields }: T): Omit<T, "action"> {
@@ -17,8 +11,8 @@ function fieldsOf<T extends { action: string }>({ action: _action, ...fields }: 
 }
 
 /** Runs one configure_scope action against the registry RPCs and answers in the tool's output shape. */
-export async function configureScope(memory: MemoryClient, input: ConfigureScopeInput, options: { identity: CallerIdentity }): Promise<ConfigureScopeOutput> {
-  const api = memoryApi(memory).scopes;
+export async function configureScope(input: ConfigureScopeInput, { memory, ...options }: ActionContext): Promise<ConfigureScopeOutput> {
+  const api = memory.scopes;
   switch (input.action) {
     case "list":
       return { action: "list", ...(await api.listScopes({}, options)) };

@@ -1,17 +1,17 @@
 /**
- * The search service as the gateway sees it: a typed gRPC client, and the same client through the
- * bridge (searchApi), whose calls take and answer the public shapes of @3ngram/schema.
+ * The search service as the gateway holds it: one peer, built once at startup, in the same shape as
+ * the memory peer. Search serves a single service, so its set has one entry:
+ * `search.search.search(input, { identity })` is the peer, the service, then the RPC.
  */
 import { SearchService } from "@3ngram/proto/search/v1";
-import { bridgeClient, createRpcClient, type BridgedClient, type CredentialSigner, type RpcClient } from "@3ngram/rpc";
+import { connectPeer, type CredentialSigner, type Peer } from "@3ngram/rpc";
 import { searchContract } from "@3ngram/schema";
 
-export type SearchClient = RpcClient<typeof SearchService>;
-export type SearchApi = BridgedClient<typeof SearchService, typeof searchContract>;
+const searchServices = { search: SearchService } as const;
+const searchContracts = { search: searchContract } as const;
 
-export function createSearchClient(address: string, signer: CredentialSigner): SearchClient {
-  return createRpcClient(SearchService, { address, audience: "search", signer });
+export type SearchPeer = Peer<typeof searchServices, typeof searchContracts>;
+
+export function connectSearch(address: string, signer: CredentialSigner): SearchPeer {
+  return connectPeer(searchServices, searchContracts, { address, audience: "search", signer });
 }
-
-/** The client's RPCs in public shapes. */
-export const searchApi = (client: SearchClient): SearchApi => bridgeClient(SearchService, searchContract, client);

@@ -16,7 +16,7 @@ import {
 } from "@3ngram/schema";
 import { completable, type GetPromptResult, type McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { completeScopes } from "../clients/surface.js";
 import type { Principal } from "../http/locals.js";
 import type { GatewayMetrics } from "../http/metrics.js";
@@ -24,7 +24,7 @@ import type { LayerLimiter } from "../ratelimit/limiter.js";
 import { userLimitKey } from "../ratelimit/keys.js";
 
 export interface PromptDeps {
-  memory: MemoryClient;
+  memory: MemoryPeer;
   log: Logger;
   metrics: GatewayMetrics;
   /** Per-user limiter for completion/complete, shared by every request this endpoint serves. */

@@ -19,15 +19,14 @@ import {
   type ReadResourceResult,
 } from "@modelcontextprotocol/server";
 import { fromAuthInfo } from "../auth/api-key.js";
-import type { MemoryClient } from "../clients/memory.js";
-import { memoryApi } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { MEMORY_RESOURCE_NAME, MEMORY_RESOURCE_TEMPLATE } from "./catalog.js";
 import { isCallerFault, toolErrorText } from "./errors.js";
 
 const MEMORY_RESOURCE_MIME_TYPE = "application/json";
 
 export interface ResourceDeps {
-  memory: MemoryClient;
+  memory: MemoryPeer;
   log: Logger;
 }
 
@@ -54,7 +53,7 @@ export function registerMemoryResource(server: McpServer, deps: ResourceDeps): v
         const id = memoryIdSchema.safeParse(typeof variables.id === "string" ? variables.id : undefined);
         if (!id.success) throw new AppError("not_found", "memory not found");
         const identity = { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes, actor: "user_mcp" };
-        const body = await memoryApi(deps.memory).memories.readMemory({ id: id.data }, { identity });
+        const body = await deps.memory.memories.readMemory({ id: id.data }, { identity });
         log.info({ outcome: "ok", content_length: body.contentLength }, "resource read");
         return { contents: [{ uri: uri.href, mimeType: MEMORY_RESOURCE_MIME_TYPE, text: JSON.stringify(body) }] };
       } catch (err) {

@@ -53,8 +53,8 @@ import {
 import { z } from "zod";
 import { trace } from "@opentelemetry/api";
 import { fromAuthInfo } from "../auth/api-key.js";
-import type { MemoryClient } from "../clients/memory.js";
-import type { SearchClient } from "../clients/search.js";
+import type { MemoryPeer } from "../clients/memory.js";
+import type { SearchPeer } from "../clients/search.js";
 import type { GatewayMetrics } from "../http/metrics.js";
 import type { LayerLimiter } from "../ratelimit/limiter.js";
 import { CACHE_HINTS } from "./cache.js";
@@ -101,8 +101,8 @@ const TOOL_BY_NAME: Readonly<Record<ToolName, ToolDefinition<any, any>>> = {
 export const TOOLS: readonly ToolDefinition<any, any>[] = TOOL_NAMES.map((name) => TOOL_BY_NAME[name]);
 
 export interface McpDeps {
-  memory: MemoryClient;
-  search: SearchClient;
+  memory: MemoryPeer;
+  search: SearchPeer;
   log: Logger;
   metrics: GatewayMetrics;
   /** Per-user completion budget, shared by every request (and, with Redis, every instance). */

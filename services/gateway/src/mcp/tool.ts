@@ -1,7 +1,7 @@
 import type { CallerIdentity, Scope } from "@3ngram/rpc";
 import type { z } from "zod";
-import type { MemoryClient } from "../clients/memory.js";
-import type { SearchClient } from "../clients/search.js";
+import type { MemoryPeer } from "../clients/memory.js";
+import type { SearchPeer } from "../clients/search.js";
 
 /** The four behaviour hints every tool states explicitly (no SDK defaults). */
 export interface ToolHints {
@@ -13,8 +13,8 @@ export interface ToolHints {
 
 interface ToolContext {
   identity: CallerIdentity;
-  memory: MemoryClient;
-  search: SearchClient;
+  memory: MemoryPeer;
+  search: SearchPeer;
 }
 
 /**

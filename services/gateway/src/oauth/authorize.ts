@@ -13,7 +13,7 @@ import { DEFAULT_SCOPES, PUBLIC_SCOPES, SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import express, { Router, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
-import { memoryApi, type MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { cookieValue, sameToken } from "../http/cookies.js";
 import { setPageHeaders } from "../http/html-page.js";
 import { requestIdOf, routeLabel, type Principal } from "../http/locals.js";
@@ -53,7 +53,7 @@ class RedirectableError extends Error {
 }
 
 export interface AuthorizeDeps {
-  memory: MemoryClient;
+  memory: MemoryPeer;
   clients: ClientDirectory;
   resolveApiKey: ApiKeyResolver;
   location: OAuthLocation;
@@ -221,7 +221,7 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
         redirectWith(res, request, { error: "access_denied", error_description: "the API key holds none of the requested scopes" }, location);
         return;
       }
-      const { code } = await memoryApi(deps.memory).oauth.createAuthorizationCode(
+      const { code } = await deps.memory.oauth.createAuthorizationCode(
         {
           clientId: request.client.clientId,
           redirectUri: request.redirectUri,

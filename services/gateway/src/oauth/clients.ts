@@ -7,7 +7,7 @@
 import { isAppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { oauthClientMetadataSchema, type OAuthClientMetadata } from "@3ngram/schema";
-import { memoryApi, type MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { isClientMetadataUrl, type ClientMetadataFetcher } from "./cimd/fetcher.js";
 import { OAuthError } from "./errors.js";
 
@@ -19,7 +19,7 @@ export interface KnownClient {
 
 const MAX_CLIENT_ID_LENGTH = 2048;
 
-export function createClientDirectory(memory: MemoryClient, fetcher: ClientMetadataFetcher | undefined) {
+export function createClientDirectory(memory: MemoryPeer, fetcher: ClientMetadataFetcher | undefined) {
   const identity = { scopes: [SCOPES.internalAuth] };
   return {
     /** The client, or an OAuthError describing why it is not acceptable (shown on the page, never redirected). */
@@ -40,11 +40,11 @@ export function createClientDirectory(memory: MemoryClient, fetcher: ClientMetad
         }
         if (document.client_id !== clientId) throw new OAuthError("invalid_client", "the client's metadata document names another client_id");
         const { client_id: _url, ...metadata } = document;
-        await memoryApi(memory).oauth.saveMetadataDocumentClient({ clientId, metadataJson: JSON.stringify(document) }, { identity });
+        await memory.oauth.saveMetadataDocumentClient({ clientId, metadataJson: JSON.stringify(document) }, { identity });
         return { clientId, registration: "metadata_document", metadata };
       }
       try {
-        const { client } = await memoryApi(memory).oauth.getOAuthClient({ clientId }, { identity });
+        const { client } = await memory.oauth.getOAuthClient({ clientId }, { identity });
         return {
           clientId: client.clientId,
           registration: client.registration,

@@ -9,13 +9,13 @@ import { issuePath } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { oauthClientMetadataSchema } from "@3ngram/schema";
 import express, { Router, type ErrorRequestHandler } from "express";
-import { memoryApi, type MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { OAuthError, sendOAuthError } from "./errors.js";
 
 const MAX_REGISTRATION_BYTES = 16 * 1024;
 
-export function registrationRouter(memory: MemoryClient, log: Logger): Router {
+export function registrationRouter(memory: MemoryPeer, log: Logger): Router {
   const router = Router();
   router.post("/oauth/register", routeLabel("POST /oauth/register"), express.json({ limit: MAX_REGISTRATION_BYTES }), async (req, res) => {
     try {
@@ -29,7 +29,7 @@ export function registrationRouter(memory: MemoryClient, log: Logger): Router {
         const code = field.startsWith("redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata";
         throw new OAuthError(code, `${field}: ${issue.message}`);
       }
-      const { client, clientSecret } = await memoryApi(memory).oauth.registerOAuthClient(
+      const { client, clientSecret } = await memory.oauth.registerOAuthClient(
         { metadataJson: JSON.stringify(parsed.data) },
         { identity: { scopes: [SCOPES.internalAuth] } },
       );

@@ -5,7 +5,7 @@
 import type { Logger } from "@3ngram/runtime";
 import { Router } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { authorizeRouter } from "./authorize.js";
 import type { ClientMetadataFetcher } from "./cimd/fetcher.js";
 import { createClientDirectory } from "./clients.js";
@@ -16,7 +16,7 @@ import type { SigningKeyRing } from "./signing-keys.js";
 import { tokenRouter } from "./token.js";
 
 export interface AuthorizationServerDeps {
-  memory: MemoryClient;
+  memory: MemoryPeer;
   keys: SigningKeyRing;
   location: OAuthLocation;
   resolveApiKey: ApiKeyResolver;

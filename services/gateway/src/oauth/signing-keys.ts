@@ -6,7 +6,7 @@
  */
 import { SCOPES } from "@3ngram/rpc";
 import { importJWK, type CryptoKey, type JWK } from "jose";
-import { memoryApi, type MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 
 export const ACCESS_TOKEN_ALG = "EdDSA";
 /** How long the cached set is trusted before the active key is asked for again. */
@@ -33,7 +33,7 @@ export interface SigningKeyRing {
   publicJwks(): Promise<JWK[]>;
 }
 
-export function createSigningKeyRing(memory: MemoryClient, options: { now?: () => number } = {}): SigningKeyRing {
+export function createSigningKeyRing(memory: MemoryPeer, options: { now?: () => number } = {}): SigningKeyRing {
   const now = options.now ?? Date.now;
   let current: KeySet | undefined;
   let inFlight: Promise<KeySet> | undefined;
@@ -41,7 +41,7 @@ export function createSigningKeyRing(memory: MemoryClient, options: { now?: () =
   const fetchKeys = (): Promise<KeySet> => {
     inFlight ??= (async () => {
       try {
-        const response = await memoryApi(memory).oauth.getSigningKeys({}, { identity: { scopes: [SCOPES.internalAuth] } });
+        const response = await memory.oauth.getSigningKeys({}, { identity: { scopes: [SCOPES.internalAuth] } });
         const keys = new Map<string, CachedKey>();
         let active: KeySet["active"] | undefined;
         for (const key of response.keys) {

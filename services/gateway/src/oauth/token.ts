@@ -8,7 +8,7 @@ import type { Logger } from "@3ngram/runtime";
 import { SCOPES } from "@3ngram/rpc";
 import { isStorableText } from "@3ngram/schema";
 import express, { Router, type ErrorRequestHandler, type Request } from "express";
-import { memoryApi, type MemoryApi, type MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
 import { ACCESS_TOKEN_TTL_SECONDS, mintAccessToken } from "./access-token.js";
 import { OAuthError, sendOAuthError, singleParam } from "./errors.js";
@@ -58,13 +58,13 @@ function clientCredentials(req: Request, body: Record<string, unknown>): ClientC
 }
 
 export interface TokenDeps {
-  memory: MemoryClient;
+  memory: MemoryPeer;
   keys: SigningKeyRing;
   location: OAuthLocation;
   log: Logger;
 }
 
-type Grant = Awaited<ReturnType<MemoryApi["oauth"]["redeemAuthorizationCode"]>>["grant"];
+type Grant = Awaited<ReturnType<MemoryPeer["oauth"]["redeemAuthorizationCode"]>>["grant"];
 
 /** What a grant type's redemption gets: the form, the authenticated client, and where to ask. */
 interface Redemption {
@@ -89,7 +89,7 @@ async function redeemAuthorizationCode({ body, client, deps }: Redemption): Prom
     codeVerifier: required(body, "code_verifier"),
     ...secretOf(client),
   };
-  return (await memoryApi(deps.memory).oauth.redeemAuthorizationCode(request, INTERNAL_AUTH)).grant;
+  return (await deps.memory.oauth.redeemAuthorizationCode(request, INTERNAL_AUTH)).grant;
 }
 
 /** RFC 6749 §6: a refresh token for the grant, rotated; `scope` may only narrow it. */
@@ -101,7 +101,7 @@ async function refreshGrant({ body, client, deps }: Redemption): Promise<Grant> 
     scopes: scope === undefined ? [] : scope.trim().split(/ +/).filter(Boolean),
     ...secretOf(client),
   };
-  return (await memoryApi(deps.memory).oauth.refreshOAuthGrant(request, INTERNAL_AUTH)).grant;
+  return (await deps.memory.oauth.refreshOAuthGrant(request, INTERNAL_AUTH)).grant;
 }
 
 /** The grant types the endpoint redeems, one handler each. */
@@ -161,7 +161,7 @@ export function tokenRouter(deps: TokenDeps): Router {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const client = clientCredentials(req, body);
       const token = required(body, "token");
-      await memoryApi(memory).oauth.revokeOAuthToken({ token, clientId: client.clientId, clientSecret: client.clientSecret }, INTERNAL_AUTH);
+      await memory.oauth.revokeOAuthToken({ token, clientId: client.clientId, clientSecret: client.clientSecret }, INTERNAL_AUTH);
       // RFC 7009 §2.2: unknown tokens (and access tokens, which expire on their own) answer 200 too.
       res.set({ "Cache-Control": "no-store" }).status(200).end();
     } catch (err) {

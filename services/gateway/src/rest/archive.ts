@@ -19,14 +19,14 @@ import { errorSummary, type Logger } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES, importQuerySchema, parseInput } from "@3ngram/schema";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { exportLines, importArchive } from "../clients/archive.js";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { requestIdOf, routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
 
 const NDJSON_TYPES = ["application/x-ndjson", "application/ndjson", "application/jsonl", "text/plain"];
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
-export function archiveRouter(memory: MemoryClient, auth: RequestHandler, log: Logger): Router {
+export function archiveRouter(memory: MemoryPeer, auth: RequestHandler, log: Logger): Router {
   const router = Router();
 
   router.post("/import", routeLabel("POST /api/v1/import"), auth, async (req, res) => {

@@ -8,8 +8,7 @@ import { AppError, invalidInput, type ValidationIssue } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { getFactsInputSchema, type GetFactsInput } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import { memoryApi } from "../clients/memory.js";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
 
@@ -25,12 +24,12 @@ export const FACTS_QUERY_PARAMS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Mounted at /api/v1. */
-export function factsRouter(memory: MemoryClient, auth: RequestHandler): Router {
+export function factsRouter(memory: MemoryPeer, auth: RequestHandler): Router {
   const router = Router();
   router.get("/facts", routeLabel("GET /api/v1/facts"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = factsQueryToInput(req.query as Record<string, unknown>);
-    res.json(await memoryApi(memory).memories.getFacts(input, { identity }));
+    res.json(await memory.memories.getFacts(input, { identity }));
   });
   return router;
 }

@@ -7,40 +7,39 @@ import { AppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { memoryIdSchema, parseInput, resolveInputSchema, reviseInputSchema } from "@3ngram/schema";
 import { Router, type Request, type RequestHandler } from "express";
-import { memoryApi } from "../clients/memory.js";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
 import { withIdempotencyKey } from "./idempotency-key.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
-export function lifecycleRouter(memory: MemoryClient, auth: RequestHandler): Router {
+export function lifecycleRouter(memory: MemoryPeer, auth: RequestHandler): Router {
   const router = Router();
 
   router.post("/memories/:id/revise", routeLabel("POST /api/v1/memories/:id/revise"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const predecessorId = pathId(req);
     const input = parseInput(reviseInputSchema, { ...withIdempotencyKey(req, bodyWithout(req, "predecessorId")), predecessorId });
-    res.status(201).json(await memoryApi(memory).memories.revise(input, { identity }));
+    res.status(201).json(await memory.memories.revise(input, { identity }));
   });
 
   router.post("/memories/:id/resolve", routeLabel("POST /api/v1/memories/:id/resolve"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const memoryId = pathId(req, "no commitment for memory");
     const input = parseInput(resolveInputSchema, { ...bodyWithout(req, "memoryId"), memoryId });
-    res.json(await memoryApi(memory).memories.resolve(input, { identity }));
+    res.json(await memory.memories.resolve(input, { identity }));
   });
 
   // No body: the path says everything.
   router.post("/memories/:id/archive", routeLabel("POST /api/v1/memories/:id/archive"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
-    res.json(await memoryApi(memory).memories.archive({ memoryId: pathId(req) }, { identity }));
+    res.json(await memory.memories.archive({ memoryId: pathId(req) }, { identity }));
   });
 
   router.get("/memories/:id/history", routeLabel("GET /api/v1/memories/:id/history"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    res.json(await memoryApi(memory).memories.getHistory({ memoryId: pathId(req) }, { identity }));
+    res.json(await memory.memories.getHistory({ memoryId: pathId(req) }, { identity }));
   });
 
   return router;

@@ -6,23 +6,23 @@
 import { SCOPES } from "@3ngram/rpc";
 import { listMemoriesInputSchema, parseInput } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import { memoryApi, type MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { routeLabel } from "../http/locals.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1. */
-export function memoryListingRouter(memory: MemoryClient, auth: RequestHandler): Router {
+export function memoryListingRouter(memory: MemoryPeer, auth: RequestHandler): Router {
   const router = Router();
 
   router.get("/memories", routeLabel("GET /api/v1/memories"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(listMemoriesInputSchema, { ...req.query });
-    res.json(await memoryApi(memory).memories.listMemories(input, { identity }));
+    res.json(await memory.memories.listMemories(input, { identity }));
   });
 
   router.get("/memories/facets", routeLabel("GET /api/v1/memories/facets"), auth, async (_req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    res.json(await memoryApi(memory).memories.getFacets({}, { identity }));
+    res.json(await memory.memories.getFacets({}, { identity }));
   });
 
   return router;

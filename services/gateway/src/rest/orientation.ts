@@ -13,8 +13,7 @@ import { AppError, invalidInput, type ValidationIssue } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { briefingInputSchema, describeEnvironmentInputSchema, handoffInputSchema, parseInput, type BriefingInput } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import type { MemoryClient } from "../clients/memory.js";
-import { memoryApi } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { describeEnvironment } from "../clients/orientation.js";
 import { routeLabel } from "../http/locals.js";
 import { surfaceInfo } from "../mcp/catalog.js";
@@ -26,24 +25,22 @@ const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"])
 export const BRIEFING_PARAMS = new Set([...SELECTOR_PARAMS, "mode", "sections", "sectionLimit", "since"]);
 
 /** Mounted at /api/v1; `auth` runs before anything is read. */
-export function orientationRouter(memory: MemoryClient, auth: RequestHandler): Router {
+export function orientationRouter(memory: MemoryPeer, auth: RequestHandler): Router {
   const router = Router();
 
   router.get("/briefing", routeLabel("GET /api/v1/briefing"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = briefingQueryToInput(req.query as Record<string, unknown>);
-    const answer = await memoryApi(memory)
-      .orientation.briefing(input, { identity })
-      .catch((err: unknown) => {
-        throw flattenSelectorField(err);
-      });
+    const answer = await memory.orientation.briefing(input, { identity }).catch((err: unknown) => {
+      throw flattenSelectorField(err);
+    });
     res.json(answer);
   });
 
   router.post("/handoff", routeLabel("POST /api/v1/handoff"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(handoffInputSchema, req.body);
-    res.json(await memoryApi(memory).orientation.handoff(input, { identity }));
+    res.json(await memory.orientation.handoff(input, { identity }));
   });
 
   router.get("/environment", routeLabel("GET /api/v1/environment"), auth, async (req, res) => {

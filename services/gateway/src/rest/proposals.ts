@@ -10,31 +10,31 @@
 import { SCOPES } from "@3ngram/rpc";
 import { listProposalsQuerySchema, parseInput, rejectProposalBodySchema } from "@3ngram/schema";
 import { Router, type Request, type RequestHandler } from "express";
-import type { MemoryClient } from "../clients/memory.js";
+import type { MemoryPeer } from "../clients/memory.js";
 import { proposalIdFromPath, reviewProposals } from "../clients/proposals.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
-export function proposalsRouter(memory: MemoryClient, auth: RequestHandler): Router {
+export function proposalsRouter(memory: MemoryPeer, auth: RequestHandler): Router {
   const router = Router();
 
   router.get("/proposals", routeLabel("GET /api/v1/proposals"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const query = parseInput(listProposalsQuerySchema, { ...(req.query as Record<string, unknown>) });
-    res.json(await reviewProposals(memory, { action: "list", ...query }, { identity }));
+    res.json(await reviewProposals({ action: "list", ...query }, { memory, identity }));
   });
 
   router.post("/proposals/:id/apply", routeLabel("POST /api/v1/proposals/:id/apply"), auth, async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
-    res.json(await reviewProposals(memory, { action: "accept", proposalId: proposalIdFromPath(req.params.id) }, { identity }));
+    res.json(await reviewProposals({ action: "accept", proposalId: proposalIdFromPath(req.params.id) }, { memory, identity }));
   });
 
   router.post("/proposals/:id/reject", routeLabel("POST /api/v1/proposals/:id/reject"), auth, ...optionalJsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.write);
     const body = parseInput(rejectProposalBodySchema, req.body ?? {});
-    res.json(await reviewProposals(memory, { action: "reject", proposalId: proposalIdFromPath(req.params.id), ...body }, { identity }));
+    res.json(await reviewProposals({ action: "reject", proposalId: proposalIdFromPath(req.params.id), ...body }, { memory, identity }));
   });
 
   return router;

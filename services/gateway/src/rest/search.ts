@@ -2,18 +2,18 @@
 import { SCOPES } from "@3ngram/rpc";
 import { parseInput, searchInputSchema } from "@3ngram/schema";
 import { Router, type RequestHandler } from "express";
-import { searchApi, type SearchClient } from "../clients/search.js";
+import type { SearchPeer } from "../clients/search.js";
 import { routeLabel } from "../http/locals.js";
 import { jsonBody } from "./body.js";
 import { identityFor } from "../http/identity.js";
 
 /** Mounted at /api/v1; `auth` runs before any body is read. */
-export function searchRouter(search: SearchClient, auth: RequestHandler): Router {
+export function searchRouter(search: SearchPeer, auth: RequestHandler): Router {
   const router = Router();
   router.post("/search", routeLabel("POST /api/v1/search"), auth, ...jsonBody(), async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
     const input = parseInput(searchInputSchema, req.body);
-    res.json(await searchApi(search).search(input, { identity }));
+    res.json(await search.search.search(input, { identity }));
   });
   return router;
 }

@@ -1,8 +1,8 @@
 /** What every group of UI routes shares: the clients, the page writer, the session and the form guards. */
 import type { Logger } from "@3ngram/runtime";
 import type { RequestHandler, Response } from "express";
-import type { MemoryClient } from "../clients/memory.js";
-import type { SearchClient } from "../clients/search.js";
+import type { MemoryPeer } from "../clients/memory.js";
+import type { SearchPeer } from "../clients/search.js";
 import type { SignedIn } from "./layout.js";
 import type { UiSession } from "./session.js";
 
@@ -14,8 +14,8 @@ export const UI_HOME = "/ui/overview";
 export const UI_FORM_BYTES = 16 * 1024;
 
 export interface UiKit {
-  memory: MemoryClient;
-  search: SearchClient;
+  memory: MemoryPeer;
+  search: SearchPeer;
   log: Logger;
   /** Sends a page with the shared security headers. */
   page(res: Response, status: number, html: string): void;

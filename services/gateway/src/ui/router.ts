@@ -22,8 +22,8 @@ import { SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import express, { Router, type RequestHandler, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
-import type { MemoryClient } from "../clients/memory.js";
-import type { SearchClient } from "../clients/search.js";
+import type { MemoryPeer } from "../clients/memory.js";
+import type { SearchPeer } from "../clients/search.js";
 import { setPageHeaders } from "../http/html-page.js";
 import { routeLabel } from "../http/locals.js";
 import { sessionGuards } from "./guards.js";
@@ -38,8 +38,8 @@ import type { SessionCodec } from "./session.js";
 import { STYLESHEET } from "./stylesheet.js";
 
 export interface ReviewUiDeps {
-  memory: MemoryClient;
-  search: SearchClient;
+  memory: MemoryPeer;
+  search: SearchPeer;
   resolveApiKey: ApiKeyResolver;
   sessions: SessionCodec;
   /** Whether cookies get the Secure attribute (the gateway is reached over https). */

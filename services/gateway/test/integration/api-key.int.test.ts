@@ -6,16 +6,16 @@ import { startCoreServices, type CoreServices } from "../../../../test/support/c
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { eventually, freePort } from "../../../../test/support/processes.js";
 import { bearerToken, createApiKeyResolver, fromAuthInfo, toAuthInfo } from "../../src/auth/api-key.js";
-import { createMemoryClient, type MemoryClient } from "../../src/clients/memory.js";
+import { connectMemory, type MemoryPeer } from "../../src/clients/memory.js";
 
 const TENANT = "00000000-0000-4000-8000-00000000000a";
 
 let stack: CoreServices;
-let memory: MemoryClient;
+let memory: MemoryPeer;
 
 beforeAll(async () => {
   stack = await startCoreServices({ label: "apikey" });
-  memory = await stack.memoryClient();
+  memory = await stack.publicMemoryClient();
 });
 afterAll(async () => {
   await stack?.close();
@@ -66,7 +66,7 @@ describe("API key resolution against the real memory service", () => {
   });
 
   it("passes memory being unreachable through as unavailable, not as a bad key", async () => {
-    const unreachable = createMemoryClient(`127.0.0.1:${await freePort()}`, await stack.keys.signer("gateway"));
+    const unreachable = connectMemory(`127.0.0.1:${await freePort()}`, await stack.keys.signer("gateway"));
     await expect(createApiKeyResolver(unreachable)(`3ng_${"a".repeat(8)}_${"b".repeat(43)}`)).rejects.toMatchObject({ reason: "unavailable" });
     unreachable.close();
   });
@@ -88,7 +88,7 @@ describe("API key resolution against the real memory service", () => {
     };
     const start = () => startMemoryService(loadMemoryConfig(env), { embedder: null, log: createLogger({ service: "test", level: "silent" }) });
     let own = await start();
-    const client = createMemoryClient(`127.0.0.1:${port}`, await stack.keys.signer("gateway"));
+    const client = connectMemory(`127.0.0.1:${port}`, await stack.keys.signer("gateway"));
     try {
       let now = Date.now();
       const resolve = createApiKeyResolver(client, { ttlMs: 30_000, staleWhileUnavailableMs: 300_000, now: () => now });
@@ -113,7 +113,7 @@ describe("API key resolution against the real memory service", () => {
 
   it("refuses empty and oversized keys without asking memory", async () => {
     // Memory is unreachable here: had the resolver asked, the answer would be unavailable.
-    const unreachable = createMemoryClient(`127.0.0.1:${await freePort()}`, await stack.keys.signer("gateway"));
+    const unreachable = connectMemory(`127.0.0.1:${await freePort()}`, await stack.keys.signer("gateway"));
     const resolve = createApiKeyResolver(unreachable);
     await expect(resolve("")).rejects.toMatchObject({ reason: "unauthenticated" });
     await expect(resolve("k".repeat(513))).rejects.toMatchObject({ reason: "unauthenticated" });

@@ -7,7 +7,6 @@ import {
   briefingInputSchema,
   briefingOutputSchema,
 } from "@3ngram/schema";
-import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -29,6 +28,6 @@ export const briefingTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.briefing,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).orientation.briefing(input, { identity });
+    return memory.orientation.briefing(input, { identity });
   },
 });

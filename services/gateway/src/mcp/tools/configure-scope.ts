@@ -1,5 +1,6 @@
 import { MAX_SCOPE_ALIASES, MAX_SCOPE_PROJECTS, configureScopeInputSchema, configureScopeOutputSchema } from "@3ngram/schema";
-import { configureScope, configureScopeAccess } from "../../clients/scopes.js";
+import { actionAccess } from "../../clients/action-tools.js";
+import { configureScope } from "../../clients/scopes.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -16,9 +17,7 @@ export const configureScopeTool = defineTool({
     "its scope. Names are kebab-case and unique across scopes and aliases; a project maps to one scope at most.",
   inputSchema: configureScopeInputSchema,
   outputSchema: configureScopeOutputSchema,
-  requiredScope: configureScopeAccess,
+  requiredScope: actionAccess,
   annotations: TOOL_ANNOTATIONS.configure_scope,
-  async run(input, { memory, identity }) {
-    return configureScope(memory, input, { identity });
-  },
+  run: configureScope,
 });

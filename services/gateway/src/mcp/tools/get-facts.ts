@@ -1,6 +1,5 @@
 import { SCOPES } from "@3ngram/rpc";
 import { DEFAULT_FACTS_LIMIT, MAX_FACTS_LIMIT, getFactsInputSchema, getFactsOutputSchema } from "@3ngram/schema";
-import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -19,6 +18,6 @@ export const getFactsTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.get_facts,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).memories.getFacts(input, { identity });
+    return memory.memories.getFacts(input, { identity });
   },
 });

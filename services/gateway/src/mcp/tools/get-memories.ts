@@ -1,6 +1,5 @@
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_GET_CONTENT_CHARS, MAX_GET_MEMORIES_IDS, MAX_GET_TOTAL_CHARS, getMemoriesInputSchema, getMemoriesOutputSchema } from "@3ngram/schema";
-import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -17,6 +16,6 @@ export const getMemoriesTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.get_memories,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).memories.getMemories(input, { identity });
+    return memory.memories.getMemories(input, { identity });
   },
 });

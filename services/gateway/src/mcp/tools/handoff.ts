@@ -1,6 +1,5 @@
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_EXCERPT_LENGTH, MAX_HANDOFF_SECTION, MAX_HANDOFF_SECTION_CEILING, handoffInputSchema, handoffOutputSchema } from "@3ngram/schema";
-import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -19,6 +18,6 @@ export const handoffTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.handoff,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).orientation.handoff(input, { identity });
+    return memory.orientation.handoff(input, { identity });
   },
 });

@@ -1,6 +1,5 @@
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_CONTENT_LENGTH, rememberInputSchema, rememberOutputSchema } from "@3ngram/schema";
-import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -19,6 +18,6 @@ export const rememberTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.remember,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).memories.remember(input, { identity });
+    return memory.memories.remember(input, { identity });
   },
 });

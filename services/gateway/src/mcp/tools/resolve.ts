@@ -1,6 +1,5 @@
 import { SCOPES } from "@3ngram/rpc";
 import { resolveInputSchema, resolveOutputSchema } from "@3ngram/schema";
-import { memoryApi } from "../../clients/memory.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -18,6 +17,6 @@ export const resolveTool = defineTool({
   requiredScope: SCOPES.write,
   annotations: TOOL_ANNOTATIONS.resolve,
   async run(input, { memory, identity }) {
-    return memoryApi(memory).memories.resolve(input, { identity });
+    return memory.memories.resolve(input, { identity });
   },
 });

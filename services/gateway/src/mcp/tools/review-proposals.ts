@@ -1,5 +1,6 @@
 import { DEFAULT_PROPOSALS_LIMIT, MAX_PROPOSALS_LIMIT, reviewProposalsInputSchema, reviewProposalsOutputSchema } from "@3ngram/schema";
-import { reviewProposals, reviewProposalsAccess } from "../../clients/proposals.js";
+import { actionAccess } from "../../clients/action-tools.js";
+import { reviewProposals } from "../../clients/proposals.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -17,9 +18,7 @@ export const reviewProposalsTool = defineTool({
     "memory:read; accept and reject memory:write.",
   inputSchema: reviewProposalsInputSchema,
   outputSchema: reviewProposalsOutputSchema,
-  requiredScope: reviewProposalsAccess,
+  requiredScope: actionAccess,
   annotations: TOOL_ANNOTATIONS.review_proposals,
-  async run(input, { memory, identity }) {
-    return reviewProposals(memory, input, { identity });
-  },
+  run: reviewProposals,
 });

@@ -1,6 +1,5 @@
 import { SCOPES } from "@3ngram/rpc";
 import { DEFAULT_SEARCH_LIMIT, MAX_EXCERPT_LENGTH, MAX_SEARCH_LIMIT, searchInputSchema, searchOutputSchema } from "@3ngram/schema";
-import { searchApi } from "../../clients/search.js";
 import { TOOL_ANNOTATIONS } from "../annotations.js";
 import { defineTool } from "../tool.js";
 
@@ -23,6 +22,6 @@ export const searchTool = defineTool({
   requiredScope: SCOPES.read,
   annotations: TOOL_ANNOTATIONS.search,
   async run(input, { search, identity }) {
-    return searchApi(search).search(input, { identity });
+    return search.search.search(input, { identity });
   },
 });

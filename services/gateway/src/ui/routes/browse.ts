@@ -10,9 +10,7 @@ import { AppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_FACTS_LIMIT, MAX_GET_CONTENT_CHARS, memoryIdSchema, parseInput, searchInputSchema } from "@3ngram/schema";
 import type { Request, Router } from "express";
-import { memoryApi } from "../../clients/memory.js";
 import { reviewProposals } from "../../clients/proposals.js";
-import { searchApi } from "../../clients/search.js";
 import { identityFor } from "../../http/identity.js";
 import { routeLabel } from "../../http/locals.js";
 import { factsQueryToInput } from "../../rest/facts.js";
@@ -43,10 +41,10 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       sectionLimit: String(OVERVIEW_SECTION_LIMIT),
     });
     const [briefing, facets, pending, environment] = await Promise.all([
-      memoryApi(memory).orientation.briefing(input, { identity }),
+      memory.orientation.briefing(input, { identity }),
       readFacets(memory, identity),
-      reviewProposals(memory, { action: "list", status: "proposed", limit: 100 }, { identity }),
-      memoryApi(memory).orientation.describeEnvironment({}, { identity }),
+      reviewProposals({ action: "list", status: "proposed", limit: 100 }, { memory, identity }),
+      memory.orientation.describeEnvironment({}, { identity }),
     ]);
     const pendingProposals = (pending.proposals?.length ?? 0) + (pending.factProposals?.length ?? 0);
     const { embeddings, pendingEmbeddings } = environment.stats;
@@ -68,7 +66,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       limit: form.limit === "" ? 10 : Number(form.limit),
       ...(cursor !== "" ? { cursor } : {}),
     });
-    const result = await searchApi(search).search(input, { identity });
+    const result = await search.search.search(input, { identity });
     const nextHref = result.nextCursor === undefined ? undefined : `/ui/search?${pageQuery(form, result.nextCursor)}`;
     page(res, 200, renderSearchPage({ form, facets, result, now: Date.now(), ...(nextHref ? { nextHref } : {}) }, signedInView(res)));
   });
@@ -78,7 +76,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
     const id = memoryIdFromPath(req);
     const [found] = await readMemories(memory, [id], identity, MAX_GET_CONTENT_CHARS);
     if (found === undefined) throw new AppError("not_found", "memory not found");
-    const history = await memoryApi(memory).memories.getHistory({ memoryId: id }, { identity });
+    const history = await memory.memories.getHistory({ memoryId: id }, { identity });
     page(res, 200, renderMemoryPage({ memory: found, history, now: Date.now() }, signedInView(res)));
   });
 
@@ -92,7 +90,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       ...(subject !== "" && predicate !== "" ? { predicate } : {}),
       limit: String(MAX_FACTS_LIMIT),
     });
-    const { facts } = await memoryApi(memory).memories.getFacts(input, { identity });
+    const { facts } = await memory.memories.getFacts(input, { identity });
     page(
       res,
       200,

@@ -10,7 +10,6 @@
 import { SCOPES } from "@3ngram/rpc";
 import { createApiKeyInputSchema, parseInput } from "@3ngram/schema";
 import type { Response, Router } from "express";
-import { memoryApi } from "../../clients/memory.js";
 import { requestIdOf, routeLabel } from "../../http/locals.js";
 import { identityFor } from "../../http/identity.js";
 import { type UiKit, field, sessionOf } from "../kit.js";
@@ -24,7 +23,7 @@ export function keyRoutes(router: Router, kit: UiKit): void {
 
   const show = async (res: Response, status: number, extra: Partial<KeysPageView> = {}) => {
     const identity = identityFor(res, SCOPES.read);
-    const { keys } = await memoryApi(memory).apiKeys.listMyApiKeys({}, { identity });
+    const { keys } = await memory.apiKeys.listMyApiKeys({}, { identity });
     const session = sessionOf(res);
     const view: KeysPageView = { keys, now: Date.now(), ...(session.keyId ? { sessionKeyId: session.keyId } : {}), ...extra };
     page(res, status, renderKeysPage(view, signedInView(res)));
@@ -39,14 +38,14 @@ export function keyRoutes(router: Router, kit: UiKit): void {
   router.post("/keys", routeLabel("POST /ui/keys"), ...signedIn, form, requireCsrf, async (req, res) => {
     const input = parseInput(createApiKeyInputSchema, { name: field(req.body, "name"), access: field(req.body, "access") });
     const identity = identityFor(res, SCOPES.read);
-    const created = await memoryApi(memory).apiKeys.createMyApiKey({ name: input.name, scopes: [...ACCESS_SCOPES[input.access]] }, { identity });
+    const created = await memory.apiKeys.createMyApiKey({ name: input.name, scopes: [...ACCESS_SCOPES[input.access]] }, { identity });
     log.info({ request_id: requestIdOf(res), key_id: created.key.id, access: input.access }, "api key created in the ui");
     await show(res, 201, { issued: { name: input.name, apiKey: created.apiKey }, flash: { kind: "notice", text: "Key created." } });
   });
 
   router.post("/keys/:id/revoke", routeLabel("POST /ui/keys/:id/revoke"), ...signedIn, form, requireCsrf, async (req, res) => {
     const identity = identityFor(res, SCOPES.read);
-    const revoked = await memoryApi(memory).apiKeys.revokeMyApiKey({ keyId: String(req.params.id) }, { identity });
+    const revoked = await memory.apiKeys.revokeMyApiKey({ keyId: String(req.params.id) }, { identity });
     log.info({ request_id: requestIdOf(res), key_id: revoked.key.id }, "api key revoked in the ui");
     res.set("Cache-Control", "no-store");
     res.redirect(303, "/ui/keys?done=revoked");

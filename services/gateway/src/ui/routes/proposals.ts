@@ -8,7 +8,7 @@ import { isAppError } from "@3ngram/errors";
 import { SCOPES, type CallerIdentity } from "@3ngram/rpc";
 import { MAX_PROPOSALS_LIMIT, listProposalsQuerySchema, parseInput, rejectProposalBodySchema } from "@3ngram/schema";
 import type { RequestHandler, Router } from "express";
-import type { MemoryClient } from "../../clients/memory.js";
+import type { MemoryPeer } from "../../clients/memory.js";
 import { getProposal, proposalIdFromPath, reviewProposals } from "../../clients/proposals.js";
 import { identityFor } from "../../http/identity.js";
 import { requestIdOf, routeLabel } from "../../http/locals.js";
@@ -30,7 +30,7 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
       ...(raw.status !== undefined ? { status: raw.status } : {}),
       ...(raw.limit !== undefined ? { limit: raw.limit } : {}),
     });
-    const list = await reviewProposals(memory, { action: "list", ...query }, { identity });
+    const list = await reviewProposals({ action: "list", ...query }, { memory, identity });
     const edges = list.proposals ?? [];
     const facts = list.factProposals ?? [];
     const full = edges.length >= query.limit || facts.length >= query.limit;
@@ -71,7 +71,7 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
           ? ({ action, proposalId: id } as const)
           : ({ action, proposalId: id, ...parseInput(rejectProposalBodySchema, rationale === undefined ? {} : { rationale }) } as const);
       try {
-        const outcome = await reviewProposals(memory, input, { identity });
+        const outcome = await reviewProposals(input, { memory, identity });
         log.info({ request_id: requestIdOf(res), tenant_id: session.tenantId, proposal_id: id, action: outcome.action }, "proposal decided in the ui");
         res.set("Cache-Control", "no-store");
         res.redirect(303, `/ui/proposals?done=${action === "accept" ? "applied" : "rejected"}`);
@@ -92,7 +92,7 @@ export function proposalRoutes(router: Router, kit: UiKit): void {
 }
 
 /** One proposal (GetProposal, any status) and the memories it touches. */
-async function proposalView(memory: MemoryClient, id: string, identity: CallerIdentity): Promise<ProposalDetailView> {
+async function proposalView(memory: MemoryPeer, id: string, identity: CallerIdentity): Promise<ProposalDetailView> {
   const found = await getProposal(memory, id, { identity });
   const now = Date.now();
   if (found.kind === "edge") {
