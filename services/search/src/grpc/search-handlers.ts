@@ -5,31 +5,8 @@ import { search, type SearchDeps } from "../domain/search.js";
 
 export function searchHandlers(deps: SearchDeps): Pick<Handlers<typeof SearchService>, keyof typeof searchPolicies> {
   return bridgeHandlers(SearchService, searchContract, {
-    async search(input, ctx) {
-      const { hits, projection, nextCursor, ...result } = await search(deps, ctx.tenantId, input);
-      return {
-        ...result,
-        // A compact page carries each hit's id, type, topic and score only.
-        hits:
-          projection === "compact"
-            ? hits.map(({ id, memoryType, topic, score }) => ({ id, memoryType, topic, score }))
-            : hits.map((hit) => ({
-                id: hit.id,
-                memoryType: hit.memoryType,
-                topic: hit.topic,
-                content: hit.excerpt,
-                contentLength: hit.contentLength,
-                truncated: hit.truncated,
-                score: hit.score,
-                scope: hit.scope,
-                project: hit.project,
-                recordedAt: hit.recordedAt,
-              })),
-        count: hits.length,
-        ...(nextCursor !== null ? { nextCursor } : {}),
-        ...(result.coverage.appliedScope !== null ? { appliedScope: result.coverage.appliedScope } : {}),
-      };
-    },
+    // The domain answers in the public shape; the bridge writes it as the response message.
+    search: (input, ctx) => search(deps, ctx.tenantId, input),
   });
 }
 
