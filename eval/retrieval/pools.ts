@@ -5,15 +5,13 @@ import {
   SEARCH_POLICY,
   abstentionEvidence,
   candidatePoolSize,
-  lexicalQueryText,
-  matchesAnyTerm,
+  gatherCandidates,
   normaliseQuery,
   rank,
-  selectCandidates,
   shouldAbstain,
-  type AbstentionEvidence,
-  type CandidateRow,
+  type Candidate,
   type SearchPolicy,
+  type VerdictEvidence,
 } from "@3ngram/search";
 import type { Fixture } from "./fixture.js";
 import { K, type QueryOutcome } from "./metrics.js";
@@ -41,7 +39,7 @@ export interface QueryPools {
   /** The full-text vector the pools were gathered from (a policy is ranked on pools of its own). */
   tokens: SearchPolicy["tokens"];
   /** Per query, in fixture order. */
-  pools: CandidateRow[][];
+  pools: Candidate[][];
   /** The embedding model the queries were embedded with (the abstention verdict is calibrated per model). */
   model: string;
   fixtureIdOf: ReadonlyMap<string, string>;
@@ -71,7 +69,7 @@ export async function gatherPools(
     const query = queries[i]!;
     const vector = vectors[i];
     return withTenant(pool, { role: "threengram_search", tenantId, readOnly: true, settings: HNSW_FILTERED_SCAN }, (db) =>
-      selectCandidates(db, {
+      gatherCandidates(db, {
         eligibility: {
           tenantId,
           memoryTypes: [],
@@ -83,12 +81,9 @@ export async function gatherPools(
           asOf: null,
         },
         query,
-        ftsQuery: lexicalQueryText(query, policy),
-        anyTerm: matchesAnyTerm(query, policy) ? { maxMatches: policy.lexicalTermMaxMatches } : undefined,
-        rankWindow: policy.lexicalRankWindow,
+        policy,
         vector: vector ? vectorParam(vector, embedder.model) : null,
         pool: candidatePoolSize(K, policy),
-        policy,
       }).then((gathered) => gathered.candidates),
     );
   });
@@ -96,15 +91,15 @@ export async function gatherPools(
 }
 
 /** The outcomes of every query under one policy, ranked offline from the gathered pools, with each one's full evidence. */
-export function outcomesUnder(p: QueryPools, policy: SearchPolicy): (QueryOutcome & { full: AbstentionEvidence })[] {
+export function outcomesUnder(p: QueryPools, policy: SearchPolicy): (QueryOutcome & { full: VerdictEvidence })[] {
   return p.fixture.queries.map((query, i) => {
     const ranked = rank(p.pools[i]!, normaliseQuery(query.query), policy);
     const evidence = abstentionEvidence(ranked);
     return {
       query,
-      ranked: ranked.slice(0, K).map((r) => p.fixtureIdOf.get(r.candidate.id) ?? "?"),
+      ranked: ranked.slice(0, K).map((r) => p.fixtureIdOf.get(r.id) ?? "?"),
       abstained: shouldAbstain(evidence, ranked.length, p.model, policy),
-      evidence: { bestCosine: evidence.bestCosine, termCoverage: evidence.termCoverage ?? null, scoreGap: evidence.scoreGap },
+      evidence: { bestCosine: evidence.bestCosine, termCoverage: evidence.termCoverage, scoreGap: evidence.scoreGap },
       full: evidence,
     };
   });

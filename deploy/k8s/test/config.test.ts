@@ -109,10 +109,10 @@ describe("workload environment", () => {
 
   it("parses with the search service's loader: the read-only database URL, ports as declared", () => {
     const config = loadSearchConfig(envOf("search"));
-    expect(config.DATABASE_URL).toBe(DATABASE_URLS["search-database-url"]);
-    expect(config.GRPC_PORT).toBe(portOf("search", "grpc"));
-    expect(config.METRICS_PORT).toBe(portOf("search", "metrics"));
-    expect(config.SERVICE_TRUSTED_JWKS).toEqual([keys.pair.publicJwk]);
+    expect(config.databaseUrl).toBe(DATABASE_URLS["search-database-url"]);
+    expect(config.grpcPort).toBe(portOf("search", "grpc"));
+    expect(config.metricsPort).toBe(portOf("search", "metrics"));
+    expect(config.trustedJwks).toEqual([keys.pair.publicJwk]);
   });
 
   it("parses with the consolidator's schema, serving /metrics and /healthz where its probes look", () => {
@@ -135,7 +135,7 @@ describe("workload environment", () => {
     expect(consolidator.embeddings).toEqual(memory.embeddings);
     expect([consolidator.memoryAddr, consolidator.searchAddr]).toEqual([gateway.memoryAddr, gateway.searchAddr]);
     expect(gateway.memoryAddr.endsWith(`:${memory.grpcPort}`)).toBe(true);
-    expect(gateway.searchAddr.endsWith(`:${search.GRPC_PORT}`)).toBe(true);
+    expect(gateway.searchAddr.endsWith(`:${search.grpcPort}`)).toBe(true);
   });
 
   it("gives the migration Job exactly the migrator's DATABASE_URL, a URL the memory service accepts", () => {

@@ -1,18 +1,9 @@
-export { loadSearchConfig, searchConfigSchema, type SearchConfig } from "./config.js";
-export { startSearchService, type RunningSearchService, type SearchServiceDeps } from "./search-service.js";
-export { SEARCH_POLICY, type SearchPolicy } from "./domain/policy.js";
-// The ranking's parts, for the retrieval evaluation's policy fitting (eval/retrieval/fit.ts):
-// it gathers each query's candidate pool once and ranks it under many trial policies.
-export {
-  abstentionEvidence,
-  candidatePoolSize,
-  evidenceScore,
-  type AbstentionEvidence,
-  lexicalQueryText,
-  matchesAnyTerm,
-  rank,
-  shouldAbstain,
-  type CandidateFeatures,
-} from "./domain/policy.js";
-export { HNSW_FILTERED_SCAN, selectCandidates, type CandidateRow } from "./db/candidates.js";
+export { loadSearchConfig, searchConfigSchema } from "./config.js";
+export { startSearchService, type RunningSearchService } from "./server.js";
+export { SEARCH_POLICY, evidenceScore, type SearchPolicy } from "./domain/policy.js";
+// The ranking's parts, for the retrieval evaluation (eval/retrieval/pools.ts): it gathers each
+// query's candidate pool once and ranks it under many trial policies.
+export { abstentionEvidence, candidatePoolSize, rank, shouldAbstain, type VerdictEvidence } from "./domain/policy.js";
+export { gatherCandidates, type Candidate } from "./domain/candidates.js";
+export { HNSW_FILTERED_SCAN } from "./db/candidates.js";
 export { normaliseQuery } from "./in-process/query-embedder.js";

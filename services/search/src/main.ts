@@ -2,12 +2,12 @@
 import { isTransientDatabaseError } from "@3ngram/db";
 import { serviceMain } from "@3ngram/runtime";
 import { loadSearchConfig } from "./config.js";
-import { startSearchService } from "./search-service.js";
+import { startSearchService } from "./server.js";
 
 await serviceMain({
   name: "search",
   loadConfig: () => loadSearchConfig(),
-  logLevel: (config) => config.LOG_LEVEL,
+  logLevel: (config) => config.logLevel,
   start: (config, log) => startSearchService(config, { log }),
   recoverable: isTransientDatabaseError,
 });

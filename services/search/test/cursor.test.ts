@@ -122,6 +122,6 @@ describe("search cursors", () => {
     expect(fingerprint({ ...filters, tenantId: "u" })).not.toBe(fp);
     expect(fingerprint({ ...filters, appliedScope: "work" })).not.toBe(fp);
     expect(fingerprint({ ...filters, order: "chronological" })).not.toBe(fp);
-    expect(fingerprint({ ...filters, asOf: { validAt: new Date(0), asKnownAt: null } })).not.toBe(fp);
+    expect(fingerprint({ ...filters, asOf: { validAt: "1970-01-01T00:00:00.000Z" } })).not.toBe(fp);
   });
 });

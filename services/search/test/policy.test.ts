@@ -79,7 +79,7 @@ describe("search policy", () => {
   it("demotes a superseded row below an otherwise weaker successor", () => {
     const predecessor = { ...base, id: "a", cosine: 0.95, lexical: true, ftsRaw: 0.5, superseded: true };
     const successor = { ...base, id: "b", cosine: 0.6 };
-    const order = rank([predecessor, successor], "a long enough query here").map((r) => r.candidate.id);
+    const order = rank([predecessor, successor], "a long enough query here").map((r) => r.id);
     expect(order).toEqual(["b", "a"]);
     expect(fusedScore(predecessor, { vector: 1, lexical: 1 }, false)).toBeCloseTo(
       fusedScore({ ...predecessor, superseded: false }, { vector: 1, lexical: 1 }, false) - SEARCH_POLICY.supersessionPenalty,
@@ -96,12 +96,12 @@ describe("search policy", () => {
     // Reciprocal ranks keep the arithmetic visible: near gets 1 on the vector leg, far 61/62.
     const rrf = { ...SEARCH_POLICY, fusion: { method: "rrf" as const, rrfK: 60 } };
     const ranked = rank([near, pending, far], query, rrf);
-    expect(ranked.map((r) => r.candidate.id)).toEqual(["a", "b", "c"]);
+    expect(ranked.map((r) => r.id)).toEqual(["a", "b", "c"]);
     // Its stand-in is its lexical value times the pool's closest vector value, never more.
     expect(ranked[0]!.score).toBeCloseTo(fusedScore(pending, { vector: 1, lexical: 1 }, false, rrf));
     // A weaker word match stands in for less.
     const weaker = { ...base, id: "d", cosine: null, lexical: true, ftsRaw: 1 };
-    expect(rank([near, pending, weaker], query, rrf).find((r) => r.candidate.id === "d")!.score).toBeCloseTo(
+    expect(rank([near, pending, weaker], query, rrf).find((r) => r.id === "d")!.score).toBeCloseTo(
       fusedScore(weaker, { vector: 61 / 62, lexical: 61 / 62 }, false, rrf),
     );
     // Without any vector in the pool (no query vector), nothing stands in: words and recency rank alone.
@@ -113,7 +113,7 @@ describe("search policy", () => {
     // A made-up word: the model finds other memories closer than the one that holds it.
     const holder = { ...base, id: "holder", cosine: 0.55, lexical: true, ftsRaw: 9 };
     const closer = [0.8, 0.75, 0.7, 0.65, 0.6].map((cosine, i) => ({ ...base, id: `near${i}`, cosine }));
-    const order = (policy: typeof SEARCH_POLICY, query: string) => rank([...closer, holder], query, policy).map((r) => r.candidate.id);
+    const order = (policy: typeof SEARCH_POLICY, query: string) => rank([...closer, holder], query, policy).map((r) => r.id);
     expect(order(SEARCH_POLICY, "kazumitorvex")[0]).toBe("holder");
     // Fused like a longer question, the closer vectors would win.
     expect(order({ ...SEARCH_POLICY, shortQueryFusion: "same" }, "kazumitorvex")[0]).toBe("near0");
@@ -127,7 +127,7 @@ describe("search policy", () => {
         { ...base, id: "a" },
       ],
       "q",
-    ).map((r) => r.candidate.id);
+    ).map((r) => r.id);
     expect(order).toEqual(["a", "b"]);
   });
 

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { Eligibility } from "../src/db/eligibility.js";
 import { TermCountCache } from "../src/in-process/term-counts.js";
 
+const EPOCH = "1970-01-01T00:00:00.000Z";
+
 const base: Eligibility = {
   tenantId: "01a22ab2-0000-7000-8000-000000000001",
   memoryTypes: [],
@@ -29,10 +31,10 @@ describe("TermCountCache", () => {
       { ...base, scopeNames: ["work"] },
       { ...base, projects: ["atlas"] },
       { ...base, status: null },
-      { ...base, recordedAfter: new Date(0) },
-      { ...base, recordedBefore: new Date(0) },
-      { ...base, asOf: { validAt: new Date(0), asKnownAt: null } },
-      { ...base, asOf: { validAt: null, asKnownAt: new Date(0) } },
+      { ...base, recordedAfter: EPOCH },
+      { ...base, recordedBefore: EPOCH },
+      { ...base, asOf: { validAt: EPOCH } },
+      { ...base, asOf: { asKnownAt: EPOCH } },
     ];
     for (const other of others) expect(cache.lookup(other, 201, ["kestrel"])).toEqual([undefined]);
     expect(cache.lookup(base, 4, ["kestrel"])).toEqual([undefined]);

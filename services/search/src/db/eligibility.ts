@@ -1,12 +1,12 @@
-import type { MemoryStatus, MemoryType } from "@3ngram/schema";
+import type { AsOf, MemoryStatus, MemoryType, SearchHit } from "@3ngram/schema";
 
-/** Positional parameters for one statement: add() binds a value and answers its placeholder. */
 /** A count or limit written into a statement's text: only ever a validated non-negative integer. */
 export function sqlInteger(n: number): string {
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid SQL integer: ${n}`);
   return String(n);
 }
 
+/** Positional parameters for one statement: add() binds a value and answers its placeholder. */
 export class SqlParams {
   readonly values: unknown[] = [];
 
@@ -36,11 +36,11 @@ export interface Eligibility {
   projects: readonly string[];
   /** null: any status. */
   status: MemoryStatus | null;
-  /** Inclusive bounds on recorded time. */
-  recordedAfter: Date | null;
-  recordedBefore: Date | null;
-  /** Bi-temporal point; null: now, as currently known (no valid-time narrowing). */
-  asOf: { validAt: Date | null; asKnownAt: Date | null } | null;
+  /** Inclusive bounds on recorded time (ISO-8601 instants, as the public input gives them). */
+  recordedAfter: string | null;
+  recordedBefore: string | null;
+  /** Bi-temporal point (the public input's asOf); null: now, as currently known (no valid-time narrowing). */
+  asOf: AsOf | null;
 }
 
 /**
@@ -49,8 +49,8 @@ export interface Eligibility {
  * "recorded at or before the recordedAt a hit displayed" includes that hit:
  * cut(x) <= t  ⇔  x < t + 1 ms;   cut(x) > t  ⇔  x >= t + 1 ms;   cut(x) >= t  ⇔  x >= t.
  */
-function nextMillisecond(t: Date): Date {
-  return new Date(t.getTime() + 1);
+function nextMillisecond(t: string): string {
+  return new Date(Date.parse(t) + 1).toISOString();
 }
 
 /**
@@ -98,22 +98,18 @@ export function supersededExpr(e: Eligibility, p: SqlParams, m = "m"): string {
 /** Columns every hit needs: identity, placement, and the head of the content to cut an excerpt from. */
 const CONTENT_HEAD_CHARS = 700;
 
+/**
+ * The recorded time as the public answer prints it (Date.toISOString: UTC, milliseconds, the
+ * microseconds cut), written by the database so no row's instant is parsed into a Date to be printed.
+ */
+const ISO_INSTANT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
 export const HIT_COLUMNS = (m = "m") => `${m}.id, ${m}.memory_type AS "memoryType", ${m}.topic,
       left(${m}.content, ${CONTENT_HEAD_CHARS}) AS "contentHead", char_length(${m}.content) AS "contentLength",
-      ${m}.scope, ${m}.project, ${m}.recorded_at::text AS "recordedText"`;
+      ${m}.scope, ${m}.project, to_char(${m}.recorded_at AT TIME ZONE 'UTC', ${ISO_INSTANT}) AS "recordedAt"`;
 
-export interface HitRow {
-  id: string;
-  memoryType: MemoryType;
-  topic: string;
-  /** The head of the content, enough to cut a 600-character excerpt and know whether it was cut. */
-  contentHead: string;
-  contentLength: number;
-  scope: string;
-  project: string | null;
-  /**
-   * Recorded time as PostgreSQL prints it; parsed (parseTimestamptz) only for the hits a page
-   * answers, not for each of a first page's ~150 candidates.
-   */
-  recordedText: string;
-}
+/**
+ * What a hit is made from: the public hit's own fields, but for the excerpt (cut from the head of
+ * the content, enough for a 600-character excerpt and to know whether it was cut) and the score.
+ */
+export type HitRow = Omit<SearchHit, "content" | "truncated" | "score"> & { contentHead: string };

@@ -11,7 +11,7 @@ export async function selectEligibleByIds(db: Queryable, eligibility: Eligibilit
   const p = new SqlParams();
   const eligible = eligibleWhere(eligibility, p);
   const { rows } = await db.query<HitRow>(`SELECT ${HIT_COLUMNS()} FROM memories m WHERE m.id = ANY(${p.add(ids)}::uuid[]) AND ${eligible}`, p.values);
-  return rows.map((r) => ({ ...r, contentLength: Number(r.contentLength) }));
+  return rows;
 }
 
 /** A chronological row also carries its exact (microsecond) recorded time, the keyset cursor's key. */
@@ -56,5 +56,5 @@ export async function selectChronological(
       LIMIT ${sqlInteger(params.limit + 1)}`,
     p.values,
   );
-  return rows.map((r) => ({ ...r, contentLength: Number(r.contentLength) }));
+  return rows;
 }

@@ -1,7 +1,6 @@
 import type { Queryable } from "@3ngram/db";
 import type { RetrievalMode } from "@3ngram/schema";
-import type { SearchPolicy } from "../domain/policy.js";
-import { queryTermsStatement, toQueryTerms, type QueryTerms, type QueryTermsRow } from "./candidates.js";
+import { queryTermsStatement, toQueryTerms, type QueryTerms, type QueryTermsRow, type Tokens } from "./candidates.js";
 import { SqlParams } from "./eligibility.js";
 import { changedSinceStatement, toChangedSince, type ChangedSince, type ChangedSinceRow } from "./stored-vectors.js";
 
@@ -39,7 +38,7 @@ export async function selectScopeAndQueryTerms(
     tenantId: string;
     requested: string | null;
     query: string;
-    tokens: SearchPolicy["tokens"];
+    tokens: Tokens;
     /** When the in-process vector index holds the tenant, the memories changed since its snapshot (set in CATCH_UP_SNAPSHOT_SETTING) are read too. */
     changedSince?: boolean | undefined;
   },

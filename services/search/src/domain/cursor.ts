@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "@3ngram/errors";
-import { MAX_FROZEN_CURSOR_IDS, type SearchLeg } from "@3ngram/schema";
+import { MAX_FROZEN_CURSOR_IDS, type AsOf, type Coverage, type SearchLeg } from "@3ngram/schema";
 import { RECORDED_KEY_PATTERN, type Keyset } from "../db/pages.js";
-import type { AbstentionEvidence } from "./policy.js";
 
 /**
  * Opaque continuation tokens. Both kinds start with a version byte, a kind byte and an 8-byte
@@ -29,11 +28,8 @@ const LEG_ORDER: readonly SearchLeg[] = ["vector", "fts", "recency"];
 const FROZEN_FIXED = HEADER + 4 + LEG_ORDER.length * 3 + 1 + 24;
 const PER_ID = 16 + 8;
 
-export interface PageSnapshot {
-  legs: { leg: SearchLeg; available: boolean; candidates: number }[];
-  abstained: boolean;
-  evidence: AbstentionEvidence;
-}
+/** What a first page's coverage said about the pool, carried by its cursor to every later page. */
+export type PageSnapshot = Pick<Coverage, "legs" | "abstained" | "evidence">;
 
 export interface FrozenCursor {
   kind: "frozen";
@@ -63,14 +59,16 @@ export interface FingerprintInput {
   appliedScope: string | null;
   projects: readonly string[];
   status: string | null;
-  recordedAfter: Date | null;
-  recordedBefore: Date | null;
-  asOf: { validAt: Date | null; asKnownAt: Date | null } | null;
+  /** ISO-8601 instants. */
+  recordedAfter: string | null;
+  recordedBefore: string | null;
+  asOf: AsOf | null;
 }
 
 /** First 8 bytes (16 hex) of sha256 over the canonical form: sets sorted, instants normalised. */
 export function fingerprint(f: FingerprintInput): string {
-  const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+  // However an instant was spelt ("…:00Z" or "…:00.000Z"), one cursor continues it.
+  const iso = (t: string | null | undefined) => (t ? new Date(t).toISOString() : null);
   const canonical = JSON.stringify([
     "search-cursor/v1",
     f.tenantId,

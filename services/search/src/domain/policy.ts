@@ -5,6 +5,8 @@
  * a verdict. The fit over three data sets (docs/evals.md) chose the numbers; change them here only.
  */
 import { bundledModel } from "@3ngram/embeddings";
+import type { AbstentionEvidence } from "@3ngram/schema";
+import type { CandidateRow, Tokens } from "../db/candidates.js";
 
 export interface SearchPolicy {
   /**
@@ -40,7 +42,7 @@ export interface SearchPolicy {
    * or "memory" (memories.lexical_tsv, migration 0012: stems, raw words, identifiers whole and
    * split, the simple fallback). The query's terms come from the matching function.
    */
-  tokens: "english" | "memory";
+  tokens: Tokens;
   /**
    * BM25 term saturation (k1) and length normalisation (b). Document frequencies are the eligible
    * memories holding the word (counted by the full-text probe); N and the average length come
@@ -129,19 +131,10 @@ export const SEARCH_POLICY: SearchPolicy = {
   abstention: { model: bundledModel("e5-small-v2").id, minEvidence: 0.8553, termCoverageWeight: 0, weightedCoverageWeight: 0, topMatchWeight: 0.1 },
 };
 
-/** What the SQL reports about one candidate. */
-export interface CandidateFeatures {
-  /** Cosine similarity to the query; null when the row has no comparable vector or the vector leg did not run. */
-  cosine: number | null;
+/** What one candidate is ranked by: the features the SQL reports, and the lexical score and idf mass computed from its term counts (candidates.ts). */
+export type CandidateFeatures = Pick<CandidateRow, "cosine" | "lexical" | "ageDays" | "topicMatch" | "superseded"> & {
   /** BM25 of the row against the query's search terms (0 without a match; see bm25Score). */
   ftsRaw: number;
-  /** Whether the row matches the query's full-text form. */
-  lexical: boolean;
-  ageDays: number;
-  /** Whether the lower-cased topic contains the lower-cased query. */
-  topicMatch: boolean;
-  /** Whether a later memory supersedes or updates this one (as visible at the asOf point). */
-  superseded: boolean;
   /**
    * Per query, the same on every candidate: how many distinct search terms the query has, and how
    * many of them occur in at least one eligible memory. Absent when the SQL did not count them.
@@ -155,22 +148,13 @@ export interface CandidateFeatures {
   };
   /** Sum of the idf of the query terms this row holds; absent when not measured. */
   idfMatched?: number;
-}
+};
 
-/** The evidence behind the abstained verdict, reported in the coverage envelope. */
-export interface AbstentionEvidence {
-  /** Best cosine among the candidates; null when the vector leg did not run or no candidate had a vector. */
-  bestCosine: number | null;
-  /** Whether any candidate matched the query's words (full text, or the topic contains the query). */
-  anyLexical: boolean;
-  /** Fused score of the first ranked candidate minus the second; null with fewer than two. */
-  scoreGap: number | null;
-  /**
-   * Share of the query's search terms that occur in at least one eligible memory, in [0, 1]: a
-   * question whose words are stored nowhere is most likely about something not stored. Null when
-   * the query has no search terms (only stop words) or they were not counted.
-   */
-  termCoverage?: number | null;
+/**
+ * The evidence the abstained verdict is decided from: the public evidence (reported in the coverage
+ * envelope) and two idf signals the verdict may weigh but the answer does not carry.
+ */
+export type VerdictEvidence = AbstentionEvidence & {
   /**
    * Term coverage weighted by idf: a question whose rare, specific words are stored nowhere scores
    * low even when its common words are stored. Null or absent when not measured.
@@ -181,7 +165,7 @@ export interface AbstentionEvidence {
    * the question's specific words. Null or absent when not measured.
    */
   topMatch?: number | null;
-}
+};
 
 /**
  * The text handed to websearch_to_tsquery for the full-text leg. With lexicalMatch "any", a plain
@@ -306,24 +290,26 @@ export function fusedScore(c: CandidateFeatures, legs: { vector: number; lexical
  * memory that has a vector, however well its words match; its lexical standing takes the vector
  * leg's place instead, on that leg's scale (the best lexical match counts as close as the pool's
  * closest vector). A pool where every candidate has a vector, or none has, ranks as before.
+ *
+ * Each candidate's score is written onto it (a pool ranked again under another policy is scored
+ * again), and the answer is the same candidates, best first.
  */
-export function rank<C extends CandidateFeatures & { id: string }>(
-  candidates: readonly C[],
-  query: string,
-  policy: SearchPolicy = SEARCH_POLICY,
-): { candidate: C; score: number }[] {
+export function rank<C extends CandidateFeatures & { id: string }>(candidates: readonly C[], query: string, policy: SearchPolicy = SEARCH_POLICY): Scored<C>[] {
   const short = isShortQuery(query, policy);
   const fusing = short && policy.shortQueryFusion === "rrf" ? keywordFusion(policy) : policy;
   const legs = fuseLegs(candidates, fusing);
   const closest = legs.vector.size > 0 ? Math.max(...legs.vector.values()) : 0;
-  return candidates
-    .map((candidate) => {
-      const lexical = legs.lexical.get(candidate.id) ?? 0;
-      const vector = legs.vector.get(candidate.id) ?? lexical * closest;
-      return { candidate, score: fusedScore(candidate, { vector, lexical }, short, fusing) };
-    })
-    .sort((a, b) => b.score - a.score || (a.candidate.id < b.candidate.id ? -1 : a.candidate.id > b.candidate.id ? 1 : 0));
+  const scored = candidates as readonly Scored<C>[];
+  for (const candidate of scored) {
+    const lexical = legs.lexical.get(candidate.id) ?? 0;
+    const vector = legs.vector.get(candidate.id) ?? lexical * closest;
+    candidate.score = fusedScore(candidate, { vector, lexical }, short, fusing);
+  }
+  return [...scored].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
+
+/** A candidate with its fused score. */
+export type Scored<C> = C & { score: number };
 
 /** The policy a short query is fused under: reciprocal rank, both legs weighted alike (shortQueryFusion). */
 function keywordFusion(policy: SearchPolicy): SearchPolicy {
@@ -331,19 +317,19 @@ function keywordFusion(policy: SearchPolicy): SearchPolicy {
 }
 
 /** The evidence over a ranked pool (best first). */
-export function abstentionEvidence(ranked: readonly { candidate: CandidateFeatures; score: number }[]): AbstentionEvidence {
+export function abstentionEvidence(ranked: readonly Scored<CandidateFeatures>[]): VerdictEvidence {
   let bestCosine: number | null = null;
   let anyLexical = false;
-  for (const { candidate } of ranked) {
+  for (const candidate of ranked) {
     if (candidate.cosine !== null) bestCosine = bestCosine === null ? candidate.cosine : Math.max(bestCosine, candidate.cosine);
     if (candidate.lexical || candidate.topicMatch) anyLexical = true;
   }
   const scoreGap = ranked.length >= 2 ? ranked[0]!.score - ranked[1]!.score : null;
-  const terms = ranked[0]?.candidate.queryTerms;
+  const terms = ranked[0]?.queryTerms;
   const termCoverage = terms && terms.total > 0 ? terms.stored / terms.total : null;
   const idfTotal = terms?.idfTotal ?? 0;
   const weightedCoverage = idfTotal > 0 && terms?.idfStored !== undefined ? terms.idfStored / idfTotal : null;
-  const top = ranked[0]?.candidate.idfMatched;
+  const top = ranked[0]?.idfMatched;
   const topMatch = idfTotal > 0 && top !== undefined ? top / idfTotal : null;
   return { bestCosine, anyLexical, scoreGap, termCoverage, weightedCoverage, topMatch };
 }
@@ -359,7 +345,7 @@ export function abstentionEvidence(ranked: readonly { candidate: CandidateFeatur
  * sets together (docs/evals.md), for one model: `model` is the id of the model queries are
  * embedded with (null without one), and any model but the calibrated one gets the words' verdict.
  */
-export function shouldAbstain(evidence: AbstentionEvidence, candidates: number, model: string | null, policy: SearchPolicy = SEARCH_POLICY): boolean {
+export function shouldAbstain(evidence: VerdictEvidence, candidates: number, model: string | null, policy: SearchPolicy = SEARCH_POLICY): boolean {
   if (candidates === 0) return true;
   if (model !== policy.abstention.model) return !evidence.anyLexical;
   const score = evidenceScore(evidence, policy.abstention);
@@ -371,7 +357,7 @@ export function shouldAbstain(evidence: AbstentionEvidence, candidates: number, 
  * signals, times (total weight / measured weight), so a missing signal shrinks the threshold in
  * proportion instead of counting as zero. Null when nothing could be measured.
  */
-export function evidenceScore(evidence: AbstentionEvidence, weights: Omit<SearchPolicy["abstention"], "minEvidence" | "model">): number | null {
+export function evidenceScore(evidence: VerdictEvidence, weights: Omit<SearchPolicy["abstention"], "minEvidence" | "model">): number | null {
   const { termCoverageWeight, weightedCoverageWeight, topMatchWeight } = weights;
   const signals: Array<[number | null | undefined, number]> = [
     [evidence.bestCosine, 1],

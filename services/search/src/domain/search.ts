@@ -1,33 +1,24 @@
 import { AppError } from "@3ngram/errors";
-import { parseTimestamptz, withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
+import { withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
 import {
   MAX_FROZEN_CURSOR_IDS,
   excerpt,
+  type CompactSearchHit,
   type MemoryStatus,
   type MemoryType,
+  type SearchHit,
   type SearchInput,
-  type SearchLeg,
-  type SearchOrder,
-  type SearchProjection,
+  type SearchOutput,
 } from "@3ngram/schema";
-import { HNSW_FILTERED_SCAN, selectCandidates, type QueryTerms } from "../db/candidates.js";
+import { HNSW_FILTERED_SCAN, type QueryTerms } from "../db/candidates.js";
 import { CATCH_UP_SNAPSHOT_SETTING } from "../db/stored-vectors.js";
 import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
 import { selectRetrievalScope, selectScopeAndQueryTerms, selectScopeNames } from "../db/retrieval-scope.js";
+import { gatherCandidates } from "./candidates.js";
 import { decodeCursor, encodeCursor, fingerprint, foreignCursor, type Cursor, type FrozenCursor, type KeysetCursor, type PageSnapshot } from "./cursor.js";
-import {
-  type AbstentionEvidence,
-  abstentionEvidence,
-  candidatePoolSize,
-  lexicalQueryText,
-  matchesAnyTerm,
-  rank,
-  SEARCH_POLICY,
-  type SearchPolicy,
-  shouldAbstain,
-} from "./policy.js";
+import { abstentionEvidence, candidatePoolSize, rank, SEARCH_POLICY, type SearchPolicy, shouldAbstain } from "./policy.js";
 import { normaliseQuery, type QueryEmbedder } from "../in-process/query-embedder.js";
 import type { TermCountCache } from "../in-process/term-counts.js";
 import type { Nominate, VectorIndex } from "../in-process/vector-index.js";
@@ -46,49 +37,12 @@ export interface SearchDeps {
   log: Logger;
 }
 
-interface RankedHit {
-  id: string;
-  memoryType: MemoryType;
-  topic: string;
-  excerpt: string;
-  contentLength: number;
-  truncated: boolean;
-  score: number;
-  scope: string;
-  project: string | null;
-  recordedAt: Date;
-}
-
-interface SearchCoverage {
-  order: SearchOrder;
-  legs: { leg: SearchLeg; available: boolean; candidates: number }[];
-  filters: {
-    memoryTypes: MemoryType[];
-    scope: string | null;
-    projects: string[];
-    status: MemoryStatus | null;
-    recordedAfter: Date | null;
-    recordedBefore: Date | null;
-  };
-  appliedScope: string | null;
-  asOf: { validAt: Date | null; asKnownAt: Date | null } | null;
-  poolSize: number | null;
-  hasMore: boolean;
-  abstained: boolean;
-  evidence: AbstentionEvidence;
-}
-
-export interface SearchResult {
-  hits: RankedHit[];
-  projection: SearchProjection;
-  hasMore: boolean;
-  nextCursor: string | null;
-  coverage: SearchCoverage;
-}
+/** A row a page answers, with the score it is reported at (0 in chronological order). */
+type ScoredRow = HitRow & { score: number };
 
 /** Where a page ends: its hits, whether more follow, the cursor to them, and how the pool was searched. */
 interface Page {
-  hits: { row: HitRow; score: number }[];
+  hits: ScoredRow[];
   hasMore: boolean;
   cursor: Cursor | null;
   poolSize: number | null;
@@ -112,18 +66,18 @@ const LISTED_SCOPES = 8;
  * The tenant's retrieval default applies to unscoped searches, and every cursor is bound to the
  * query, filters and applied scope it was issued for.
  */
-export async function search(deps: SearchDeps, tenantId: string, input: SearchInput): Promise<SearchResult> {
+export async function search(deps: SearchDeps, tenantId: string, input: SearchInput): Promise<SearchOutput> {
   const policy = deps.policy ?? SEARCH_POLICY;
   // A garbled cursor is refused before any work.
   const cursor = input.cursor !== undefined ? decodeCursor(input.cursor) : null;
   const query = input.query !== undefined ? normaliseQuery(input.query) : null;
-  const asOf = input.asOf ? { validAt: dateOrNull(input.asOf.validAt), asKnownAt: dateOrNull(input.asOf.asKnownAt) } : null;
+  const asOf = input.asOf ?? null;
   const memoryTypes: MemoryType[] = input.memoryTypes ? [...new Set(input.memoryTypes)] : input.memoryType ? [input.memoryType] : [];
   const projects = input.projects ? [...new Set(input.projects)] : input.project !== undefined ? [input.project] : [];
   // Archived rows only on request; a point in time lifts the active-only default.
   const status: MemoryStatus | null = input.status ?? (asOf ? null : "active");
-  const recordedAfter = dateOrNull(input.recordedAfter);
-  const recordedBefore = dateOrNull(input.recordedBefore);
+  const recordedAfter = input.recordedAfter ?? null;
+  const recordedBefore = input.recordedBefore ?? null;
 
   // Only a first relevance page runs the vector leg, and only it needs the query embedded.
   const firstRanked = input.order === "relevance" && cursor === null;
@@ -195,11 +149,13 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
       { order: input.order, hits: page.hits.length, hasMore: page.hasMore, continued: cursor !== null, poolSize: page.poolSize },
       "search answered",
     );
+    // The public answer: one projection per page, every hit full or every hit compact.
     return {
-      hits: page.hits.map(({ row, score }) => toHit(row, score, input.projection)),
-      projection: input.projection,
+      hits: input.projection === "compact" ? page.hits.map(compactHit) : page.hits.map(fullHit),
+      count: page.hits.length,
       hasMore: page.hasMore,
-      nextCursor: page.cursor ? encodeCursor(page.cursor) : null,
+      ...(page.cursor ? { nextCursor: encodeCursor(page.cursor) } : {}),
+      ...(appliedScope !== null ? { appliedScope } : {}),
       coverage: {
         order: input.order,
         legs: page.snapshot.legs,
@@ -237,18 +193,15 @@ async function rankedPage(
 ): Promise<Page> {
   const pool = candidatePoolSize(args.limit, args.policy);
   const { nominate } = args;
-  const { candidates, vectorSource } = await selectCandidates(db, {
+  const { candidates, vectorSource } = await gatherCandidates(db, {
     eligibility: args.eligibility,
     query: args.query,
-    ftsQuery: lexicalQueryText(args.query, args.policy),
-    anyTerm: matchesAnyTerm(args.query, args.policy) ? { maxMatches: args.policy.lexicalTermMaxMatches } : undefined,
-    rankWindow: args.policy.lexicalRankWindow,
+    policy: args.policy,
     vector: args.vector,
     nominate: nominate ? (vector) => nominate(vector, pool) : undefined,
     pool,
     termCounts: args.termCounts,
     terms: args.terms,
-    policy: args.policy,
   });
   args.vectorIndex?.recordLeg(vectorSource);
   const ranked = rank(candidates, args.query, args.policy).slice(0, MAX_FROZEN_CURSOR_IDS);
@@ -264,15 +217,18 @@ async function rankedPage(
       bestCosine: roundOrNull(evidence.bestCosine),
       anyLexical: evidence.anyLexical,
       scoreGap: roundOrNull(evidence.scoreGap),
-      termCoverage: roundOrNull(evidence.termCoverage ?? null),
+      termCoverage: roundOrNull(evidence.termCoverage),
     },
   };
-  const scores = ranked.map((r) => round(r.score));
+  // The evidence read the exact scores; from here on each is what the answer reports and the cursor freezes.
+  for (const candidate of ranked) candidate.score = round(candidate.score);
   const hasMore = ranked.length > args.limit;
   return {
-    hits: ranked.slice(0, args.limit).map((r, i) => ({ row: r.candidate, score: scores[i]! })),
+    hits: ranked.slice(0, args.limit),
     hasMore,
-    cursor: hasMore ? { kind: "frozen", fingerprint: args.fp, offset: args.limit, ids: ranked.map((r) => r.candidate.id), scores, snapshot } : null,
+    cursor: hasMore
+      ? { kind: "frozen", fingerprint: args.fp, offset: args.limit, ids: ranked.map((r) => r.id), scores: ranked.map((r) => r.score), snapshot }
+      : null,
     poolSize: ranked.length,
     snapshot,
   };
@@ -287,7 +243,7 @@ async function frozenPage(db: Queryable, args: { eligibility: Eligibility; limit
   let next = cursor.offset;
   while (next < cursor.ids.length && hits.length < limit) {
     const row = byId.get(cursor.ids[next]!);
-    if (row) hits.push({ row, score: cursor.scores[next]! });
+    if (row) hits.push(Object.assign(row, { score: cursor.scores[next]! }));
     next += 1;
   }
   const hasMore = cursor.ids.slice(next).some((id) => byId.has(id));
@@ -310,7 +266,7 @@ async function chronologicalPage(
   const hasMore = rows.length > args.limit;
   const last = hits[hits.length - 1];
   return {
-    hits: hits.map((row) => ({ row, score: 0 })),
+    hits: hits.map((row) => Object.assign(row, { score: 0 })),
     hasMore,
     cursor: hasMore && last ? { kind: "keyset", fingerprint: args.fp, after: { recordedKey: last.recordedKey, id: last.id } } : null,
     poolSize: null,
@@ -324,21 +280,26 @@ async function chronologicalPage(
   };
 }
 
-function toHit(row: HitRow, score: number, projection: SearchProjection): RankedHit {
-  // A compact hit carries no excerpt; skip cutting one.
-  const cut = projection === "full" ? excerpt(row.contentHead) : { text: "", truncated: false };
+/** A full hit: the row's own fields, and the excerpt cut from its head. */
+function fullHit(row: ScoredRow): SearchHit {
+  const cut = excerpt(row.contentHead);
   return {
     id: row.id,
     memoryType: row.memoryType,
     topic: row.topic,
-    excerpt: cut.text,
+    content: cut.text,
     contentLength: row.contentLength,
     truncated: cut.truncated || row.contentLength > row.contentHead.length,
-    score,
     scope: row.scope,
     project: row.project,
-    recordedAt: parseTimestamptz(row.recordedText),
+    recordedAt: row.recordedAt,
+    score: row.score,
   };
+}
+
+/** A compact hit carries no excerpt: none is cut. */
+function compactHit({ id, memoryType, topic, score }: ScoredRow): CompactSearchHit {
+  return { id, memoryType, topic, score };
 }
 
 /** Under a `require` policy an unscoped search is refused, naming the registered scopes to choose from. */
@@ -347,10 +308,6 @@ async function scopeRequired(db: Queryable, tenantId: string): Promise<AppError>
   const more = total > names.length ? ` (+${total - names.length} more)` : "";
   const choices = names.length > 0 ? `registered scopes: ${names.join(", ")}${more}` : "no scope is registered yet (create one with configure_scope)";
   return new AppError("invalid_input", `scope: this account's retrieval policy requires a scope on every search; ${choices}`, { field: "scope" });
-}
-
-function dateOrNull(iso: string | undefined): Date | null {
-  return iso === undefined ? null : new Date(iso);
 }
 
 function round(x: number): number {

@@ -74,10 +74,10 @@ function filterKey(e: Eligibility, cap: number): string {
       e.scopeNames,
       e.projects,
       e.status,
-      e.recordedAfter?.toISOString() ?? null,
-      e.recordedBefore?.toISOString() ?? null,
-      e.asOf?.validAt?.toISOString() ?? null,
-      e.asOf?.asKnownAt?.toISOString() ?? null,
+      e.recordedAfter,
+      e.recordedBefore,
+      e.asOf?.validAt ?? null,
+      e.asOf?.asKnownAt ?? null,
     ]) + "\u0000"
   );
 }

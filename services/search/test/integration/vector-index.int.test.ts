@@ -10,7 +10,7 @@ import { HashingEmbedder } from "@3ngram/embeddings";
 import { SearchService } from "@3ngram/proto/search/v1";
 import { SCOPES, type CallOptions, type RpcClient } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { HNSW_FILTERED_SCAN, selectCandidates, type RunningSearchService } from "@3ngram/search";
+import { HNSW_FILTERED_SCAN, SEARCH_POLICY, gatherCandidates, type RunningSearchService } from "@3ngram/search";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadExactScan } from "../../src/in-process/exact-scan.js";
 import { VectorIndex } from "../../src/in-process/vector-index.js";
@@ -186,7 +186,7 @@ describe("the in-process vector index", () => {
     const gather = (memoryTypes: string[]) =>
       withTenant(searchPool, { role: ROLE, tenantId: tenantA.tenantId, readOnly: true, settings: HNSW_FILTERED_SCAN }, async (db) => {
         const nominate = (await index.current(db, setOf(tenantA)))!;
-        return selectCandidates(db, {
+        return gatherCandidates(db, {
           eligibility: {
             tenantId: tenantA.tenantId,
             memoryTypes: memoryTypes as never,
@@ -198,11 +198,10 @@ describe("the in-process vector index", () => {
             asOf: null,
           },
           query: "deploy latency work",
-          rankWindow: 100,
+          policy: { ...SEARCH_POLICY, tokens: "memory", lexicalRankWindow: 100 },
           vector: await queryVector("deploy latency work"),
           nominate: (v) => nominate(v, 20),
           pool: 20,
-          policy: { bm25: { k1: 1.2, b: 0.75 }, tokens: "memory" },
         });
       });
     const unfiltered = await gather([]);

@@ -2,7 +2,7 @@ import { SearchService } from "@3ngram/proto/search/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
-import { createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
+import { composeService, createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import type { Registry } from "prom-client";
 import type { SearchConfig } from "./config.js";
 import type { SearchPolicy } from "./domain/policy.js";
@@ -10,7 +10,7 @@ import { TermCountCache } from "./in-process/term-counts.js";
 import { QueryEmbedder } from "./in-process/query-embedder.js";
 import { loadExactScan } from "./in-process/exact-scan.js";
 import { VectorIndex } from "./in-process/vector-index.js";
-import { searchHandlers, searchPolicies } from "./grpc/search-service.js";
+import { searchHandlers, searchPolicies } from "./grpc/search-handlers.js";
 import { similarPairsHandlers, similarPairsPolicies } from "./grpc/similar-pairs-handlers.js";
 
 export interface SearchServiceDeps {
@@ -41,81 +41,76 @@ const HEALTH_INTERVAL_MS = 2_000;
 
 /** Boots the search service. It only reads: its role has SELECT and nothing else. */
 export async function startSearchService(config: SearchConfig, deps: SearchServiceDeps = {}): Promise<RunningSearchService> {
-  const log = deps.log ?? createLogger({ service: "search", level: config.LOG_LEVEL });
-  const closers: Array<() => Promise<void>> = [];
-  const pool = deps.pool ?? createPool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX, applicationName: "3ngram-search" });
-  if (!deps.pool) closers.push(() => pool.end());
-  try {
-    await assertRoleRespectsRls(pool, config.SEARCH_DB_ROLE);
+  const log = deps.log ?? createLogger({ service: "search", level: config.logLevel });
+  // What is passed in stays open on close: its owner closes it.
+  return composeService(async (defer) => {
+    const pool = deps.pool ?? createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-search" });
+    if (!deps.pool) defer(() => pool.end());
+    await assertRoleRespectsRls(pool, config.dbRole);
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
-    if (deps.embedder === undefined && embedder?.close) closers.push(() => embedder.close!());
+    if (deps.embedder === undefined && embedder?.close) defer(() => embedder.close!());
     const registry = createMetricsRegistry("search");
+    // Served before the gRPC server listens, so the server is the first thing a close stops.
+    if (config.metricsPort > 0) {
+      const metrics = await serveMetrics(registry, config.metricsPort);
+      defer(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
+    }
     // The model whose stored vectors this service compares with (none without a model).
     const embedding = embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null;
-    const vectorIndex = config.SEARCH_VECTOR_INDEX === "memory" && embedder ? await startVectorIndex(config, { pool, log, registry }) : undefined;
+    const vectorIndex = config.vectorIndex === "memory" && embedder ? await startVectorIndex(config, { pool, log, registry }) : undefined;
     const server = new RpcServer({
       name: "search",
-      verifier: new CredentialVerifier("search", config.SERVICE_TRUSTED_JWKS),
+      verifier: new CredentialVerifier("search", config.trustedJwks),
       log,
       registry,
-      maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE_MS,
+      maxConnectionAgeMs: config.grpcMaxConnectionAgeMs,
     });
     server.addService(
       SearchService,
       {
         ...searchHandlers({
           pool,
-          role: config.SEARCH_DB_ROLE,
+          role: config.dbRole,
           queryEmbedder: new QueryEmbedder({
             embedder,
-            budgetMs: config.QUERY_EMBED_BUDGET_MS,
-            cacheSize: config.QUERY_EMBED_CACHE_SIZE,
+            budgetMs: config.queryEmbedBudgetMs,
+            cacheSize: config.queryEmbedCacheSize,
             log,
             registry,
           }),
-          termCounts: new TermCountCache({ maxEntries: config.SEARCH_TERM_CACHE_SIZE, ttlMs: config.SEARCH_TERM_CACHE_TTL_MS, registry }),
+          termCounts: new TermCountCache({ maxEntries: config.termCacheSize, ttlMs: config.termCacheTtlMs, registry }),
           ...(vectorIndex ? { vectorIndex } : {}),
           ...(deps.policy ? { policy: deps.policy } : {}),
           log,
         }),
         ...similarPairsHandlers({
           pool,
-          role: config.SEARCH_DB_ROLE,
+          role: config.dbRole,
           embedding,
           log,
         }),
       },
       { ...searchPolicies, ...similarPairsPolicies },
     );
-    const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
+    const port = await server.listen(`${config.grpcHost}:${config.grpcPort}`);
     server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.
     const stopHealth = server.followDependency(() => ping(pool), HEALTH_INTERVAL_MS);
-    closers.unshift(async () => {
+    defer(async () => {
       stopHealth();
       await server.shutdown();
     });
-    if (config.METRICS_PORT > 0) {
-      const metrics = await serveMetrics(registry, config.METRICS_PORT);
-      closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
-    }
     log.info({ port }, "search service listening");
     return {
       port,
       address: `127.0.0.1:${port}`,
       registry,
-      async warmVectors(tenantId) {
+      async warmVectors(tenantId: string) {
         if (!vectorIndex || !embedding) return false;
         return vectorIndex.warm({ tenantId, ...embedding });
       },
-      async close() {
-        for (const close of closers) await close();
-      },
     };
-  } catch (err) {
-    for (const close of closers) await close().catch(() => {});
-    throw err;
-  }
+  });
 }
 
 /** The in-process vector index, or none (with a warning) where its native scan cannot load: searches then use the database's index. */
@@ -124,9 +119,9 @@ async function startVectorIndex(config: SearchConfig, deps: { pool: Pool; log: L
     const scan = await loadExactScan();
     return new VectorIndex({
       pool: deps.pool,
-      role: config.SEARCH_DB_ROLE,
+      role: config.dbRole,
       scan,
-      maxVectors: config.SEARCH_VECTOR_INDEX_MAX_VECTORS,
+      maxVectors: config.vectorIndexMaxVectors,
       log: deps.log,
       registry: deps.registry,
     });
