@@ -1,7 +1,6 @@
 export { createPool, ping, withClient, withOwnerTransaction, withRole, withTenant, type Pool, type PoolClient, type Queryable } from "./pool.js";
 export { assertRoleRespectsRls } from "./role-guard.js";
 export { withPreparedStatements } from "./prepared.js";
-export { parseTimestamptz } from "./timestamp.js";
 export { fromVectorBinary, toVectorLiteral, vectorParam, type VectorParam } from "./vector.js";
 export { assertLocalDatabaseUrl } from "./local-guard.js";
 export { isTransientDatabaseError } from "./transient.js";

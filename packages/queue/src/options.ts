@@ -5,7 +5,7 @@ import type { EnqueueOptions, RetryPolicy } from "./queue.js";
 export const NO_RETRY: RetryPolicy = { attempts: 1, backoffMs: 0 };
 
 /** Longest accepted job id; ids are built from a job kind and a UUID, far below this. */
-export const MAX_JOB_ID_LENGTH = 256;
+const MAX_JOB_ID_LENGTH = 256;
 
 /**
  * Both backends reject the same malformed options the same way, so code that works against the

@@ -1,6 +1,6 @@
 export { ConfigError, envBool, envLogLevel, envPort, loadConfig, type Env } from "./config.js";
 export { createLogger, type Logger } from "./logger.js";
-export { errorSummary, onShutdown, type Closer } from "./shutdown.js";
+export { errorSummary, onShutdown } from "./shutdown.js";
 export { composeService, type Defer, type Release } from "./resources.js";
 export { createMetricsRegistry, serveMetrics } from "./metrics.js";
 export { guardProcess } from "./process-guard.js";

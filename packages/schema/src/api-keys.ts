@@ -3,7 +3,7 @@ import { storableText } from "./storable-text.js";
 import { outputObject } from "./open-object.js";
 
 /** A key's name tells its owner what it is for ("laptop claude", "ci reader"). */
-export const MAX_API_KEY_NAME_LENGTH = 256;
+const MAX_API_KEY_NAME_LENGTH = 256;
 /** Keys a person may hold unrevoked at once through self-service; an operator can issue more. */
 export const MAX_LIVE_API_KEYS_PER_USER = 25;
 /** The newest keys a listing shows, revoked ones included. */
@@ -12,12 +12,10 @@ export const MAX_LISTED_API_KEYS = 100;
 export const apiKeyNameSchema = storableText().trim().min(1).max(MAX_API_KEY_NAME_LENGTH);
 
 /** What a new key may do: read only, or read and write. */
-export const apiKeyAccessSchema = z.enum(["read", "read_write"]);
-export type ApiKeyAccess = z.infer<typeof apiKeyAccessSchema>;
+const apiKeyAccessSchema = z.enum(["read", "read_write"]);
 
 /** The keys page's create form. */
 export const createApiKeyInputSchema = z.strictObject({ name: apiKeyNameSchema, access: apiKeyAccessSchema });
-export type CreateApiKeyInput = z.infer<typeof createApiKeyInputSchema>;
 
 export const apiKeyIdSchema = z.uuid({ message: "must be a key id (UUID)" });
 

@@ -35,14 +35,14 @@ export const MAX_IMPORT_KEY_LENGTH = 256;
 /** Export pages carry at most this many lines (and stay under a byte budget). */
 export const MAX_EXPORT_PAGE_LINES = 500;
 
-export const importFormatSchema = z.enum(["3ngram", "mcp-memory"]);
+const importFormatSchema = z.enum(["3ngram", "mcp-memory"]);
 export type ImportFormat = z.infer<typeof importFormatSchema>;
 
-export const edgeTypeSchema = z.enum(["supersedes", "updates", "extends", "derives"]);
+const edgeTypeSchema = z.enum(["supersedes", "updates", "extends", "derives"]);
 export type EdgeType = z.infer<typeof edgeTypeSchema>;
 
 /** Keys are compared exactly (no trimming): they are identifiers, not prose. */
-export const importKeySchema = storableText().min(1).max(MAX_IMPORT_KEY_LENGTH);
+const importKeySchema = storableText().min(1).max(MAX_IMPORT_KEY_LENGTH);
 
 const importContentSchema = storableText().trim().min(1).max(MAX_IMPORT_CONTENT_LENGTH);
 
@@ -75,14 +75,14 @@ export const archiveHeaderSchema = z.strictObject({
 });
 
 /** A scope registry entry. Merged on import: an existing scope keeps its name and gains the aliases and projects. */
-export const archiveScopeSchema = z.strictObject({
+const archiveScopeSchema = z.strictObject({
   kind: z.literal("scope"),
   name: scopeNameSchema,
   aliases: z.array(scopeNameSchema).max(MAX_SCOPE_ALIASES).default([]),
   projects: z.array(projectSchema).max(MAX_SCOPE_PROJECTS).default([]),
 });
 
-export const archivePolicySchema = z
+const archivePolicySchema = z
   .strictObject({
     kind: z.literal("retrieval_policy"),
     mode: retrievalModeSchema,
@@ -90,7 +90,7 @@ export const archivePolicySchema = z
   })
   .refine((v) => (v.mode === "default") === (v.scope !== null), { message: "mode default needs a scope; off and require take none", path: ["scope"] });
 
-export const archiveCommitmentSchema = z.strictObject({
+const archiveCommitmentSchema = z.strictObject({
   status: commitmentStatusSchema,
   owner: ownerSchema.nullable().default(null),
   dueAt: instantSchema.nullable().default(null),
@@ -102,7 +102,7 @@ export const archiveCommitmentSchema = z.strictObject({
  * import idempotent. Without `scope` the memory lands where a write without one would;
  * `commitment: null` means none, absent means "an open one for a commitment-type memory".
  */
-export const archiveMemorySchema = z
+const archiveMemorySchema = z
   .strictObject({
     kind: z.literal("memory"),
     key: importKeySchema,
@@ -134,7 +134,7 @@ function checkErased(v: { erasedAt?: string | undefined; topic: string; content:
 }
 
 /** A link between two memories of the archive: from = successor (newer), to = predecessor (older). */
-export const archiveEdgeSchema = z
+const archiveEdgeSchema = z
   .strictObject({
     kind: z.literal("edge"),
     from: importKeySchema,
@@ -145,7 +145,7 @@ export const archiveEdgeSchema = z
   .refine((v) => v.from !== v.to, { message: "an edge links two different memories", path: ["to"] });
 
 /** One generation of a fact, optionally tied to the memory (by key) that asserted it. */
-export const archiveFactSchema = z
+const archiveFactSchema = z
   .strictObject({
     kind: z.literal("fact"),
     key: importKeySchema,
@@ -183,30 +183,28 @@ export type ExportedFact = Required<ArchiveFact>;
 export type ExportedEdge = Required<ArchiveEdge>;
 
 /** The reference MCP memory server's knowledge-graph lines (extra keys some forks add are ignored). */
-export const mcpEntitySchema = z.object({
+const mcpEntitySchema = z.object({
   type: z.literal("entity"),
   name: storableText().trim().min(1).max(256),
   entityType: storableText().trim().min(1).max(64),
   observations: z.array(storableText()).max(10_000),
 });
-export const mcpRelationSchema = z.object({
+const mcpRelationSchema = z.object({
   type: z.literal("relation"),
   from: storableText().trim().min(1).max(256),
   to: storableText().trim().min(1).max(2000),
   relationType: storableText().trim().min(1).max(256),
 });
 export const mcpMemoryLineSchema = z.discriminatedUnion("type", [mcpEntitySchema, mcpRelationSchema]);
-export type McpMemoryLine = z.output<typeof mcpMemoryLineSchema>;
 
 /** POST /api/v1/import?format=… (the body is the NDJSON itself). */
 export const importQuerySchema = z.strictObject({ format: importFormatSchema.default("3ngram") });
-export type ImportQuery = z.infer<typeof importQuerySchema>;
 
-export const importOutcomeSchema = z.enum(["created", "skipped", "error"]);
+const importOutcomeSchema = z.enum(["created", "skipped", "error"]);
 export type ImportOutcome = z.infer<typeof importOutcomeSchema>;
 
 /** What happened to one record: its 1-based line, and the id it was stored (or found) under. */
-export const importLineResultSchema = outputObject({
+const importLineResultSchema = outputObject({
   line: z.int().min(1),
   outcome: importOutcomeSchema,
   id: z.string().optional(),
@@ -226,4 +224,3 @@ export type ImportOutput = z.infer<typeof importOutputSchema>;
 
 /** One export page request: the opaque cursor of the previous page, absent for the first. */
 export const exportInputSchema = z.strictObject({ cursor: storableText().min(1).max(4096).optional() });
-export type ExportInput = z.infer<typeof exportInputSchema>;

@@ -77,7 +77,7 @@ const oauthGrant = outputObject({
 const clientCredentials = { clientId: z.string(), clientSecret: z.string().optional() };
 
 /** A request naming one memory. */
-export const memoryIdRequestSchema = z.strictObject({ memoryId: memoryIdSchema });
+const memoryIdRequestSchema = z.strictObject({ memoryId: memoryIdSchema });
 
 const empty = z.strictObject({});
 const oneScope = outputObject({ scope: scopeRecordSchema });
@@ -217,7 +217,7 @@ const oauthContract = {
  * the NDJSON file in each later one, `end` in the last. The proto's oneof keeps them apart; which
  * comes when is the import's rule (services/memory/src/domain/import.ts).
  */
-export const importPartSchema = z.strictObject({
+const importPartSchema = z.strictObject({
   options: importQuerySchema.optional(),
   ndjson: z.string().optional(),
   // The last message: the file is complete (only `true` means anything, so only `true` is accepted).
@@ -226,8 +226,7 @@ export const importPartSchema = z.strictObject({
 export type ImportPart = z.infer<typeof importPartSchema>;
 
 /** One message of an export stream: an archive record (an NDJSON line as an object), now and then a resume cursor. */
-export const exportedRecordSchema = outputObject({ record: z.record(z.string(), z.unknown()), cursor: z.string().optional() });
-export type ExportedRecord = z.infer<typeof exportedRecordSchema>;
+const exportedRecordSchema = outputObject({ record: z.record(z.string(), z.unknown()), cursor: z.string().optional() });
 
 /** ArchiveService, by protobuf-es method name; a streaming RPC's shapes are those of one message. */
 const archiveContract = {
@@ -249,8 +248,8 @@ export const memoryContracts = {
 } as const;
 
 /** The consolidator's similar-pair scan (internal:consolidate). limit's ceiling is the scan policy's, checked by the search service. */
-export const similarPairsRequestSchema = z.strictObject({ limit: z.int().min(1).optional() });
-export const similarPairsResponseSchema = outputObject({
+const similarPairsRequestSchema = z.strictObject({ limit: z.int().min(1).optional() });
+const similarPairsResponseSchema = outputObject({
   pairs: z.array(
     outputObject({
       newerId: z.string(),

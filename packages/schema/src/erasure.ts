@@ -13,7 +13,7 @@ import { outputObject } from "./open-object.js";
 export const ERASED_MARKER = "[erased]";
 
 /** At most this many ids per request. */
-export const MAX_ERASE_IDS = 100;
+const MAX_ERASE_IDS = 100;
 /** A selector erases at most this many memories per request; `remaining` says whether to call again. */
 export const MAX_ERASE_BATCH = 500;
 
@@ -21,11 +21,11 @@ export const MAX_ERASE_BATCH = 500;
  * Why, as a closed list: the audit trail must never hold prose, and a free-text reason is where
  * someone would write the very thing being erased.
  */
-export const erasureReasonSchema = z.enum(["data_subject_request", "secret", "mistake", "other"]);
+const erasureReasonSchema = z.enum(["data_subject_request", "secret", "mistake", "other"]);
 export type ErasureReason = z.infer<typeof erasureReasonSchema>;
 
 /** A ticket or case number: identifier characters only (no spaces), so it cannot carry prose. */
-export const erasureReferenceSchema = storableText().regex(/^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,127}$/, {
+const erasureReferenceSchema = storableText().regex(/^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,127}$/, {
   message: "must be a ticket or case id: letters, digits and . _ : / # - (at most 128, no spaces)",
 });
 
@@ -35,7 +35,7 @@ export const erasureReferenceSchema = storableText().regex(/^[A-Za-z0-9][A-Za-z0
  * picks the memories that asserted a fact about it or had one extracted from them (the subject's
  * facts that no memory asserted are erased with them).
  */
-export const erasureSelectorSchema = z
+const erasureSelectorSchema = z
   .strictObject({
     scope: scopeNameSchema.optional(),
     project: projectSchema.optional(),
@@ -50,7 +50,6 @@ export const eraseOneBodySchema = z.strictObject({
   reason: erasureReasonSchema,
   reference: erasureReferenceSchema.optional(),
 });
-export type EraseOneBody = z.infer<typeof eraseOneBodySchema>;
 
 /** POST /api/v1/erasures: ids or a selector (exactly one), and with dryRun only the count and ids it would erase. */
 export const eraseInputSchema = z
@@ -82,4 +81,3 @@ export const eraseOutputSchema = outputObject({
   /** A selector's matches left for another request (on a dry run: beyond those listed); call again while above 0. */
   remaining: z.int().min(0),
 });
-export type EraseOutput = z.infer<typeof eraseOutputSchema>;

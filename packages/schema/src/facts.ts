@@ -16,7 +16,7 @@ export const asOfSchema = z
 export type AsOf = z.infer<typeof asOfSchema>;
 
 /** A valid-time window; either end may be open. */
-export const timeRangeSchema = z
+const timeRangeSchema = z
   .strictObject({ from: instantSchema.optional(), to: instantSchema.optional() })
   .refine((v) => v.from === undefined || v.to === undefined || Date.parse(v.from) <= Date.parse(v.to), {
     message: "from must not be after to",

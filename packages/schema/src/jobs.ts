@@ -11,7 +11,6 @@ const memoryJobSchema = z.strictObject({
 });
 
 export const embedMemoryJobSchema = memoryJobSchema;
-export type EmbedMemoryJob = z.infer<typeof embedMemoryJobSchema>;
 
 /**
  * Per-memory job retries: 2 s doubling to a 60 s cap, ten attempts, about five minutes in all, so
@@ -32,7 +31,6 @@ export const EXTRACTION_QUEUE = "extraction";
 export const EXTRACT_FACTS_JOB = "extract-facts";
 
 export const extractFactsJobSchema = memoryJobSchema;
-export type ExtractFactsJob = z.infer<typeof extractFactsJobSchema>;
 
 /** Extraction retries like an embedding: the memory service or the extractor may be briefly away. */
 export const EXTRACT_RETRY_POLICY = MEMORY_JOB_RETRY_POLICY;

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { commitmentRecordSchema, instantSchema, memoryRecordSchema, memoryStatusSchema, memoryTypeSchema, projectSchema, scopeNameSchema } from "./memory.js";
 import { outputObject } from "./open-object.js";
 
-export const DEFAULT_LIST_LIMIT = 25;
-export const MAX_LIST_LIMIT = 100;
+const DEFAULT_LIST_LIMIT = 25;
+const MAX_LIST_LIMIT = 100;
 
 /** A value that may arrive once or repeated (?project=a&project=b). */
 const oneOrMany = <T extends z.ZodType>(item: T) =>
@@ -29,7 +29,7 @@ export const listMemoriesInputSchema = z
   });
 export type ListMemoriesInput = z.infer<typeof listMemoriesInputSchema>;
 
-export const memorySummarySchema = outputObject({
+const memorySummarySchema = outputObject({
   id: z.string(),
   memoryType: memoryTypeSchema,
   topic: z.string(),
@@ -56,7 +56,7 @@ export const facetsOutputSchema = outputObject({
 });
 export type FacetsOutput = z.infer<typeof facetsOutputSchema>;
 
-export const historyEventSchema = outputObject({
+const historyEventSchema = outputObject({
   memoryId: z.string(),
   kind: z.string(),
   actor: z.string(),
@@ -65,7 +65,7 @@ export const historyEventSchema = outputObject({
   payload: z.record(z.string(), z.unknown()).nullable(),
 });
 
-export const historyEdgeSchema = outputObject({
+const historyEdgeSchema = outputObject({
   fromId: z.string(),
   toId: z.string(),
   edgeType: z.string(),

@@ -23,7 +23,7 @@ export const MEMORY_TYPES = memoryTypeSchema.options;
 export const memoryStatusSchema = z.enum(["active", "archived"]);
 export type MemoryStatus = z.infer<typeof memoryStatusSchema>;
 
-export const embeddingStateSchema = z.enum(["done", "pending"]);
+const embeddingStateSchema = z.enum(["done", "pending"]);
 export type EmbeddingState = z.infer<typeof embeddingStateSchema>;
 
 export const memoryIdSchema = z.uuid({ message: "must be a memory id (UUID)" });
@@ -61,10 +61,10 @@ export const COMMITMENT_TRANSITIONS: Readonly<Record<CommitmentStatus, readonly 
   expired: ["open"],
 };
 
-export const edgeIntentSchema = z.enum(["supersedes", "updates"]);
+const edgeIntentSchema = z.enum(["supersedes", "updates"]);
 export type EdgeIntent = z.infer<typeof edgeIntentSchema>;
 
-export const MAX_FACTS_PER_MEMORY = 20;
+const MAX_FACTS_PER_MEMORY = 20;
 
 /** One measurable claim: the unit lives in the predicate (top_set.weight_kg), one measure per fact. */
 export const factInputSchema = z.strictObject({
@@ -81,7 +81,7 @@ export type FactInput = z.infer<typeof factInputSchema>;
  * that header): sending the same write again with the same key returns the first result instead
  * of storing a second memory. Visible ASCII, up to 255 characters; a UUID is a good choice.
  */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export const idempotencyKeySchema = storableText()
   .min(1)
   .max(MAX_IDEMPOTENCY_KEY_LENGTH)
@@ -135,7 +135,7 @@ export const resolveInputSchema = z.strictObject({
 });
 export type ResolveInput = z.infer<typeof resolveInputSchema>;
 
-export const memoryRefSchema = outputObject({
+const memoryRefSchema = outputObject({
   id: z.string(),
   memoryType: memoryTypeSchema,
   topic: z.string(),
@@ -189,10 +189,8 @@ export const resolveOutputSchema = outputObject({
   status: z.enum([...COMMITMENT_STATUSES, "archived"]),
   previousStatus: z.enum([...COMMITMENT_STATUSES, "active"]),
 });
-export type ResolveOutput = z.infer<typeof resolveOutputSchema>;
 
 export const archiveOutputSchema = outputObject({ id: z.string(), status: z.literal("archived") });
-export type ArchiveOutput = z.infer<typeof archiveOutputSchema>;
 
 /** get_memories: batched full-content read, bounded per item and in aggregate. */
 export const getMemoriesInputSchema = z
@@ -243,4 +241,3 @@ export const getMemoriesOutputSchema = outputObject({
   count: z.int().min(0),
   notFound: z.array(z.string()),
 });
-export type GetMemoriesOutput = z.infer<typeof getMemoriesOutputSchema>;

@@ -7,9 +7,9 @@ import { storableText } from "./storable-text.js";
  * client's https client_id. Unknown members are dropped (both specs say to ignore them), and
  * every list and string is bounded because the document comes from an untrusted party.
  */
-export const MAX_REDIRECT_URIS = 10;
+const MAX_REDIRECT_URIS = 10;
 export const MAX_CLIENT_METADATA_URL_LENGTH = 2048;
-export const MAX_CLIENT_NAME_LENGTH = 200;
+const MAX_CLIENT_NAME_LENGTH = 200;
 /** A Client ID Metadata Document larger than this is refused unread. */
 export const MAX_CLIENT_METADATA_DOCUMENT_BYTES = 5 * 1024;
 

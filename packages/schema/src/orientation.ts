@@ -33,7 +33,7 @@ export const MAX_BRIEFING_SECTION_CEILING = 100;
 export const MAX_HANDOFF_SECTION = 25;
 export const MAX_HANDOFF_SECTION_CEILING = 100;
 /** generatedFor is an echoed label (an agent or provider name), never stored. */
-export const MAX_GENERATED_FOR_LENGTH = MAX_TOPIC_LENGTH;
+const MAX_GENERATED_FOR_LENGTH = MAX_TOPIC_LENGTH;
 /** A live memory of a stale-candidate type recorded longer ago than this is worth re-checking. */
 export const STALE_WINDOW_DAYS = 30;
 /** Only these types go stale: commitments have their own lifecycle, notes, events and patterns do not expire. */
@@ -41,7 +41,7 @@ export const STALE_CANDIDATE_TYPES = ["decision", "preference", "blocker", "fact
 /** A changesCursor older than this is refused as stale: after a month away, read the whole briefing again. */
 export const MAX_CHANGES_CURSOR_AGE_DAYS = 30;
 /** Cursors are far shorter; the bound only keeps a garbled value from costing anything. */
-export const MAX_CHANGES_CURSOR_LENGTH = 4096;
+const MAX_CHANGES_CURSOR_LENGTH = 4096;
 
 /**
  * `changesCursor` from an earlier briefing or handoff of the same selector: with it, each section
@@ -53,12 +53,12 @@ export const changesCursorSchema = storableText().min(1).max(MAX_CHANGES_CURSOR_
  * How an item changed since the cursor: `new` entered the section (written, reopened, or, for
  * overdue and staleCandidates, crossed the section's time line); the others left it.
  */
-export const changeKindSchema = z.enum(["new", "superseded", "resolved", "expired", "archived", "erased"]);
+const changeKindSchema = z.enum(["new", "superseded", "resolved", "expired", "archived", "erased"]);
 export type ChangeKind = z.infer<typeof changeKindSchema>;
 export const CHANGE_KINDS = changeKindSchema.options;
 
 /** Exact number of changed items of each kind in one section. */
-export const changeCountsSchema = outputObject(Object.fromEntries(CHANGE_KINDS.map((k) => [k, z.int().min(0)])) as Record<ChangeKind, z.ZodInt>);
+const changeCountsSchema = outputObject(Object.fromEntries(CHANGE_KINDS.map((k) => [k, z.int().min(0)])) as Record<ChangeKind, z.ZodInt>);
 export type ChangeCounts = z.infer<typeof changeCountsSchema>;
 
 /** What every line of a changes-since read adds: the change, and the successor of a superseded item. */
@@ -86,7 +86,6 @@ export const selectorSchema = perActionInput("kind", [
   z.strictObject({ kind: z.literal("scope_project"), scope: scopeNameSchema, project: projectSchema, includeUnscoped: z.boolean().default(false) }),
 ]);
 export type Selector = z.infer<typeof selectorSchema>;
-export type SelectorKind = Selector["kind"];
 
 /** The selector a read actually used (after the retrieval default narrowed `all`), as one open object. */
 export const effectiveSelectorSchema = outputObject({
@@ -117,7 +116,7 @@ export function briefingSectionLimit(input: Pick<BriefingInput, "mode" | "sectio
 }
 
 /** A commitment line: metadata only, never content. */
-export const briefingCommitmentSchema = outputObject({
+const briefingCommitmentSchema = outputObject({
   id: z.string(),
   memoryId: z.string(),
   topic: z.string(),
@@ -131,7 +130,7 @@ export const briefingCommitmentSchema = outputObject({
 export type BriefingCommitment = z.infer<typeof briefingCommitmentSchema>;
 
 /** A memory line: metadata only, never content. */
-export const briefingMemorySchema = outputObject({
+const briefingMemorySchema = outputObject({
   id: z.string(),
   memoryType: memoryTypeSchema,
   topic: z.string(),
@@ -154,8 +153,8 @@ const section = <T extends z.ZodType>(item: T) =>
     changes: changeCountsSchema.optional(),
   });
 
-export const commitmentSectionSchema = section(briefingCommitmentSchema);
-export const memorySectionSchema = section(briefingMemorySchema);
+const commitmentSectionSchema = section(briefingCommitmentSchema);
+const memorySectionSchema = section(briefingMemorySchema);
 export type CommitmentSection = z.infer<typeof commitmentSectionSchema>;
 export type MemorySection = z.infer<typeof memorySectionSchema>;
 
@@ -190,10 +189,10 @@ export const handoffInputSchema = z.strictObject({
 export type HandoffInput = z.infer<typeof handoffInputSchema>;
 
 /** A handoff line: a memory with a bounded excerpt. */
-export const handoffMemorySchema = outputObject({ ...excerptedMemoryShape, ...changeFields });
+const handoffMemorySchema = outputObject({ ...excerptedMemoryShape, ...changeFields });
 export type HandoffMemory = z.infer<typeof handoffMemorySchema>;
 
-export const handoffCommitmentSchema = outputObject({
+const handoffCommitmentSchema = outputObject({
   id: z.string(),
   memoryId: z.string(),
   topic: z.string(),
@@ -239,13 +238,12 @@ export type HandoffOutput = z.infer<typeof handoffOutputSchema>;
 
 /** describe_environment takes nothing; any key is refused. */
 export const describeEnvironmentInputSchema = z.strictObject({});
-export type DescribeEnvironmentInput = z.infer<typeof describeEnvironmentInputSchema>;
 
 const countsByKey = <K extends string>(keys: readonly K[]) => outputObject(Object.fromEntries(keys.map((k) => [k, z.int().min(0)])) as Record<K, z.ZodInt>);
 
-export const searchLegStatusSchema = outputObject({ leg: searchLegSchema, live: z.boolean() });
-export const queueStatusSchema = outputObject({ name: z.string(), live: z.boolean() });
-export const queueDepthSchema = outputObject({
+const searchLegStatusSchema = outputObject({ leg: searchLegSchema, live: z.boolean() });
+const queueStatusSchema = outputObject({ name: z.string(), live: z.boolean() });
+const queueDepthSchema = outputObject({
   name: z.string(),
   waiting: z.int().min(0),
   active: z.int().min(0),

@@ -12,17 +12,17 @@ import { storableText } from "./storable-text.js";
 export const DEFAULT_PROPOSALS_LIMIT = 25;
 export const MAX_PROPOSALS_LIMIT = 100;
 /** A reviewer's reason, or the consolidator's rationale. */
-export const MAX_PROPOSAL_RATIONALE_LENGTH = 2000;
+const MAX_PROPOSAL_RATIONALE_LENGTH = 2000;
 /** Most edge proposals the consolidator hands over in one call (one tenant's scan). */
-export const MAX_EDGE_PROPOSALS_PER_CALL = 200;
+const MAX_EDGE_PROPOSALS_PER_CALL = 200;
 /** Most fact proposals one memory can yield in one extraction. */
 export const MAX_FACT_PROPOSALS_PER_MEMORY = 50;
 
-export const proposalStatusSchema = z.enum(["proposed", "applied", "rejected"]);
+const proposalStatusSchema = z.enum(["proposed", "applied", "rejected"]);
 export type ProposalStatus = z.infer<typeof proposalStatusSchema>;
 
 /** Edge kinds a consolidation proposal may carry (derives is never proposed). */
-export const proposedEdgeTypeSchema = z.enum(["extends", "updates", "supersedes"]);
+const proposedEdgeTypeSchema = z.enum(["extends", "updates", "supersedes"]);
 export type ProposedEdgeType = z.infer<typeof proposedEdgeTypeSchema>;
 
 const rationaleSchema = storableText().trim().min(1).max(MAX_PROPOSAL_RATIONALE_LENGTH);
@@ -47,7 +47,6 @@ export const reviewProposalsInputSchema = perActionInput("action", [
   rejectProposalInputSchema,
 ]);
 export type ReviewProposalsInput = z.infer<typeof reviewProposalsInputSchema>;
-export type ReviewProposalsAction = ReviewProposalsInput["action"];
 
 /** GET /api/v1/proposals: the list action as a query string. */
 export const listProposalsQuerySchema = z.strictObject({
@@ -115,7 +114,7 @@ export const reviewProposalsOutputSchema = outputObject({
 export type ReviewProposalsOutput = z.infer<typeof reviewProposalsOutputSchema>;
 
 /** What the consolidator proposes for one pair (CreateConsolidationProposals). */
-export const newEdgeProposalSchema = z.strictObject({
+const newEdgeProposalSchema = z.strictObject({
   fromId: memoryIdSchema,
   toId: memoryIdSchema,
   edgeType: proposedEdgeTypeSchema,
@@ -125,7 +124,7 @@ export const newEdgeProposalSchema = z.strictObject({
 export type NewEdgeProposal = z.infer<typeof newEdgeProposalSchema>;
 
 /** What an extractor proposes from one memory (CreateFactProposals). Unit in the predicate, one measure per fact. */
-export const newFactProposalSchema = z.strictObject({
+const newFactProposalSchema = z.strictObject({
   subject: storableText().trim().min(1).max(256),
   predicate: storableText().trim().min(1).max(256),
   value: storableText().trim().min(1).max(2000),

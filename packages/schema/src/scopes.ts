@@ -50,7 +50,6 @@ export const configureScopeInputSchema = perActionInput("action", [
   z.strictObject({ action: z.literal("set_retrieval_default"), ...scopeActionFields.set_retrieval_default }).superRefine(scopeOnlyInDefaultMode),
 ]);
 export type ConfigureScopeInput = z.infer<typeof configureScopeInputSchema>;
-export type ConfigureScopeAction = ConfigureScopeInput["action"];
 
 export const scopeRecordSchema = outputObject({
   id: z.string(),
@@ -59,7 +58,6 @@ export const scopeRecordSchema = outputObject({
   projects: z.array(z.string()),
   createdAt: z.string(),
 });
-export type ScopeRecord = z.infer<typeof scopeRecordSchema>;
 
 export const retrievalPolicySchema = outputObject({
   mode: retrievalModeSchema,

@@ -6,9 +6,9 @@ import { outputObject } from "./open-object.js";
 import { storableText } from "./storable-text.js";
 
 /** memoryTypes takes at most this many types (there are 8, so any subset fits). */
-export const MAX_MEMORY_TYPES_FILTER = 8;
+const MAX_MEMORY_TYPES_FILTER = 8;
 /** projects takes at most this many names. */
-export const MAX_SEARCH_PROJECTS = 32;
+const MAX_SEARCH_PROJECTS = 32;
 /** A relevance cursor freezes at most this many ranked ids. */
 export const MAX_FROZEN_CURSOR_IDS = 1000;
 /** The longest cursor the server issues (a frozen pool at its bound) fits under this. */
@@ -18,11 +18,11 @@ export const searchLegSchema = z.enum(["vector", "fts", "recency"]);
 export type SearchLeg = z.infer<typeof searchLegSchema>;
 
 /** relevance: weighted fusion of the legs. chronological: every match, newest recorded first. */
-export const searchOrderSchema = z.enum(["relevance", "chronological"]);
+const searchOrderSchema = z.enum(["relevance", "chronological"]);
 export type SearchOrder = z.infer<typeof searchOrderSchema>;
 
 /** full: hits with an excerpt and their placement. compact: id, memoryType, topic and score only. */
-export const searchProjectionSchema = z.enum(["full", "compact"]);
+const searchProjectionSchema = z.enum(["full", "compact"]);
 export type SearchProjection = z.infer<typeof searchProjectionSchema>;
 
 /** The filters a caller gave (not order, limit, cursor or projection); chronological listing without a query needs one. */
@@ -69,10 +69,10 @@ export const searchInputSchema = z
   });
 export type SearchInput = z.infer<typeof searchInputSchema>;
 
-export const searchHitSchema = outputObject({ ...excerptedMemoryShape, score: z.number() });
+const searchHitSchema = outputObject({ ...excerptedMemoryShape, score: z.number() });
 export type SearchHit = z.infer<typeof searchHitSchema>;
 
-export const compactSearchHitSchema = outputObject({
+const compactSearchHitSchema = outputObject({
   id: z.string(),
   memoryType: memoryTypeSchema,
   topic: z.string(),
@@ -80,14 +80,14 @@ export const compactSearchHitSchema = outputObject({
 });
 export type CompactSearchHit = z.infer<typeof compactSearchHitSchema>;
 
-export const legCoverageSchema = outputObject({
+const legCoverageSchema = outputObject({
   leg: searchLegSchema,
   available: z.boolean(),
   candidates: z.int().min(0),
 });
 
 /** The filters an answer was narrowed by, as applied (status null: any status). */
-export const appliedFiltersSchema = outputObject({
+const appliedFiltersSchema = outputObject({
   memoryTypes: z.array(memoryTypeSchema),
   scope: z.string().nullable(),
   projects: z.array(z.string()),
@@ -98,7 +98,7 @@ export const appliedFiltersSchema = outputObject({
 export type AppliedFilters = z.infer<typeof appliedFiltersSchema>;
 
 /** What the abstained verdict was decided from, so it can be explained and calibrated. */
-export const abstentionEvidenceSchema = outputObject({
+const abstentionEvidenceSchema = outputObject({
   bestCosine: z.number().nullable(),
   anyLexical: z.boolean(),
   scoreGap: z.number().nullable(),
@@ -107,7 +107,7 @@ export const abstentionEvidenceSchema = outputObject({
 });
 export type AbstentionEvidence = z.infer<typeof abstentionEvidenceSchema>;
 
-export const coverageSchema = outputObject({
+const coverageSchema = outputObject({
   order: searchOrderSchema,
   legs: z.array(legCoverageSchema),
   filters: appliedFiltersSchema,

@@ -33,10 +33,9 @@ export const memoryResourceSchema = outputObject({
   project: z.string().nullable(),
   recordedAt: z.string(),
 });
-export type MemoryResource = z.infer<typeof memoryResourceSchema>;
 
 /** The selector kinds the briefing prompt renders, the same ones the briefing tool takes. */
-export const briefingPromptSelectorSchema = effectiveSelectorSchema.shape.kind;
+const briefingPromptSelectorSchema = effectiveSelectorSchema.shape.kind;
 
 /** prompts/get briefing: which selector to render, the mode to ask for, and the cursor of the last briefing. */
 export const briefingPromptArgsSchema = z.strictObject({
@@ -51,5 +50,6 @@ export type BriefingPromptArgs = z.infer<typeof briefingPromptArgsSchema>;
  * this field per request to attach its completion callback (the SDK marks the schema object).
  */
 export const debriefScopeArgSchema = scopeNameSchema;
-export const debriefPromptArgsSchema = z.strictObject({ scope: debriefScopeArgSchema.optional() });
-export type DebriefPromptArgs = z.infer<typeof debriefPromptArgsSchema>;
+export interface DebriefPromptArgs {
+  scope?: z.infer<typeof debriefScopeArgSchema>;
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { clientMetadataDocumentSchema, isAcceptableRedirectUri, oauthClientMetadataSchema } from "../src/index.js";
+import { clientMetadataDocumentSchema, oauthClientMetadataSchema } from "../src/index.js";
+import { isAcceptableRedirectUri } from "../src/oauth.js";
 
 describe("redirect URIs", () => {
   it.each([

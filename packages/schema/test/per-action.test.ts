@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { configureScopeInputSchema, perActionInput, reviewProposalsInputSchema, selectorSchema } from "../src/index.js";
+import { configureScopeInputSchema, reviewProposalsInputSchema } from "../src/index.js";
+import { selectorSchema } from "../src/orientation.js";
+import { perActionInput } from "../src/per-action.js";
 
 const advertised = (schema: z.ZodType) => schema["~standard"].jsonSchema.input({ target: "draft-2020-12" }) as Record<string, unknown>;
 const issues = (schema: z.ZodType, value: unknown) => (schema.safeParse(value).error?.issues ?? []).map((i) => [i.path.join("."), i.message]);

@@ -1,2 +1,2 @@
-export { consolidatorConfigSchema, type ConsolidatorConfig } from "./config.js";
-export { startConsolidator, type Consolidator, type ConsolidatorDeps } from "./server.js";
+export { consolidatorConfigSchema } from "./config.js";
+export { startConsolidator, type Consolidator } from "./server.js";

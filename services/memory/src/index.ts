@@ -1,5 +1,5 @@
-export { loadMemoryConfig, memoryConfigSchema, type MemoryConfig } from "./config.js";
-export { startMemoryService, type MemoryServiceDeps, type RunningMemoryService } from "./server.js";
-export { migrate, type MigrationResult } from "./db/migrate.js";
+export { loadMemoryConfig, memoryConfigSchema } from "./config.js";
+export { startMemoryService, type RunningMemoryService } from "./server.js";
+export { migrate } from "./db/migrate.js";
 export { createTenantWithKey, type CreatedTenant } from "./domain/tenants.js";
-export { issueApiKey, listApiKeys, revokeApiKey, type IssuedApiKey } from "./domain/key-admin.js";
+export { issueApiKey } from "./domain/key-admin.js";
