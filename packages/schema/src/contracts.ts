@@ -176,6 +176,11 @@ const apiKeysContract = {
     request: z.strictObject({ apiKey: z.string() }),
     response: outputObject({ tenantId: z.string(), userId: z.string(), scopes: z.array(z.string()), keyId: z.string() }),
   },
+  // The tenant is the credential's; only a user id can name a user.
+  checkTenantMembership: {
+    request: z.strictObject({ userId: z.uuid({ message: "must be a user id (UUID)" }) }),
+    response: outputObject({ member: z.boolean() }),
+  },
 } as const;
 
 /** OAuthStorageService, by protobuf-es method name. */

@@ -18,6 +18,7 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import express, { Router, type Express } from "express";
 import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth/api-key.js";
+import { createMembershipCheck } from "./auth/membership.js";
 import type { MemoryPeer } from "./clients/memory.js";
 import type { SearchPeer } from "./clients/search.js";
 import { healthRouter, type PeerChecks } from "./http/health.js";
@@ -99,6 +100,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   const metrics = deps.metrics ?? createGatewayMetrics();
   const { limits } = deps;
   const resolveApiKey = deps.resolveApiKey ?? createApiKeyResolver(deps.memory, { log });
+  const isMember = createMembershipCheck(deps.memory, { log });
   const oauth = deps.oauth;
   const keys = oauth === undefined ? undefined : (oauth.keys ?? createSigningKeyRing(deps.memory));
   const authenticate = requireApiKey(
@@ -106,7 +108,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     log,
     oauth === undefined || keys === undefined
       ? {}
-      : { verifyAccessToken: createAccessTokenVerifier(keys, oauth.location), resourceMetadataUrl: () => oauth.location.resourceMetadataUrl() },
+      : { verifyAccessToken: createAccessTokenVerifier(keys, oauth.location, isMember), resourceMetadataUrl: () => oauth.location.resourceMetadataUrl() },
   );
   const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics, completionLimiter: limits.completion });
   const serveMcp = toNodeHandler(mcp, {
@@ -177,7 +179,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
       memory: deps.memory,
       search: deps.search,
       resolveApiKey,
-      sessions: createSessionCodec(deps.ui?.sessionSecret ?? generateSessionSecret()),
+      sessions: createSessionCodec(deps.ui?.sessionSecret ?? generateSessionSecret(), { membership: isMember }),
       secureCookies: () => deps.ui?.secureCookies ?? false,
       signedInLimits: [
         limitRequests(limits.key, byCredential, uiResponder, { metrics, log }),

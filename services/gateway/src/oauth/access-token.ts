@@ -1,12 +1,14 @@
 /**
  * Access tokens are JWTs (RFC 9068 profile): typ at+jwt, EdDSA, iss = our issuer, aud = the MCP
- * resource (RFC 8707), sub = the user, tid = the tenant, scope, client_id, jti, one hour. The
- * resource server verifies signature, typ, iss, aud, exp and nbf and maps the claims to the same
- * Principal an API key yields.
+ * resource (RFC 8707), sub = the user, tid = the tenant, scope, client_id, jti, iat, one hour. The
+ * resource server verifies signature, typ, iss, aud, exp, nbf and iat (neither may lie ahead of our
+ * clock by more than the replicas' tolerated skew), then that sub is a user of tid (the memory
+ * service says, cached briefly), and maps the claims to the same Principal an API key yields.
  */
 import { randomUUID } from "node:crypto";
 import { AppError, isAppError } from "@3ngram/errors";
 import { SignJWT, decodeProtectedHeader, jwtVerify } from "jose";
+import type { MembershipCheck } from "../auth/membership.js";
 import { publicScopes } from "../auth/public-scopes.js";
 import type { Principal } from "../http/locals.js";
 import type { OAuthLocation } from "./issuer.js";
@@ -53,9 +55,10 @@ export type AccessTokenVerifier = (token: string) => Promise<Principal & { clien
 
 /**
  * Rejects with AppError: unauthenticated for anything that is not a valid, current token for
- * this resource; unavailable when the signing keys cannot be loaded.
+ * this resource, or whose user is not in its tenant; unavailable when the signing keys cannot be
+ * loaded or the membership cannot be checked.
  */
-export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthLocation): AccessTokenVerifier {
+export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthLocation, isMember: MembershipCheck): AccessTokenVerifier {
   const invalid = () => new AppError("unauthenticated", "invalid access token");
   return async (token) => {
     if (!looksLikeJwt(token)) throw invalid();
@@ -83,7 +86,10 @@ export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthL
         issuer: location.issuer(),
         audience: location.mcpResource(),
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
-        requiredClaims: ["exp", "sub", "jti"],
+        // With maxTokenAge jose requires iat and refuses one further ahead than the tolerance (nbf
+        // it checks the same way unasked); no token of ours is older than its lifetime.
+        maxTokenAge: ACCESS_TOKEN_TTL_SECONDS,
+        requiredClaims: ["exp", "sub", "jti", "iat"],
       }));
     } catch {
       throw invalid();
@@ -91,6 +97,8 @@ export function createAccessTokenVerifier(keys: SigningKeyRing, location: OAuthL
     const { sub, tid, scope, exp, client_id: clientId } = payload;
     if (typeof sub !== "string" || typeof tid !== "string" || typeof scope !== "string" || typeof exp !== "number" || typeof clientId !== "string")
       throw invalid();
+    // The signature proves who issued the claims, not that they still hold.
+    if (!(await isMember(tid, sub))) throw invalid();
     return { tenantId: tid, userId: sub, scopes: publicScopes(scope.split(" ")), expiresAt: exp, clientId };
   };
 }

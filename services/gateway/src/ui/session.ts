@@ -5,13 +5,16 @@
  * per-credential budget) and when that stops being true, signed with HS256 under the session
  * secret. It never holds the API key. Any gateway replica configured with the same secret accepts
  * it, so no session store is needed; the price is that signing out or revoking the key does not
- * end a copied token before it expires.
+ * end a copied token before it expires. What the signature cannot vouch for is checked on every
+ * request: the token must not claim to be issued in the future, and its user must still belong to
+ * its tenant (asked of the memory service, cached briefly: ../auth/membership.ts).
  *
  * CSRF tokens for signed-in forms are bound to the session: an HMAC of the token's id under the
  * same secret, so they need no second cookie and die with the session.
  */
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
+import type { MembershipCheck } from "../auth/membership.js";
 import type { Principal } from "../http/locals.js";
 
 export const SESSION_COOKIE = "ui_session";
@@ -19,6 +22,11 @@ export const SESSION_TTL_SECONDS = 8 * 60 * 60;
 /** The audience claim: a session token is good for the review UI and nothing else. */
 const AUDIENCE = "3ngram-ui";
 const ALGORITHM = "HS256";
+/**
+ * How far ahead of our clock a session's iat may be: another replica may have issued it. Checked
+ * here rather than by jose's maxTokenAge, whose tolerance would also stretch exp, which stays exact.
+ */
+const ISSUED_AT_SKEW_SECONDS = 5;
 
 export interface UiSession {
   tenantId: string;
@@ -34,7 +42,11 @@ export interface UiSession {
 
 export interface SessionCodec {
   issue(principal: Principal & { keyId?: string }): Promise<{ token: string; session: UiSession }>;
-  /** The session a cookie value stands for, or undefined when it is missing, forged, foreign or expired. */
+  /**
+   * The session a cookie value stands for, or undefined when it is missing, forged, foreign,
+   * expired, dated in the future, or its user is no longer in its tenant. Rejects with AppError
+   * unavailable when that last cannot be learnt.
+   */
   verify(token: string | undefined): Promise<UiSession | undefined>;
   /** The CSRF token every form of this session must send back. */
   csrfToken(session: UiSession): string;
@@ -45,10 +57,34 @@ export function generateSessionSecret(): string {
   return randomBytes(32).toString("base64url");
 }
 
-export function createSessionCodec(secret: string, options: { ttlSeconds?: number; now?: () => number } = {}): SessionCodec {
+export function createSessionCodec(secret: string, options: { membership: MembershipCheck; ttlSeconds?: number; now?: () => number }): SessionCodec {
   const key = new TextEncoder().encode(secret);
   const ttlSeconds = options.ttlSeconds ?? SESSION_TTL_SECONDS;
   const nowSeconds = () => Math.floor((options.now ?? Date.now)() / 1000);
+
+  /** The session a cookie's signature and claims stand for, or undefined. */
+  const decode = async (token: string | undefined): Promise<UiSession | undefined> => {
+    if (token === undefined || token.length === 0 || token.length > 4096) return undefined;
+    try {
+      const now = nowSeconds();
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: [ALGORITHM],
+        audience: AUDIENCE,
+        requiredClaims: ["sub", "jti", "exp", "tid", "iat"],
+        currentDate: new Date(now * 1000),
+        clockTolerance: 0,
+      });
+      const { sub, jti, exp, iat, tid, scope, kid } = payload;
+      if (typeof sub !== "string" || typeof jti !== "string" || typeof exp !== "number" || typeof tid !== "string" || typeof scope !== "string")
+        return undefined;
+      if (typeof iat !== "number" || iat > now + ISSUED_AT_SKEW_SECONDS) return undefined;
+      const session: UiSession = { tenantId: tid, userId: sub, scopes: scope.split(" ").filter(Boolean), sessionId: jti, expiresAt: exp };
+      if (typeof kid === "string" && kid.length > 0) session.keyId = kid;
+      return session;
+    } catch {
+      return undefined;
+    }
+  };
 
   return {
     async issue(principal) {
@@ -69,24 +105,10 @@ export function createSessionCodec(secret: string, options: { ttlSeconds?: numbe
     },
 
     async verify(token) {
-      if (token === undefined || token.length === 0 || token.length > 4096) return undefined;
-      try {
-        const { payload } = await jwtVerify(token, key, {
-          algorithms: [ALGORITHM],
-          audience: AUDIENCE,
-          requiredClaims: ["sub", "jti", "exp", "tid"],
-          currentDate: new Date(nowSeconds() * 1000),
-          clockTolerance: 0,
-        });
-        const { sub, jti, exp, tid, scope, kid } = payload;
-        if (typeof sub !== "string" || typeof jti !== "string" || typeof exp !== "number" || typeof tid !== "string" || typeof scope !== "string")
-          return undefined;
-        const session: UiSession = { tenantId: tid, userId: sub, scopes: scope.split(" ").filter(Boolean), sessionId: jti, expiresAt: exp };
-        if (typeof kid === "string" && kid.length > 0) session.keyId = kid;
-        return session;
-      } catch {
-        return undefined;
-      }
+      const session = await decode(token);
+      // Outside decode's catch: a membership that cannot be checked is an outage, not a bad cookie.
+      if (session === undefined || !(await options.membership(session.tenantId, session.userId))) return undefined;
+      return session;
     },
 
     csrfToken(session) {

@@ -198,6 +198,7 @@ export const memorySamples: Record<string, Sample> = {
   // Vector components a 32-bit float holds exactly, as the wire carries them.
   storeEmbedding: { request: { memoryId: ID, model: "hash-384", vector: [0.5, -0.25, 1] }, response: { stored: true } },
   resolveApiKey: { request: { apiKey: "3ng_secret" }, response: { tenantId: ID, userId: ID2, scopes: ["memory:read"], keyId: ID } },
+  checkTenantMembership: { request: { userId: ID2 }, response: { member: true } },
   listTenants: { request: { after: ID, limit: 10 }, response: { tenantIds: [ID2] } },
   listPendingEmbeddings: { request: { model: "hash-384", after: ID, limit: 10 }, response: { memoryIds: [ID2] } },
   expireCommitments: { request: { dueBefore: T0, limit: 10 }, response: { memoryIds: [ID], skipped: 1 } },

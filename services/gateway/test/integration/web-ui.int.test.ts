@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { createTenantWithKey, type CreatedTenant } from "@3ngram/memory";
 import { SCOPES, type CallOptions } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { decodeJwt } from "jose";
+import { SignJWT, decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, writer } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
@@ -21,6 +21,10 @@ import { capturedLog } from "../support/captured-log.js";
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 
 const SESSION_SECRET = "web-ui-test-secret-0123456789-abcdefghij";
+/** Codecs here only mint cookies; the gateway under test verifies them, membership check included. */
+const mintOnly = {
+  membership: () => Promise.reject(new Error("a minting codec verifies nothing")),
+};
 const HOSTILE = `<script>alert("x")</script> & 'quoted' "text"`;
 
 let core: CoreServices;
@@ -161,9 +165,9 @@ describe("signing in", () => {
   it("sends an expired or foreign session back to sign-in", async () => {
     const nineHoursAgo = Date.now() - 9 * 60 * 60 * 1000;
     const principal = { tenantId: tenantA.tenantId, userId: tenantA.userId, scopes: [SCOPES.read, SCOPES.write], expiresAt: 0 };
-    const expired = (await createSessionCodec(SESSION_SECRET, { now: () => nineHoursAgo }).issue(principal)).token;
-    const foreign = (await createSessionCodec("another-secret-that-is-long-enough-000").issue(principal)).token;
-    const fresh = (await createSessionCodec(SESSION_SECRET).issue(principal)).token;
+    const expired = (await createSessionCodec(SESSION_SECRET, { ...mintOnly, now: () => nineHoursAgo }).issue(principal)).token;
+    const foreign = (await createSessionCodec("another-secret-that-is-long-enough-000", mintOnly).issue(principal)).token;
+    const fresh = (await createSessionCodec(SESSION_SECRET, mintOnly).issue(principal)).token;
     for (const [token, expected] of [
       [expired, 303],
       [foreign, 303],
@@ -175,6 +179,38 @@ describe("signing in", () => {
       expect(answer.status).toBe(expected);
       if (expected === 303) expect(answer.location).toBe("/ui/sign-in");
     }
+  });
+
+  it("sends a session whose user is not in its tenant back to sign-in, and shows nothing of that tenant", async () => {
+    const secretOfB = await remember(tenantB, "tenant b only", `tenant b's own memory ${randomUUID()}`);
+    // Signed with the real session secret: only the claims are wrong, A's user named in B's tenant.
+    const crossed = { tenantId: tenantB.tenantId, userId: tenantA.userId, scopes: [SCOPES.read, SCOPES.write], expiresAt: 0 };
+    const token = (await createSessionCodec(SESSION_SECRET, mintOnly).issue(crossed)).token;
+    for (const path of ["/ui/overview", `/ui/memories/${secretOfB}`, "/ui/search?q=tenant"]) {
+      const browser = new Browser(gateway.url);
+      browser.cookies.set("ui_session", token);
+      const answer = await browser.get(path);
+      expect(answer, path).toMatchObject({ status: 303, location: "/ui/sign-in" });
+      expect(answer.html).not.toContain("tenant b");
+    }
+    // The control: B's own user signs in and reads it.
+    const own = await signedIn(tenantB);
+    expect((await own.get(`/ui/memories/${secretOfB}`)).status).toBe(200);
+  });
+
+  it("sends a session dated a day ahead back to sign-in", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ tid: tenantA.tenantId, scope: `${SCOPES.read} ${SCOPES.write}` })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setSubject(tenantA.userId)
+      .setAudience("3ngram-ui")
+      .setJti(randomUUID())
+      .setIssuedAt(now + 86_400)
+      .setExpirationTime(now + 3600)
+      .sign(new TextEncoder().encode(SESSION_SECRET));
+    const browser = new Browser(gateway.url);
+    browser.cookies.set("ui_session", token);
+    expect(await browser.get("/ui/overview")).toMatchObject({ status: 303, location: "/ui/sign-in" });
   });
 
   it("signs out: the cookie is cleared and the next page asks to sign in", async () => {

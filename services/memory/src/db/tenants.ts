@@ -96,6 +96,12 @@ export async function revokeApiKeyRow(db: Queryable, tenantId: string, ref: { id
   return rows[0]?.id ?? null;
 }
 
+/** Whether the user is one of the tenant's (row-level security hides every other tenant's users anyway). */
+export async function userExists(db: Queryable, tenantId: string, userId: string): Promise<boolean> {
+  const { rows } = await db.query("SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2", [tenantId, userId]);
+  return rows.length > 0;
+}
+
 /** The tenant's users, oldest first (the first is the one create-tenant made). */
 export async function selectUserIds(db: Queryable, tenantId: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 ORDER BY created_at, id", [tenantId]);

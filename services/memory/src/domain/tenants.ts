@@ -4,8 +4,10 @@ import { withOwnerTransaction, withRole, withTenant, type Pool } from "@3ngram/d
 import { DEFAULT_SCOPES, PUBLIC_SCOPES } from "@3ngram/rpc";
 import type { Logger } from "@3ngram/runtime";
 import { insertStarterScopes, STARTER_SCOPES } from "../db/scopes.js";
-import { insertApiKey, insertTenant, insertUser, resolveKeyHash, touchApiKey, type ResolvedKeyRow } from "../db/tenants.js";
+import { insertApiKey, insertTenant, insertUser, resolveKeyHash, touchApiKey, userExists, type ResolvedKeyRow } from "../db/tenants.js";
 import { generateApiKey, looksLikeApiKey, sha256Hex } from "./api-keys.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The scopes a key may hold: the public ones. */
 export const API_KEY_SCOPES = PUBLIC_SCOPES;
@@ -65,4 +67,14 @@ export async function resolveApiKey(pool: Pool, runtimeRole: string, apiKey: str
     log?.warn({ key_id: row.keyId, error: { type: (err as Error)?.name } }, "api key last-used not recorded"),
   );
   return row;
+}
+
+/**
+ * Whether the user belongs to the tenant: read in that tenant's context, so the answer about a
+ * user of any other tenant is "no", exactly as for a user who never existed.
+ */
+export async function isTenantMember(pool: Pool, runtimeRole: string, tenantId: string, userId: string): Promise<boolean> {
+  // A credential's tenant is any string its signer chose; one that is no tenant id names no tenant.
+  if (!UUID.test(tenantId)) return false;
+  return withTenant(pool, { role: runtimeRole, tenantId, readOnly: true }, (db) => userExists(db, tenantId, userId));
 }

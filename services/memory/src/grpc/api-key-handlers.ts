@@ -5,7 +5,7 @@ import { apiKeyIdSchema, memoryContracts } from "@3ngram/schema";
 import type { ApiKeyListing } from "../db/tenants.js";
 import type { MemoryDeps } from "../domain/deps.js";
 import { createMyApiKey, listMyApiKeys, revokeMyApiKey, type KeyOwner } from "../domain/my-api-keys.js";
-import { resolveApiKey } from "../domain/tenants.js";
+import { isTenantMember, resolveApiKey } from "../domain/tenants.js";
 
 // ApiKeysService: a user's own keys, and the gateway's resolution of a presented key.
 
@@ -34,6 +34,7 @@ export function apiKeyHandlers(deps: MemoryDeps): Handlers<typeof ApiKeysService
       return { key: record(await revokeMyApiKey(deps, owner, id.data.toLowerCase())) };
     },
     resolveApiKey: async ({ apiKey }) => resolveApiKey(deps.pool, deps.runtimeRole, apiKey, deps.log),
+    checkTenantMembership: async ({ userId }, ctx) => ({ member: await isTenantMember(deps.pool, deps.runtimeRole, ctx.tenantId, userId) }),
   });
 }
 
@@ -45,4 +46,6 @@ export const apiKeyPolicies = {
   createMyApiKey: ownKeys,
   revokeMyApiKey: ownKeys,
   resolveApiKey: { anyScope: [SCOPES.internalAuth], tenant: false },
+  // The gateway's credential names the tenant the token claims; the answer is about that tenant only.
+  checkTenantMembership: { anyScope: [SCOPES.internalAuth], tenant: true },
 } satisfies Policies<typeof ApiKeysService>;

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/api_keys.proto.
  */
 export const file_memory_v1_api_keys: GenFile = /*@__PURE__*/
-  fileDesc("ChhtZW1vcnkvdjEvYXBpX2tleXMucHJvdG8SCW1lbW9yeS52MSL+AQoGQXBpS2V5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcHJlZml4GAMgASgJEg4KBnNjb3BlcxgEIAMoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgxsYXN0X3VzZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESMwoKcmV2b2tlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUIPCg1fbGFzdF91c2VkX2F0Qg0KC19yZXZva2VkX2F0IhYKFExpc3RNeUFwaUtleXNSZXF1ZXN0IjgKFUxpc3RNeUFwaUtleXNSZXNwb25zZRIfCgRrZXlzGAEgAygLMhEubWVtb3J5LnYxLkFwaUtleSI1ChVDcmVhdGVNeUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZzY29wZXMYAiADKAkiSQoWQ3JlYXRlTXlBcGlLZXlSZXNwb25zZRIeCgNrZXkYASABKAsyES5tZW1vcnkudjEuQXBpS2V5Eg8KB2FwaV9rZXkYAiABKAkiJwoVUmV2b2tlTXlBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCSI4ChZSZXZva2VNeUFwaUtleVJlc3BvbnNlEh4KA2tleRgBIAEoCzIRLm1lbW9yeS52MS5BcGlLZXliBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChhtZW1vcnkvdjEvYXBpX2tleXMucHJvdG8SCW1lbW9yeS52MSL+AQoGQXBpS2V5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcHJlZml4GAMgASgJEg4KBnNjb3BlcxgEIAMoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgxsYXN0X3VzZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESMwoKcmV2b2tlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUIPCg1fbGFzdF91c2VkX2F0Qg0KC19yZXZva2VkX2F0IhYKFExpc3RNeUFwaUtleXNSZXF1ZXN0IjgKFUxpc3RNeUFwaUtleXNSZXNwb25zZRIfCgRrZXlzGAEgAygLMhEubWVtb3J5LnYxLkFwaUtleSI1ChVDcmVhdGVNeUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZzY29wZXMYAiADKAkiSQoWQ3JlYXRlTXlBcGlLZXlSZXNwb25zZRIeCgNrZXkYASABKAsyES5tZW1vcnkudjEuQXBpS2V5Eg8KB2FwaV9rZXkYAiABKAkiJwoVUmV2b2tlTXlBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCSI4ChZSZXZva2VNeUFwaUtleVJlc3BvbnNlEh4KA2tleRgBIAEoCzIRLm1lbW9yeS52MS5BcGlLZXkiLwocQ2hlY2tUZW5hbnRNZW1iZXJzaGlwUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIi8KHUNoZWNrVGVuYW50TWVtYmVyc2hpcFJlc3BvbnNlEg4KBm1lbWJlchgBIAEoCGIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message memory.v1.ApiKey
@@ -183,4 +183,42 @@ export type RevokeMyApiKeyResponse = Message<"memory.v1.RevokeMyApiKeyResponse">
  */
 export const RevokeMyApiKeyResponseSchema: GenMessage<RevokeMyApiKeyResponse> = /*@__PURE__*/
   messageDesc(file_memory_v1_api_keys, 6);
+
+/**
+ * @generated from message memory.v1.CheckTenantMembershipRequest
+ */
+export type CheckTenantMembershipRequest = Message<"memory.v1.CheckTenantMembershipRequest"> & {
+  /**
+   * The user a token names; the tenant is the credential's.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message memory.v1.CheckTenantMembershipRequest.
+ * Use `create(CheckTenantMembershipRequestSchema)` to create a new message.
+ */
+export const CheckTenantMembershipRequestSchema: GenMessage<CheckTenantMembershipRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_api_keys, 7);
+
+/**
+ * @generated from message memory.v1.CheckTenantMembershipResponse
+ */
+export type CheckTenantMembershipResponse = Message<"memory.v1.CheckTenantMembershipResponse"> & {
+  /**
+   * False for a user of another tenant and for no user at all, alike.
+   *
+   * @generated from field: bool member = 1;
+   */
+  member: boolean;
+};
+
+/**
+ * Describes the message memory.v1.CheckTenantMembershipResponse.
+ * Use `create(CheckTenantMembershipResponseSchema)` to create a new message.
+ */
+export const CheckTenantMembershipResponseSchema: GenMessage<CheckTenantMembershipResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_api_keys, 8);
 

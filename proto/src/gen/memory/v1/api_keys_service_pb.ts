@@ -4,7 +4,7 @@
 
 import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { CreateMyApiKeyRequestSchema, CreateMyApiKeyResponseSchema, ListMyApiKeysRequestSchema, ListMyApiKeysResponseSchema, RevokeMyApiKeyRequestSchema, RevokeMyApiKeyResponseSchema } from "./api_keys_pb.js";
+import type { CheckTenantMembershipRequestSchema, CheckTenantMembershipResponseSchema, CreateMyApiKeyRequestSchema, CreateMyApiKeyResponseSchema, ListMyApiKeysRequestSchema, ListMyApiKeysResponseSchema, RevokeMyApiKeyRequestSchema, RevokeMyApiKeyResponseSchema } from "./api_keys_pb.js";
 import { file_memory_v1_api_keys } from "./api_keys_pb.js";
 import type { ResolveApiKeyRequestSchema, ResolveApiKeyResponseSchema } from "./memory_pb.js";
 import { file_memory_v1_memory } from "./memory_pb.js";
@@ -13,14 +13,15 @@ import { file_memory_v1_memory } from "./memory_pb.js";
  * Describes the file memory/v1/api_keys_service.proto.
  */
 export const file_memory_v1_api_keys_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBtZW1vcnkvdjEvYXBpX2tleXNfc2VydmljZS5wcm90bxIJbWVtb3J5LnYxMusCCg5BcGlLZXlzU2VydmljZRJSCg1MaXN0TXlBcGlLZXlzEh8ubWVtb3J5LnYxLkxpc3RNeUFwaUtleXNSZXF1ZXN0GiAubWVtb3J5LnYxLkxpc3RNeUFwaUtleXNSZXNwb25zZRJVCg5DcmVhdGVNeUFwaUtleRIgLm1lbW9yeS52MS5DcmVhdGVNeUFwaUtleVJlcXVlc3QaIS5tZW1vcnkudjEuQ3JlYXRlTXlBcGlLZXlSZXNwb25zZRJVCg5SZXZva2VNeUFwaUtleRIgLm1lbW9yeS52MS5SZXZva2VNeUFwaUtleVJlcXVlc3QaIS5tZW1vcnkudjEuUmV2b2tlTXlBcGlLZXlSZXNwb25zZRJXCg1SZXNvbHZlQXBpS2V5Eh8ubWVtb3J5LnYxLlJlc29sdmVBcGlLZXlSZXF1ZXN0GiAubWVtb3J5LnYxLlJlc29sdmVBcGlLZXlSZXNwb25zZSIDkAICYgZwcm90bzM", [file_memory_v1_api_keys, file_memory_v1_memory]);
+  fileDesc("CiBtZW1vcnkvdjEvYXBpX2tleXNfc2VydmljZS5wcm90bxIJbWVtb3J5LnYxMtwDCg5BcGlLZXlzU2VydmljZRJSCg1MaXN0TXlBcGlLZXlzEh8ubWVtb3J5LnYxLkxpc3RNeUFwaUtleXNSZXF1ZXN0GiAubWVtb3J5LnYxLkxpc3RNeUFwaUtleXNSZXNwb25zZRJVCg5DcmVhdGVNeUFwaUtleRIgLm1lbW9yeS52MS5DcmVhdGVNeUFwaUtleVJlcXVlc3QaIS5tZW1vcnkudjEuQ3JlYXRlTXlBcGlLZXlSZXNwb25zZRJVCg5SZXZva2VNeUFwaUtleRIgLm1lbW9yeS52MS5SZXZva2VNeUFwaUtleVJlcXVlc3QaIS5tZW1vcnkudjEuUmV2b2tlTXlBcGlLZXlSZXNwb25zZRJXCg1SZXNvbHZlQXBpS2V5Eh8ubWVtb3J5LnYxLlJlc29sdmVBcGlLZXlSZXF1ZXN0GiAubWVtb3J5LnYxLlJlc29sdmVBcGlLZXlSZXNwb25zZSIDkAICEm8KFUNoZWNrVGVuYW50TWVtYmVyc2hpcBInLm1lbW9yeS52MS5DaGVja1RlbmFudE1lbWJlcnNoaXBSZXF1ZXN0GigubWVtb3J5LnYxLkNoZWNrVGVuYW50TWVtYmVyc2hpcFJlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_memory_v1_api_keys, file_memory_v1_memory]);
 
 /**
  * API keys (docs/adr/0033). The caller's own keys: the tenant and user come from the credential,
  * and nothing here reaches another user's keys. List needs memory:read; Create needs the scopes it
  * asks for (a read-only caller cannot mint a read-write key); Revoke refuses a key with scopes the
  * caller lacks. Unknown, foreign and other users' key ids are NOT_FOUND alike. ResolveApiKey is the
- * gateway's authentication of a presented key: "internal:auth", no tenant.
+ * gateway's authentication of a presented key: "internal:auth", no tenant. CheckTenantMembership
+ * is the gateway's check of a token it verified itself: "internal:auth", in the token's tenant.
  *
  * @generated from service memory.v1.ApiKeysService
  */
@@ -58,6 +59,19 @@ export const ApiKeysService: GenService<{
     methodKind: "unary";
     input: typeof ResolveApiKeyRequestSchema;
     output: typeof ResolveApiKeyResponseSchema;
+  },
+  /**
+   * Whether a user belongs to the credential's tenant. The gateway asks before it trusts the
+   * tenant and user claims of an OAuth access token or a review UI session: a valid signature
+   * proves who issued a token, not that the user is still, or ever was, in that tenant. It can
+   * only ask about the tenant its credential names, and learns nothing of any other.
+   *
+   * @generated from rpc memory.v1.ApiKeysService.CheckTenantMembership
+   */
+  checkTenantMembership: {
+    methodKind: "unary";
+    input: typeof CheckTenantMembershipRequestSchema;
+    output: typeof CheckTenantMembershipResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memory_v1_api_keys_service, 0);
