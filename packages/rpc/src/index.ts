@@ -21,6 +21,7 @@ export {
   type MethodPolicy,
   type Policies,
   type RpcServerOptions,
+  type ServedMethod,
 } from "./server.js";
 export {
   createRpcClient,
@@ -42,15 +43,12 @@ export {
   bridgeClient,
   bridgeClients,
   bridgeHandlers,
-  fromWire,
-  parseWire,
-  toWire,
-  wireValue,
   type BridgedClient,
   type BridgedClients,
   type Contracts,
   type BridgedHandlers,
   type Contract,
-  type MethodContract,
 } from "./bridge.js";
+export { fromWire, parseWire, toWire, wireValue } from "./wire-shape.js";
+export { publicCodecs, type MethodContract } from "./codec.js";
 export { connectPeer, type Peer } from "./peer.js";

@@ -1,18 +1,17 @@
 import type * as grpc from "@grpc/grpc-js";
-import { fromBinary, toBinary, type DescService } from "@bufbuild/protobuf";
+import { fromBinary, toBinary, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import type { MethodCodecs } from "./codec.js";
 
 /**
  * Builds a grpc-js service definition from a protobuf-es service descriptor, so the generated
- * protobuf-es types are the only TypeScript for our messages (no proto-loader, no copies).
+ * protobuf-es types are the only TypeScript for our messages (no proto-loader, no copies). grpc-js
+ * serialises the messages itself: for a plain grpc-js server or client (a foreign peer in tests).
  */
 export function grpcServiceDefinition(service: DescService): grpc.ServiceDefinition {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   for (const method of service.methods) {
     definition[method.localName] = {
-      path: `/${service.typeName}/${method.name}`,
-      originalName: method.name,
-      requestStream: method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
-      responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
+      ...methodShape(service, method),
       requestSerialize: (message) => Buffer.from(toBinary(method.input, message as never)),
       requestDeserialize: (bytes) => fromBinary(method.input, bytes),
       responseSerialize: (message) => Buffer.from(toBinary(method.output, message as never)),
@@ -20,4 +19,35 @@ export function grpcServiceDefinition(service: DescService): grpc.ServiceDefinit
     };
   }
   return definition;
+}
+
+/**
+ * The definition our own clients and servers use: a value is encoded on our side of grpc-js (in
+ * the call or the handler path, so a value that cannot be written fails there like any other
+ * error, with its status details) and grpc-js passes the bytes on; what arrives is decoded by the
+ * method's codec. Only the methods given codecs are defined.
+ */
+export function codecServiceDefinition(service: DescService, codecs: ReadonlyMap<DescMethod, MethodCodecs>): grpc.ServiceDefinition {
+  const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [method, { request, response }] of codecs) {
+    definition[method.localName] = {
+      ...methodShape(service, method),
+      requestSerialize: passBytes,
+      requestDeserialize: (bytes) => request.decode(bytes),
+      responseSerialize: passBytes,
+      responseDeserialize: (bytes) => response.decode(bytes),
+    };
+  }
+  return definition;
+}
+
+const passBytes = (bytes: unknown): Buffer => bytes as Buffer;
+
+function methodShape(service: DescService, method: DescMethod) {
+  return {
+    path: `/${service.typeName}/${method.name}`,
+    originalName: method.name,
+    requestStream: method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
+    responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
+  };
 }
