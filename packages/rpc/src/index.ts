@@ -48,7 +48,11 @@ export {
   type Contracts,
   type BridgedHandlers,
   type Contract,
+  type MethodContract,
+  fromWire,
+  parseWire,
+  publicCodecs,
+  toWire,
+  wireValue,
 } from "./bridge.js";
-export { fromWire, parseWire, toWire, wireValue } from "./wire-shape.js";
-export { publicCodecs, type MethodContract } from "./codec.js";
 export { connectPeer, type Peer } from "./peer.js";

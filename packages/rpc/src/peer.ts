@@ -4,14 +4,14 @@
  * nothing wraps a client per call.
  *
  * Each call is one change of representation per direction: the public request is encoded straight
- * to bytes and the answer's bytes decoded straight to the public value (codec.ts); the protobuf
+ * to bytes and the answer's bytes decoded straight to the public value (publicCodecs, bridge.ts); the protobuf
  * message lives only inside those two functions. Answers are not validated (the peer's output is
  * covered by the round-trip tests), and their keys come in the public schema's order.
  */
 import type { DescMethod } from "@bufbuild/protobuf";
-import type { BridgedClients, Contracts } from "./bridge.js";
+import { publicCodecs, type BridgedClients, type Contracts, type MethodContract } from "./bridge.js";
 import { bindServices, type RpcClientOptions, type ServiceSet } from "./client.js";
-import { publicCodecs, type MethodCodecs, type MethodContract } from "./codec.js";
+import type { MethodCodecs } from "./service-definition.js";
 import type { ServingStatus } from "./health.js";
 
 export type Peer<M extends ServiceSet, C extends Contracts<M>> = BridgedClients<M, C> & {
