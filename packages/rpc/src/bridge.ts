@@ -10,7 +10,8 @@
  *   Date.toISOString() prints it (toJson drops a zero fraction, so "…:00Z" would otherwise flake
  *   against "…:00.000Z"); an absent optional field becomes null where the zod schema accepts null;
  *   and an empty list becomes absent where the schema refuses [] but allows leaving it out (proto3
- *   cannot tell an empty repeated field from a missing one).
+ *   cannot tell an empty repeated field from a missing one). Each object's keys come in its zod
+ *   schema's order (docs/adr/0040), so the public value reads as the schema's parse would print it.
  *
  * Two rules, both ways, make enums and selectors read as the public shapes do (docs/adr/0034):
  * - An enum value's public name is its proto name without the enum's shared prefix, in lower case
@@ -20,14 +21,33 @@
  *   member's proto field name, and the member message's fields sit beside it
  *   (OrientationSelector's `kind` oneof is {"kind": "scope", "scope": "work"}).
  *
- * Validation is not the bridge's job: the receiving trust boundary parses (parseWire), outputs are
- * checked by the round-trip tests rather than re-parsed on every call.
+ * On the wire (docs/adr/0040), publicCodecs runs these rules between the public value and the
+ * bytes, so a hop is one change of representation per direction: the message exists only inside
+ * one encode or decode. bridgeHandlers and connectPeer (peer.ts) use them; toWire, fromWire and
+ * parseWire remain for message-level code and tests.
+ *
+ * Validation is not the codecs' job: the receiving trust boundary parses what its callers send
+ * (bridgeHandlers, in the handler path); outputs are checked by the round-trip tests rather than
+ * re-parsed on every call.
  */
-import { fromJson, toJson, type DescEnum, type DescField, type DescMessage, type DescOneof, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import {
+  fromBinary,
+  fromJson,
+  toBinary,
+  toJson,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  type DescMethod,
+  type DescOneof,
+  type JsonValue,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { invalidInput } from "@3ngram/errors";
 import type { z } from "zod";
 import type { CallOptions, RpcMethods, ServiceSet } from "./client.js";
-import type { CallContext, Handlers } from "./server.js";
+import type { CallContext, Handlers, ServedMethod } from "./server.js";
+import { bytesOf, type MethodCodecs } from "./service-definition.js";
 import type { AnyService, KindOf, MethodName } from "./types.js";
 
 /** A public value → the proto message. Keys the message lacks are a programming error and throw. */
@@ -42,7 +62,12 @@ export function fromWire<S extends z.ZodType, D extends DescMessage>(schema: S, 
 
 /** The proto message → its public shape, validated by `schema`: for a trust boundary (what callers send). */
 export function parseWire<S extends z.ZodType, D extends DescMessage>(schema: S, desc: D, message: MessageShape<D>): z.output<S> {
-  const result = schema.safeParse(wireValue(schema, desc, message));
+  return validated(schema, wireValue(schema, desc, message)) as z.output<S>;
+}
+
+/** A public value, validated by its schema: what a trust boundary acts on; a refusal names each field. */
+function validated(schema: z.ZodType, value: unknown): unknown {
+  const result = schema.safeParse(value);
   if (!result.success) throw invalidInput(result.error.issues);
   return result.data;
 }
@@ -197,7 +222,20 @@ function shapeMessage(desc: DescMessage, json: Record<string, unknown>, schema: 
     }
     json[key] = shapeField(field, value, child);
   }
-  return json;
+  return inSchemaOrder(json, shape);
+}
+
+/**
+ * The object with its keys in the schema's order, as zod's parse would build it (toJson gives
+ * proto field order, and filled-in nulls and flattened oneofs come last); keys the schema lacks
+ * follow in the order they came, for the receiver to refuse.
+ */
+function inSchemaOrder(json: Record<string, unknown>, shape: Record<string, z.ZodType> | undefined): Record<string, unknown> {
+  if (shape === undefined) return json;
+  const ordered: Record<string, unknown> = {};
+  for (const key of Object.keys(shape)) if (Object.hasOwn(json, key)) ordered[key] = json[key];
+  for (const key of Object.keys(json)) if (!Object.hasOwn(ordered, key)) ordered[key] = json[key];
+  return ordered;
 }
 
 function shapeField(field: DescField, value: unknown, schema: z.ZodType | undefined): unknown {
@@ -291,13 +329,50 @@ function accepts(schema: z.ZodType, value: null | undefined | typeof EMPTY): boo
   return known;
 }
 
-// ---- Whole services through the bridge ----
+// ---- On the wire: public values straight to bytes and back ----
 
 /** One RPC's public shapes: what its caller sends (validated by the service) and what it answers. */
 export interface MethodContract {
   request: z.ZodType;
   response: z.ZodType;
 }
+
+/**
+ * A request whose message arrived but has no public form (a Timestamp outside RFC 3339's years, a
+ * NaN in a Struct): carried to the handler path, which refuses it after the credential check, as
+ * a failure there is answered (a logged, counted status with its details).
+ */
+class Unreadable {
+  constructor(readonly reason: unknown) {}
+}
+
+/**
+ * The public shapes of one RPC's contract entry, to bytes and back; unvalidated both ways. Decoding
+ * never validates: grpc-js would answer a throwing deserializer with INTERNAL, before the caller's
+ * credential was even checked, so the trust boundary validates in its handler path instead.
+ */
+export function publicCodecs(method: DescMethod, contract: MethodContract): MethodCodecs {
+  return {
+    request: {
+      encode: (value) => bytesOf(toBinary(method.input, toWire(method.input, value))),
+      decode: (bytes) => {
+        const message = fromBinary(method.input, bytes);
+        try {
+          return wireValue(contract.request, method.input, message);
+        } catch (err) {
+          return new Unreadable(err);
+        }
+      },
+    },
+    response: {
+      encode: (value) => bytesOf(toBinary(method.output, toWire(method.output, value))),
+      decode: (bytes) => wireValue(contract.response, method.output, fromBinary(method.output, bytes)),
+    },
+  };
+}
+
+// ---- Whole services through the bridge ----
+
 export type Contract<S extends AnyService> = { readonly [K in MethodName<S>]?: MethodContract };
 type Bridged<S extends AnyService, C extends Contract<S>> = keyof C & MethodName<S>;
 type Entry<C, K extends keyof C> = C[K] & MethodContract;
@@ -329,31 +404,43 @@ export type BridgedHandlers<S extends AnyService, C extends Contract<S>> = {
       : (input: In<C, K>, ctx: CallContext) => Promise<Out<C, K>>;
 };
 
-/** Server side: bridge-in (parse what the caller sent) → domain → bridge-out, for every RPC of the contract. */
+/**
+ * Server side, for every RPC of the contract: the caller's request, decoded straight from bytes to
+ * its public shape (publicCodecs), is validated here with the contract's schema (a refusal names the
+ * field), the domain answers, and the answer is encoded straight to bytes. RpcServer.addService
+ * registers these with their codecs.
+ */
 export function bridgeHandlers<S extends AnyService, C extends Contract<S>, K extends Bridged<S, C>>(
   service: S,
   contract: C,
   domain: Pick<BridgedHandlers<S, C>, K>,
 ): Pick<Handlers<S>, K> {
-  const handlers: Record<string, unknown> = {};
+  const handlers: Record<string, ServedMethod> = {};
   for (const name of Object.keys(domain) as K[]) {
     const method = service.method[name]!;
-    const { request } = contract[name] as MethodContract;
-    const parse = (message: never) => parseWire(request, method.input, message);
-    const answer = (value: unknown) => toWire(method.output, value);
+    const entry = contract[name] as MethodContract;
+    const parse = (value: unknown) => admitted(entry.request, value);
+    let handler: ServedMethod["handler"];
     if (method.methodKind === "client_streaming") {
       const run = domain[name] as unknown as (inputs: AsyncIterable<unknown>, ctx: CallContext) => Promise<unknown>;
-      // Each message is validated as it is read, so a bad one refuses the call before the next is read.
-      handlers[name] = async (messages: AsyncIterable<never>, ctx: CallContext) => answer(await run(mapStream(messages, parse), ctx));
+      // Each request is validated as it is read, so a bad one refuses the call before the next is read.
+      handler = (requests, ctx) => run(mapStream(requests as AsyncIterable<unknown>, parse), ctx);
     } else if (method.methodKind === "server_streaming") {
       const run = domain[name] as unknown as (input: unknown, ctx: CallContext) => AsyncIterable<unknown>;
-      handlers[name] = (message: never, ctx: CallContext) => mapStream(run(parse(message), ctx), answer);
+      handler = (request, ctx) => run(parse(request), ctx);
     } else {
       const run = domain[name] as unknown as (input: unknown, ctx: CallContext) => Promise<unknown>;
-      handlers[name] = async (message: never, ctx: CallContext) => answer(await run(parse(message), ctx));
+      handler = async (request, ctx) => run(parse(request), ctx);
     }
+    handlers[name] = { codecs: publicCodecs(method, entry), handler };
   }
-  return handlers as Pick<Handlers<S>, K>;
+  return handlers as unknown as Pick<Handlers<S>, K>;
+}
+
+/** A decoded request, validated by its schema; one that had no public form is refused here too, after the credential check. */
+function admitted(schema: z.ZodType, value: unknown): unknown {
+  if (value instanceof Unreadable) throw value.reason;
+  return validated(schema, value);
 }
 
 type Sent<C, K extends keyof C> = z.input<Entry<C, K>["request"]>;

@@ -1,11 +1,11 @@
 import { once } from "node:events";
 import * as grpc from "@grpc/grpc-js";
-import { create, type DescMethod } from "@bufbuild/protobuf";
+import type { DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { AppError, reasonForGrpcCode } from "@3ngram/errors";
 import type { CallerIdentity, CredentialSigner } from "./credentials.js";
 import { checkHealthOn, type ServingStatus } from "./health.js";
-import { grpcServiceDefinition } from "./service-definition.js";
+import { codecServiceDefinition, messageCodecs, type MethodCodecs } from "./service-definition.js";
 import { STATUS_DETAILS_TRAILER, decodeStatusDetails, isRetryableReason } from "./status-details.js";
 import { traceClientCall, traceClientStream } from "./trace-context.js";
 import type { AnyService, KindOf, MethodName, RequestInitOf, ResponseOf } from "./types.js";
@@ -117,29 +117,48 @@ export function createRpcClient<S extends AnyService>(service: S, options: RpcCl
  * Clients of several services of one peer over a single channel (one connection per resolved
  * address, one retry budget, one health answer): the memory service's contexts are separate
  * services on one server (docs/adr/0033), and a caller should not open a connection per context.
+ * These take and answer protobuf-es messages; connectPeer (peer.ts) is the same in public shapes.
  */
 export function createRpcClients<M extends ServiceSet>(services: M, options: RpcClientOptions): RpcClients<M> {
+  return bindServices(services, options, (service) => new Map(service.methods.map((method) => [method, messageCodecs(method)])));
+}
+
+/**
+ * One channel to a peer and its services bound on it, each method through the codecs `codecsOf`
+ * gives it (a method without codecs is not bound): the services by the set's names, with the
+ * channel's health and close.
+ */
+export function bindServices<M extends ServiceSet>(
+  services: M,
+  options: RpcClientOptions,
+  codecsOf: (service: AnyService, key: string) => ReadonlyMap<DescMethod, MethodCodecs>,
+): RpcClients<M> {
   const channel = new grpc.Channel(options.address, grpc.credentials.createInsecure(), {
     ...CHANNEL_OPTIONS,
     "grpc.service_config": serviceConfig(...Object.values(services)),
     ...(options.maxReceiveMessageBytes !== undefined ? { "grpc.max_receive_message_length": options.maxReceiveMessageBytes } : {}),
     ...(options.maxSendMessageBytes !== undefined ? { "grpc.max_send_message_length": options.maxSendMessageBytes } : {}),
   });
-  const clients: Record<string, unknown> = Object.fromEntries(Object.entries(services).map(([key, service]) => [key, bindService(service, channel, options)]));
+  const clients: Record<string, unknown> = Object.fromEntries(
+    Object.entries(services).map(([key, service]) => [key, bindService(service, codecsOf(service, key), channel, options)]),
+  );
   return { ...clients, close: () => channel.close(), health: () => checkHealthOn(channel) } as RpcClients<M>;
 }
 
-function bindService<S extends AnyService>(service: S, channel: grpc.Channel, options: RpcClientOptions): RpcMethods<S> {
-  const Ctor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.name);
+function bindService(service: AnyService, codecs: ReadonlyMap<DescMethod, MethodCodecs>, channel: grpc.Channel, options: RpcClientOptions): unknown {
+  const Ctor = grpc.makeGenericClientConstructor(codecServiceDefinition(service, codecs), service.name);
   // The address is unused when a channel is given; closing the channel closes every client on it.
   const client = new Ctor(options.address, grpc.credentials.createInsecure(), { channelOverride: channel });
   const defaultDeadlineMs = options.defaultDeadlineMs ?? 10_000;
   const methods: Record<string, unknown> = {};
   // grpc-js builds one function per method at run time, shaped by the method's kind.
   const grpcMethods = client as unknown as Record<string, (...args: unknown[]) => unknown>;
-  for (const method of service.methods) {
+  for (const [method, { request: requestCodec }] of codecs) {
     const fullName = `${service.typeName}/${method.name}`;
     const rpc = grpcMethods[method.localName]!.bind(client);
+    // The request is encoded here, before grpc-js sees it: a value that cannot be written fails the
+    // call with its own error, not as a transport failure.
+    const encode = (request: unknown) => requestCodec.encode(request);
     const start = async (callOptions: CallOptions) => {
       const metadata = new grpc.Metadata();
       metadata.set("authorization", `Bearer ${await options.signer.sign(callOptions.identity, options.audience)}`);
@@ -148,16 +167,16 @@ function bindService<S extends AnyService>(service: S, channel: grpc.Channel, op
     const fail = (err: grpc.ServiceError) => fromServiceError(err, options.audience);
     switch (method.methodKind) {
       case "unary":
-        methods[method.localName] = async (request: object, callOptions: CallOptions) => {
+        methods[method.localName] = async (request: unknown, callOptions: CallOptions) => {
+          const bytes = encode(request);
           const { metadata, deadline } = await start(callOptions);
-          const message = create(method.input, request as never);
           return traceClientCall(fullName, metadata, () =>
-            cancellable(callOptions.signal, (callback) => rpc(message, metadata, { deadline }, callback) as grpc.ClientUnaryCall, fail),
+            cancellable(callOptions.signal, (callback) => rpc(bytes, metadata, { deadline }, callback) as grpc.ClientUnaryCall, fail),
           );
         };
         break;
       case "client_streaming":
-        methods[method.localName] = async (requests: AsyncIterable<object> | Iterable<object>, callOptions: CallOptions) => {
+        methods[method.localName] = async (requests: AsyncIterable<unknown> | Iterable<unknown>, callOptions: CallOptions) => {
           const { metadata, deadline } = await start(callOptions);
           return traceClientCall(fullName, metadata, () => {
             let stream: grpc.ClientWritableStream<unknown> | undefined;
@@ -168,28 +187,31 @@ function bindService<S extends AnyService>(service: S, channel: grpc.Channel, op
             );
             // The server may answer (refuse) before every request is sent; the answer wins, and what
             // is left of the requests is not read.
-            const sent = sendAll(stream!, requests, (r) => create(method.input, r as never), answer);
+            const sent = sendAll(stream!, requests, encode, answer);
             return Promise.all([answer, sent]).then(([response]) => response);
           });
         };
         break;
       case "server_streaming":
-        methods[method.localName] = (request: object, callOptions: CallOptions) =>
-          readAll(
+        methods[method.localName] = (request: unknown, callOptions: CallOptions) => {
+          // Encoded when called, so a request that cannot be written throws to the caller at once.
+          const bytes = encode(request);
+          return readAll(
             fullName,
             callOptions,
             async () => {
               const { metadata, deadline } = await start(callOptions);
-              return { metadata, open: () => rpc(create(method.input, request as never), metadata, { deadline }) as grpc.ClientReadableStream<unknown> };
+              return { metadata, open: () => rpc(bytes, metadata, { deadline }) as grpc.ClientReadableStream<unknown> };
             },
             fail,
           );
+        };
         break;
       default:
         throw new Error(`${fullName}: ${method.methodKind} RPCs are not supported`);
     }
   }
-  return methods as RpcMethods<S>;
+  return methods;
 }
 
 /** Runs a call that answers once (unary or client-streaming), cancelling it when `signal` aborts. */
@@ -217,8 +239,8 @@ function cancellable(
  */
 async function sendAll(
   stream: grpc.ClientWritableStream<unknown>,
-  requests: AsyncIterable<object> | Iterable<object>,
-  toMessage: (request: object) => unknown,
+  requests: AsyncIterable<unknown> | Iterable<unknown>,
+  toBytes: (request: unknown) => Buffer,
   answer: Promise<unknown>,
 ): Promise<void> {
   let ended = false;
@@ -229,7 +251,7 @@ async function sendAll(
   try {
     for await (const request of requests) {
       if (ended) return;
-      if (!stream.write(toMessage(request))) await Promise.race([once(stream, "drain"), over]);
+      if (!stream.write(toBytes(request))) await Promise.race([once(stream, "drain"), over]);
     }
   } catch (err) {
     stream.cancel();

@@ -21,6 +21,7 @@ export {
   type MethodPolicy,
   type Policies,
   type RpcServerOptions,
+  type ServedMethod,
 } from "./server.js";
 export {
   createRpcClient,
@@ -42,15 +43,16 @@ export {
   bridgeClient,
   bridgeClients,
   bridgeHandlers,
-  fromWire,
-  parseWire,
-  toWire,
-  wireValue,
   type BridgedClient,
   type BridgedClients,
   type Contracts,
   type BridgedHandlers,
   type Contract,
   type MethodContract,
+  fromWire,
+  parseWire,
+  publicCodecs,
+  toWire,
+  wireValue,
 } from "./bridge.js";
 export { connectPeer, type Peer } from "./peer.js";

@@ -1,7 +1,7 @@
 import { addAbortSignal } from "node:stream";
 import * as grpc from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
-import { create, toBinary, type DescFile, type DescMethod } from "@bufbuild/protobuf";
+import { toBinary, type DescFile, type DescMethod } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { file_google_rpc_error_details } from "@3ngram/proto/google/rpc/error_details";
 import { file_google_rpc_status } from "@3ngram/proto/google/rpc/status";
@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { Histogram, type Registry } from "prom-client";
 import { z } from "zod";
 import type { CredentialVerifier, VerifiedCaller } from "./credentials.js";
-import { grpcServiceDefinition } from "./service-definition.js";
+import { codecServiceDefinition, messageCodecs, type MethodCodecs } from "./service-definition.js";
 import { STATUS_DETAILS_TRAILER, encodeStatusDetails, errorDomain } from "./status-details.js";
 import { failed, traceServerCall } from "./trace-context.js";
 import type { AnyService, KindOf, MethodName, RequestOf, ResponseInitOf } from "./types.js";
@@ -47,15 +47,28 @@ export interface MethodPolicy {
 /**
  * One function per RPC, shaped by its kind: a unary handler answers one response; a
  * client-streaming one reads the requests as they arrive and answers once; a server-streaming one
- * yields its responses (an async generator), each sent before the next is asked for.
+ * yields its responses (an async generator), each sent before the next is asked for. These take
+ * and answer protobuf-es messages.
  */
-export type Handlers<S extends AnyService> = {
-  [K in MethodName<S>]: KindOf<S, K> extends "client_streaming"
+type MessageHandler<S extends AnyService, K extends MethodName<S>> =
+  KindOf<S, K> extends "client_streaming"
     ? (requests: AsyncIterable<RequestOf<S, K>>, ctx: CallContext) => Promise<ResponseInitOf<S, K>>
     : KindOf<S, K> extends "server_streaming"
       ? (request: RequestOf<S, K>, ctx: CallContext) => AsyncIterable<ResponseInitOf<S, K>>
       : (request: RequestOf<S, K>, ctx: CallContext) => Promise<ResponseInitOf<S, K>>;
-};
+
+/**
+ * A handler with the codecs that read its requests and write its answers (bridgeHandlers makes
+ * these, in public shapes): it takes what `codecs.request` decodes and answers what
+ * `codecs.response` encodes, in the same kinds as a message handler.
+ */
+export interface ServedMethod {
+  readonly codecs: MethodCodecs;
+  readonly handler: Handler;
+}
+
+/** Per RPC, a message handler or a served method (bridgeHandlers). */
+export type Handlers<S extends AnyService> = { [K in MethodName<S>]: MessageHandler<S, K> | ServedMethod };
 type Handler = (request: unknown, ctx: CallContext) => Promise<unknown> | AsyncIterable<unknown>;
 type AnyServerCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 type Status = Partial<grpc.StatusObject>;
@@ -120,11 +133,15 @@ export class RpcServer {
 
   addService<S extends AnyService>(service: S, handlers: Handlers<S>, policies: Policies<S>): void {
     const implementation: grpc.UntypedServiceImplementation = {};
+    const codecs = new Map<DescMethod, MethodCodecs>();
     for (const method of service.methods) {
       const name = method.localName as MethodName<S>;
-      implementation[name] = this.wrap(method, `${service.typeName}/${method.name}`, handlers[name] as unknown as Handler, policies[name]);
+      const given = handlers[name] as Handler | ServedMethod | undefined;
+      const served = typeof given === "object" ? given : { codecs: messageCodecs(method), handler: given as Handler };
+      codecs.set(method, served.codecs);
+      implementation[name] = this.wrap(method, `${service.typeName}/${method.name}`, served, policies[name]);
     }
-    this.server.addService(grpcServiceDefinition(service), implementation);
+    this.server.addService(codecServiceDefinition(service, codecs), implementation);
     this.serviceNames.push(service.typeName);
     this.health.setStatus(service.typeName, "NOT_SERVING");
     collectFiles(service.file, this.reflectionFiles);
@@ -184,7 +201,9 @@ export class RpcServer {
     });
   }
 
-  private wrap(method: DescMethod, fullName: string, handler: Handler, policy: MethodPolicy): grpc.UntypedHandleCall {
+  /** grpc-js' handler for one method: requests arrive decoded; each answer is encoded here, inside the call's error handling. */
+  private wrap(method: DescMethod, fullName: string, { codecs, handler }: ServedMethod, policy: MethodPolicy): grpc.UntypedHandleCall {
+    const encode = (response: unknown) => codecs.response.encode(response);
     switch (method.methodKind) {
       case "unary":
         return ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
@@ -192,7 +211,7 @@ export class RpcServer {
             call,
             fullName,
             policy,
-            async (ctx) => create(method.output, (await handler(call.request, ctx)) as never),
+            async (ctx) => encode(await handler(call.request, ctx)),
             (status, response) => (status ? callback(status) : callback(null, response)),
           );
         }) satisfies grpc.handleUnaryCall<unknown, unknown>;
@@ -205,7 +224,7 @@ export class RpcServer {
             // Messages are read only as the handler asks for them (grpc-js reads on demand), so a
             // slow handler holds the sender back through HTTP/2 flow control rather than buffering;
             // the abort destroys the stream, so a handler waiting for the next message wakes up.
-            async (ctx) => create(method.output, (await handler(addAbortSignal(ctx.signal, call), ctx)) as never),
+            async (ctx) => encode(await handler(addAbortSignal(ctx.signal, call), ctx)),
             (status, response) => (status ? callback(status) : callback(null, response)),
           );
         }) satisfies grpc.handleClientStreamingCall<unknown, unknown>;
@@ -219,7 +238,7 @@ export class RpcServer {
               const responses = handler(call.request, ctx) as AsyncIterable<unknown>;
               // The handler's next response is asked for only once the last one is accepted, so it
               // produces no faster than the client reads (and stops when the call ends).
-              for await (const response of responses) await send(call, create(method.output, response as never), ctx.signal);
+              for await (const response of responses) await send(call, encode(response), ctx.signal);
               return undefined;
             },
             // A cancelled call is gone: there is nobody to send a status to.

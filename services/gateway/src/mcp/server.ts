@@ -254,10 +254,9 @@ function toolEntry<I extends z.ZodType, O extends z.ZodType>(tool: ToolDefinitio
       const requiredScope = typeof tool.requiredScope === "function" ? tool.requiredScope(input) : tool.requiredScope;
       if (!principal.scopes.includes(requiredScope)) throw new AppError("insufficient_scope", `${requiredScope} required`);
       const identity = { tenantId: principal.tenantId, userId: principal.userId, scopes: principal.scopes, actor: "user_mcp" };
-      // Parsed although the bridge built it from a typed message: the parse also puts each object's
-      // keys in the schema's order (the bridge leaves proto field order), the order every answer's
-      // JSON has had (test/integration/tool-outputs.int.test.ts).
-      const output = tool.outputSchema.parse(await tool.run(input, { identity, memory: deps.memory, search: deps.search }));
+      // Sent as the bridge read it, keys already in the schema's order: outputs are not re-parsed
+      // per call (ADR-0029, 0040); test/integration/tool-outputs.int.test.ts checks every tool's.
+      const output = await tool.run(input, { identity, memory: deps.memory, search: deps.search });
       deps.metrics.toolCalls.inc({ tool: tool.name, outcome: "ok" });
       log.info({ outcome: "ok", ms: Math.round(performance.now() - started) }, "tool call");
       return { structuredContent: output as Record<string, unknown>, content: [{ type: "text", text: JSON.stringify(output) }] };

@@ -13,12 +13,13 @@ import {
   bridgeHandlers,
   fromWire,
   parseWire,
+  publicCodecs,
   toWire,
   type AnyService,
   type CallContext,
   type MethodContract,
-  type RpcClient,
   type RpcMethods,
+  type ServedMethod,
 } from "@3ngram/rpc";
 import { factRecordSchema, memoryContracts, searchContract, type ImportPart } from "@3ngram/schema";
 import { fromBinary, isFieldSet, toBinary, type DescMessage, type DescMethod, type Message } from "@bufbuild/protobuf";
@@ -85,6 +86,9 @@ function allPaths(desc: DescMessage, prefix = "", seen: string[] = []): string[]
 function requestRoundTrip(method: DescMethod, contract: MethodContract, request: unknown): Message {
   const wire = overTheWire(method.input, toWire(method.input, request));
   expect(parseWire(contract.request, method.input, wire as never)).toEqual(contract.request.parse(request));
+  // Straight to bytes and back, as a peer sends it and a bridged service reads it.
+  const { request: codec } = publicCodecs(method, contract);
+  expect(contract.request.parse(codec.decode(codec.encode(request)))).toEqual(contract.request.parse(request));
   return wire;
 }
 
@@ -110,6 +114,10 @@ for (const { service, contract, samples } of services) {
           // Valid by the public (strict) schema, and equal to what the domain answered.
           expect(entry!.response.parse(out)).toEqual(out);
           expect(out).toEqual(entry!.response.parse(r));
+          // Straight to bytes and back, as a bridged service answers and a peer reads it: the same
+          // value with every object's keys in the schema's order, as the schema's parse prints it.
+          const { response: codec } = publicCodecs(method, entry!);
+          expect(JSON.stringify(codec.decode(codec.encode(r)))).toBe(JSON.stringify(entry!.response.parse(r)));
           setPaths(method.output, wire, "", responsePaths);
         }
         expect([...responsePaths].sort()).toEqual(allPaths(method.output).sort());
@@ -125,22 +133,26 @@ describe("streams through the bridge, one message at a time", () => {
     for await (const value of source) out.push(value);
     return out;
   };
+  /** A bridged handler as RpcServer runs it: what it reads and answers goes through its codecs. */
+  const served = (handler: unknown) => handler as ServedMethod;
+  /** A value through a codec and back, as over the network. */
+  const overBytes = (codec: ServedMethod["codecs"]["request"], value: unknown) => codec.decode(codec.encode(value));
 
   it("a client stream: the service reads each message validated, in order, as the caller sent it", async () => {
     const seen: ImportPart[] = [];
-    const handlers = bridgeHandlers(ArchiveService, memoryContracts.archive, {
-      import: async (parts) => {
-        for await (const part of parts) seen.push(part);
-        return { format: "3ngram", results: [], created: 0, skipped: 0, failed: 0 };
-      },
-    });
-    const sent = [{ options: {} }, { ndjson: '{"kind":' }, { ndjson: '"scope"}\n' }].map((p) =>
-      overTheWire(ArchiveService.method.import.input, toWire(ArchiveService.method.import.input, p)),
+    const { codecs, handler } = served(
+      bridgeHandlers(ArchiveService, memoryContracts.archive, {
+        import: async (parts) => {
+          for await (const part of parts) seen.push(part);
+          return { format: "3ngram", results: [], created: 0, skipped: 0, failed: 0 };
+        },
+      }).import,
     );
+    const sent = [{ options: {} }, { ndjson: '{"kind":' }, { ndjson: '"scope"}\n' }];
     async function* wire() {
-      yield* sent;
+      for (const part of sent) yield overBytes(codecs.request, part);
     }
-    const answer = await handlers.import(wire() as never, ctx);
+    const answer = overBytes(codecs.response, await handler(wire(), ctx));
     // The options' default applies, as the public schema says; the pieces arrive untouched.
     expect(seen).toEqual([{ options: { format: "3ngram" } }, { ndjson: '{"kind":' }, { ndjson: '"scope"}\n' }]);
     expect(answer).toMatchObject({ format: "3ngram", created: 0 });
@@ -148,19 +160,21 @@ describe("streams through the bridge, one message at a time", () => {
 
   it("a client stream refuses a bad message naming its field, before the next one is read", async () => {
     let read = 0;
-    const handlers = bridgeHandlers(ArchiveService, memoryContracts.archive, {
-      import: async (parts) => {
-        for await (const part of parts) void part;
-        return { format: "3ngram", results: [], created: 0, skipped: 0, failed: 0 };
-      },
-    });
+    const { codecs, handler } = served(
+      bridgeHandlers(ArchiveService, memoryContracts.archive, {
+        import: async (parts) => {
+          for await (const part of parts) void part;
+          return { format: "3ngram", results: [], created: 0, skipped: 0, failed: 0 };
+        },
+      }).import,
+    );
     async function* wire() {
       read += 1;
-      yield toWire(ArchiveService.method.import.input, { options: { format: "csv" } });
+      yield overBytes(codecs.request, { options: { format: "csv" } });
       read += 1;
-      yield toWire(ArchiveService.method.import.input, { ndjson: "{}" });
+      yield overBytes(codecs.request, { ndjson: "{}" });
     }
-    await expect(handlers.import(wire() as never, ctx)).rejects.toMatchObject({ reason: "invalid_input", details: { field: "options.format" } });
+    await expect(handler(wire(), ctx)).rejects.toMatchObject({ reason: "invalid_input", details: { field: "options.format" } });
     expect(read).toBe(1);
   });
 
@@ -169,22 +183,18 @@ describe("streams through the bridge, one message at a time", () => {
       { record: { kind: "archive", format: "3ngram", version: 1, exportedAt: "2026-01-31T09:00:00.000Z" } },
       { record: { kind: "memory", key: "k", tags: [], validTo: null, commitment: null }, cursor: "c" },
     ];
-    const handlers = bridgeHandlers(ArchiveService, memoryContracts.archive, {
-      export: async function* () {
-        yield* records;
-      },
-    });
-    const wire = handlers.export(toWire(ArchiveService.method.export.input, {}) as never, ctx) as AsyncIterable<never>;
-    const client = {
-      export: () =>
-        (async function* () {
-          for await (const message of wire) yield overTheWire(ArchiveService.method.export.output, message);
-        })(),
-    } as unknown as RpcClient<typeof ArchiveService>;
-    const received = await collect(bridgeClient(ArchiveService, memoryContracts.archive, client).export({}, { identity: { scopes: [] } }));
+    const { codecs, handler } = served(
+      bridgeHandlers(ArchiveService, memoryContracts.archive, {
+        export: async function* () {
+          yield* records;
+        },
+      }).export,
+    );
+    const answers = handler(overBytes(codecs.request, {}), ctx) as AsyncIterable<unknown>;
+    const received = (await collect(answers)).map((answer) => overBytes(codecs.response, answer));
     expect(received).toEqual(records);
     // Key order survives the Struct, so an exported line reads back byte for byte.
-    expect(received.map((r) => JSON.stringify(r.record))).toEqual(records.map((r) => JSON.stringify(r.record)));
+    expect(received.map((r) => JSON.stringify((r as { record: unknown }).record))).toEqual(records.map((r) => JSON.stringify(r.record)));
   });
 });
 

@@ -1,17 +1,16 @@
 /**
  * Every tool's answer, as the gateway sends it, is exactly what its advertised outputSchema
- * describes: the structured content parses strictly (an unknown key, a wrong type or a missing
- * field fails), and parsing it changes nothing, so the text mirror is byte for byte the JSON of
- * the parsed value, keys in the schema's order. Each tool is called in the shapes its output can
- * take (search's full, compact and chronological hits; briefing's brief, full and since answers;
+ * describes (support/output-check.ts, whose own test shows it fails on wrong answers): the
+ * structured content parses strictly (an unknown key, a wrong type or a missing field fails), and
+ * parsing it changes nothing, so the text mirror is byte for byte the JSON of the parsed value,
+ * keys in the schema's order. Each tool is called in the shapes its output can take (search's
+ * full, compact and chronological hits; briefing's brief, full and since answers;
  * configure_scope's results).
  *
- * The gateway parses each output with its schema before sending it (server.ts, runTool). That
- * parse is not an identity on what the bridge builds: the bridge leaves each object's keys in proto
- * field order, the parse puts them in the schema's (search's hits, count and coverage; remember's
- * facts). This test is what would fail if the parse were dropped without ordering the keys.
- * Last, concurrent requests of every kind (a tools/call's server carries only the called tool;
- * the others carry everything) each get their own answer.
+ * The gateway does not parse outputs (ADR-0029, 0040): the bridge reads each answer from the
+ * wire with its keys in the schema's order, and this is the test that fails if an answer drifts
+ * from its schema or its order. Last, concurrent requests of every kind (a tools/call's server
+ * carries only the called tool; the others carry everything) each get their own answer.
  */
 import { randomUUID } from "node:crypto";
 import { createLogger } from "@3ngram/runtime";
@@ -23,6 +22,7 @@ import { TOOL_NAMES, type ToolName } from "../../src/mcp/catalog.js";
 import { TOOLS } from "../../src/mcp/server.js";
 import { testConfig } from "../support/gateway.js";
 import { ERAS, callTool, connect, structured } from "../support/mcp-client.js";
+import { outputProblems } from "../support/output-check.js";
 
 let core: CoreServices;
 let gateway: RunningGateway;
@@ -50,14 +50,10 @@ afterAll(async () => {
 /** Calls a tool, checks its answer against the advertised schema, and returns the structured content. */
 async function checkedCall(name: ToolName, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const result = await callTool(client, name, args);
-  const out = structured(result);
   const tool = TOOLS.find((t) => t.name === name)!;
-  const parsed = tool.outputSchema.safeParse(out);
-  expect(parsed.error?.issues, `${name} ${JSON.stringify(args)}`).toBeUndefined();
-  // Same keys, same order, same values: the parse the gateway skips would have changed nothing.
-  expect(JSON.stringify(parsed.data), `${name} ${JSON.stringify(args)}`).toBe(result.content[0]?.text);
+  expect(outputProblems(tool.outputSchema, result), `${name} ${JSON.stringify(args)}`).toEqual([]);
   called.add(name);
-  return out;
+  return structured(result);
 }
 
 describe("every tool's output matches its advertised outputSchema", () => {
