@@ -117,7 +117,7 @@ export function mountRoutes(routes: readonly RestRoute[], deps: RouteDeps, auth?
 function handle(route: RestRoute, call: RouteCall): unknown {
   if (route.scope === undefined) return route.handle(call);
   if (typeof route.scope === "string") return route.handle({ ...call, identity: identityFor(call.res, route.scope) });
-  return (route as InputScopedRoute).handle({ ...call, identityFor: (scope) => identityFor(call.res, scope) });
+  return route.handle({ ...call, identityFor: (scope) => identityFor(call.res, scope) });
 }
 
 /** A JSON body when one is sent (same rules and limits as every JSON route); none at all is fine. */
