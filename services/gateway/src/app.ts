@@ -21,7 +21,7 @@ import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth
 import { createMembershipCheck } from "./auth/membership.js";
 import type { MemoryPeer } from "./clients/memory.js";
 import type { SearchPeer } from "./clients/search.js";
-import { healthRouter, type PeerChecks } from "./http/health.js";
+import type { PeerChecks } from "./http/health.js";
 import { credentialOf, principalOf, routeLabel } from "./http/locals.js";
 import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
@@ -38,18 +38,10 @@ import { createSigningKeyRing, type SigningKeyRing } from "./oauth/signing-keys.
 import { clientIpLimitKey, credentialLimitKey, userLimitKey } from "./ratelimit/keys.js";
 import type { RateLimits } from "./ratelimit/limits.js";
 import { limitRequests, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
-import { archiveRouter } from "./rest/archive.js";
-import { erasureRouter } from "./rest/erasure.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
-import { factsRouter } from "./rest/facts.js";
-import { lifecycleRouter } from "./rest/lifecycle.js";
-import { memoryListingRouter } from "./rest/memory-listing.js";
-import { memoriesRouter } from "./rest/memories.js";
-import { openApiDocument } from "./rest/openapi.js";
-import { orientationRouter } from "./rest/orientation.js";
-import { proposalsRouter } from "./rest/proposals.js";
-import { scopesRouter } from "./rest/scopes.js";
-import { searchRouter } from "./rest/search.js";
+import { OPERATIONAL_ROUTES } from "./rest/operational.js";
+import { mountRoutes, type RouteDeps } from "./rest/route.js";
+import { API_ROUTES } from "./rest/routes.js";
 import { uiLimited } from "./ui/limited.js";
 import { reviewUi } from "./ui/router.js";
 import { createSessionCodec, generateSessionSecret } from "./ui/session.js";
@@ -123,10 +115,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.set("trust proxy", deps.trustProxy ?? false);
   app.use(traceRequests(), observeRequests(log, metrics));
 
-  app.use(healthRouter(deps.peers));
-  app.get("/metrics", routeLabel("GET /metrics"), async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
+  const routeDeps: RouteDeps = { memory: deps.memory, search: deps.search, log, peers: deps.peers, metrics };
+  app.use(mountRoutes(OPERATIONAL_ROUTES, routeDeps));
 
   // Each layer answers a refusal in its endpoint's own error shape.
   const limited = (responder: LimitedResponder) => ({
@@ -191,20 +181,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
 
   // Every /api/v1 request, routed or not, is counted at the edge before its route authenticates.
   app.use("/api/v1", routeLabel("/api/v1"), restLimits.byIp);
-  // The contract is public (it holds no tenant data), like the OAuth metadata.
-  app.get("/api/v1/openapi.json", routeLabel("GET /api/v1/openapi.json"), (_req, res) => {
-    res.set("Cache-Control", "public, max-age=300").json(openApiDocument());
-  });
-  const auth = restLimits.authenticated;
-
-  // Before the memories router, so GET /memories/facets is never read as a memory id.
-  app.use("/api/v1", memoryListingRouter(deps.memory, auth), scopesRouter(deps.memory, auth));
-  app.use("/api/v1", memoriesRouter(deps.memory, auth), searchRouter(deps.search, auth));
-  app.use("/api/v1", factsRouter(deps.memory, auth));
-  app.use("/api/v1", lifecycleRouter(deps.memory, auth), erasureRouter(deps.memory, auth));
-  app.use("/api/v1", archiveRouter(deps.memory, auth, log));
-  app.use("/api/v1", orientationRouter(deps.memory, auth));
-  app.use("/api/v1", proposalsRouter(deps.memory, auth));
+  app.use(mountRoutes(API_ROUTES, routeDeps, restLimits.authenticated));
 
   app.use((_req, res) => sendError(res, new AppError("not_found", "no such route"), log));
   app.use(restErrorHandler(log));

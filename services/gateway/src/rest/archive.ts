@@ -15,80 +15,90 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { SCOPES } from "@3ngram/rpc";
-import { errorSummary, type Logger } from "@3ngram/runtime";
-import { MAX_IMPORT_BODY_BYTES, importQuerySchema, parseInput } from "@3ngram/schema";
-import { Router, type Request, type RequestHandler, type Response } from "express";
+import { errorSummary } from "@3ngram/runtime";
+import { MAX_IMPORT_BODY_BYTES, importOutputSchema, importQuerySchema, parseInput } from "@3ngram/schema";
+import type { Request, Response } from "express";
 import { exportLines, importArchive } from "../clients/archive.js";
-import type { MemoryPeer } from "../clients/memory.js";
-import { requestIdOf, routeLabel } from "../http/locals.js";
-import { identityFor } from "../http/identity.js";
+import { requestIdOf } from "../http/locals.js";
+import { queryOf } from "./openapi.js";
+import type { RestRoute } from "./route.js";
 
 const NDJSON_TYPES = ["application/x-ndjson", "application/ndjson", "application/jsonl", "text/plain"];
 
-/** Mounted at /api/v1; `auth` runs before any body is read. */
-export function archiveRouter(memory: MemoryPeer, auth: RequestHandler, log: Logger): Router {
-  const router = Router();
-
-  router.post("/import", routeLabel("POST /api/v1/import"), auth, async (req, res) => {
-    // Scope, query and headers are checked before any of up to 32 MB of body is read.
-    const identity = identityFor(res, SCOPES.write);
-    const { format } = parseInput(importQuerySchema, { ...req.query });
-    const refusal = refuseBody(req);
-    if (refusal !== undefined) {
-      res.status(refusal.status).json({ error: "invalid_input", detail: refusal.detail, request_id: requestIdOf(res) });
-      return;
-    }
-    // A client that hangs up stops the import: nobody is left to read the per-line results.
-    const gone = new AbortController();
-    res.on("close", () => {
-      if (!res.writableEnded) gone.abort();
-    });
-    try {
-      res.json(await importArchive(memory, format, bodyPieces(req), identity, gone.signal));
-    } catch (err) {
-      if (err instanceof BodyTooLarge) {
-        // The import was cancelled before its last piece, so nothing was stored.
-        res.status(413).json({ error: "invalid_input", detail: err.message, request_id: requestIdOf(res) });
+export const ARCHIVE_ROUTES: readonly RestRoute[] = [
+  {
+    method: "post",
+    path: "/api/v1/import",
+    summary: "import NDJSON (our export or the MCP memory server's JSONL), one transaction per record",
+    tag: "archive",
+    scope: SCOPES.write,
+    query: queryOf(importQuerySchema),
+    ndjsonBody: true,
+    answers: { 200: { description: "per-line results", json: importOutputSchema } },
+    handle: async ({ req, res, memory, log, identity }) => {
+      // Scope, query and headers are checked before any of up to 32 MB of body is read.
+      const { format } = parseInput(importQuerySchema, { ...req.query });
+      const refusal = refuseBody(req);
+      if (refusal !== undefined) {
+        res.status(refusal.status).json({ error: "invalid_input", detail: refusal.detail, request_id: requestIdOf(res) });
         return;
       }
-      if (!gone.signal.aborted) throw err;
-      log.info({ request_id: requestIdOf(res) }, "import stopped: the client disconnected");
-    }
-  });
-
-  router.get("/export", routeLabel("GET /api/v1/export"), auth, async (_req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    const lines = exportLines(memory, identity)[Symbol.asyncIterator]();
-    // The first record is awaited before anything is sent, so a refusal is still a normal error answer.
-    let next = await lines.next();
-    res.status(200);
-    res.set({
-      "Content-Type": "application/x-ndjson; charset=utf-8",
-      "Content-Disposition": `attachment; filename="3ngram-export-${new Date().toISOString().slice(0, 10)}.ndjson"`,
-      "Cache-Control": "no-store",
-    });
-    let count = 0;
-    try {
-      for (; !next.done; next = await lines.next()) {
-        count += 1;
-        if (!(await write(res, `${next.value}\n`))) {
-          // The client went away: leaving the stream cancels the export in the memory service.
-          await lines.return?.(undefined);
+      // A client that hangs up stops the import: nobody is left to read the per-line results.
+      const gone = new AbortController();
+      res.on("close", () => {
+        if (!res.writableEnded) gone.abort();
+      });
+      try {
+        res.json(await importArchive(memory, format, bodyPieces(req), identity, gone.signal));
+      } catch (err) {
+        if (err instanceof BodyTooLarge) {
+          // The import was cancelled before its last piece, so nothing was stored.
+          res.status(413).json({ error: "invalid_input", detail: err.message, request_id: requestIdOf(res) });
           return;
         }
+        if (!gone.signal.aborted) throw err;
+        log.info({ request_id: requestIdOf(res) }, "import stopped: the client disconnected");
       }
-      res.end();
-      log.info({ request_id: requestIdOf(res), lines: count }, "export streamed");
-    } catch (err) {
-      // Headers are gone: ending normally would hand out a silently truncated archive, so the
-      // connection is cut instead and the client sees an incomplete transfer.
-      log.error({ request_id: requestIdOf(res), lines: count, error: errorSummary(err) }, "export failed mid-stream");
-      res.destroy();
-    }
-  });
-
-  return router;
-}
+    },
+  },
+  {
+    method: "get",
+    path: "/api/v1/export",
+    summary: "the whole tenant as NDJSON",
+    tag: "archive",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the archive", media: { type: "application/x-ndjson", schema: { type: "string" } } } },
+    handle: async ({ res, memory, log, identity }) => {
+      const lines = exportLines(memory, identity)[Symbol.asyncIterator]();
+      // The first record is awaited before anything is sent, so a refusal is still a normal error answer.
+      let next = await lines.next();
+      res.status(200);
+      res.set({
+        "Content-Type": "application/x-ndjson; charset=utf-8",
+        "Content-Disposition": `attachment; filename="3ngram-export-${new Date().toISOString().slice(0, 10)}.ndjson"`,
+        "Cache-Control": "no-store",
+      });
+      let count = 0;
+      try {
+        for (; !next.done; next = await lines.next()) {
+          count += 1;
+          if (!(await write(res, `${next.value}\n`))) {
+            // The client went away: leaving the stream cancels the export in the memory service.
+            await lines.return?.(undefined);
+            return;
+          }
+        }
+        res.end();
+        log.info({ request_id: requestIdOf(res), lines: count }, "export streamed");
+      } catch (err) {
+        // Headers are gone: ending normally would hand out a silently truncated archive, so the
+        // connection is cut instead and the client sees an incomplete transfer.
+        log.error({ request_id: requestIdOf(res), lines: count, error: errorSummary(err) }, "export failed mid-stream");
+        res.destroy();
+      }
+    },
+  },
+];
 
 /** What body-parser would have refused before reading: the media type, charset, encoding, or a declared length over the limit. */
 function refuseBody(req: Request): { status: number; detail: string } | undefined {

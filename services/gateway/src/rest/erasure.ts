@@ -8,33 +8,37 @@
  */
 import { AppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
-import { eraseInputSchema, eraseOneBodySchema, parseInput } from "@3ngram/schema";
-import { Router, type RequestHandler } from "express";
-import type { MemoryPeer } from "../clients/memory.js";
-import { identityFor } from "../http/identity.js";
-import { routeLabel } from "../http/locals.js";
-import { jsonBody } from "./body.js";
+import { eraseInputSchema, eraseOneBodySchema, eraseOutputSchema, parseInput } from "@3ngram/schema";
 import { pathId } from "./lifecycle.js";
+import type { RestRoute } from "./route.js";
 
-/** Mounted at /api/v1; `auth` runs before any body is read. */
-export function erasureRouter(memory: MemoryPeer, auth: RequestHandler): Router {
-  const router = Router();
-
-  router.post("/memories/:id/erase", routeLabel("POST /api/v1/memories/:id/erase"), auth, ...jsonBody(), async (req, res) => {
-    const identity = identityFor(res, SCOPES.erase);
-    const id = pathId(req);
-    const body = parseInput(eraseOneBodySchema, req.body);
-    const out = await memory.archive.erase({ ...body, ids: [id], dryRun: false }, { identity });
-    // One memory: an unknown (or another tenant's) id is a 404, like every other route under /memories/:id.
-    if (out.notFound.length > 0) throw new AppError("not_found", "memory not found");
-    res.json(out);
-  });
-
-  router.post("/erasures", routeLabel("POST /api/v1/erasures"), auth, ...jsonBody(), async (req, res) => {
-    const identity = identityFor(res, SCOPES.erase);
-    const input = parseInput(eraseInputSchema, req.body);
-    res.json(await memory.archive.erase(input, { identity }));
-  });
-
-  return router;
-}
+export const ERASURE_ROUTES: readonly RestRoute[] = [
+  {
+    method: "post",
+    path: "/api/v1/memories/:id/erase",
+    summary: "erase one memory's text and everything derived from it",
+    tag: "erasure",
+    scope: SCOPES.erase,
+    body: { schema: eraseOneBodySchema },
+    answers: { 200: { description: "erased", json: eraseOutputSchema } },
+    errors: [404],
+    handle: async ({ req, res, memory, identity }) => {
+      const id = pathId(req);
+      const body = parseInput(eraseOneBodySchema, req.body);
+      const out = await memory.archive.erase({ ...body, ids: [id], dryRun: false }, { identity });
+      // One memory: an unknown (or another tenant's) id is a 404, like every other route under /memories/:id.
+      if (out.notFound.length > 0) throw new AppError("not_found", "memory not found");
+      res.json(out);
+    },
+  },
+  {
+    method: "post",
+    path: "/api/v1/erasures",
+    summary: "erase memories by ids or a selector (dry run first)",
+    tag: "erasure",
+    scope: SCOPES.erase,
+    body: { schema: eraseInputSchema },
+    answers: { 200: { description: "what was (or would be) erased", json: eraseOutputSchema } },
+    handle: async ({ req, res, memory, identity }) => res.json(await memory.archive.erase(parseInput(eraseInputSchema, req.body), { identity })),
+  },
+];

@@ -6,14 +6,12 @@
  */
 import { AppError, invalidInput, type ValidationIssue } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
-import { getFactsInputSchema, type GetFactsInput } from "@3ngram/schema";
-import { Router, type RequestHandler } from "express";
-import type { MemoryPeer } from "../clients/memory.js";
-import { routeLabel } from "../http/locals.js";
-import { identityFor } from "../http/identity.js";
+import { getFactsInputSchema, getFactsOutputSchema, type GetFactsInput } from "@3ngram/schema";
+import { fieldAt, jsonOf } from "./openapi.js";
+import type { QueryParam, RestRoute } from "./route.js";
 
 /** Query parameter → where it lives in the get_facts input. */
-export const FACTS_QUERY_PARAMS: Readonly<Record<string, readonly string[]>> = {
+const FACTS_QUERY_PARAMS: Readonly<Record<string, readonly string[]>> = {
   subject: ["subject"],
   predicate: ["predicate"],
   validAt: ["asOf", "validAt"],
@@ -23,16 +21,28 @@ export const FACTS_QUERY_PARAMS: Readonly<Record<string, readonly string[]>> = {
   limit: ["limit"],
 };
 
-/** Mounted at /api/v1. */
-export function factsRouter(memory: MemoryPeer, auth: RequestHandler): Router {
-  const router = Router();
-  router.get("/facts", routeLabel("GET /api/v1/facts"), auth, async (req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    const input = factsQueryToInput(req.query as Record<string, unknown>);
-    res.json(await memory.memories.getFacts(input, { identity }));
-  });
-  return router;
-}
+const openEnd = { type: "string", maxLength: 0, description: "empty: leave this end of the range open" };
+
+/** The documented parameters: exactly the ones factsQueryToInput accepts, each with its field's schema. */
+const FACTS_QUERY: Record<string, QueryParam> = Object.fromEntries(
+  Object.entries(FACTS_QUERY_PARAMS).map(([name, path]) => {
+    const field = fieldAt(getFactsInputSchema, path);
+    return [name, path[0] === "range" ? { schema: { anyOf: [jsonOf(field, "input"), openEnd] } } : { schema: field }];
+  }),
+);
+
+export const FACTS_ROUTES: readonly RestRoute[] = [
+  {
+    method: "get",
+    path: "/api/v1/facts",
+    summary: "get_facts: now, as of a point, or a valid-time range",
+    tag: "facts",
+    scope: SCOPES.read,
+    query: FACTS_QUERY,
+    answers: { 200: { description: "facts", json: getFactsOutputSchema } },
+    handle: async ({ req, res, memory, identity }) => res.json(await memory.memories.getFacts(factsQueryToInput(req.query), { identity })),
+  },
+];
 
 /** Query string → validated get_facts input. Unknown parameters are refused, like unknown tool keys. */
 export function factsQueryToInput(query: Record<string, unknown>): GetFactsInput {

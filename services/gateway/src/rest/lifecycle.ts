@@ -5,45 +5,73 @@
  */
 import { AppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
-import { memoryIdSchema, parseInput, resolveInputSchema, reviseInputSchema } from "@3ngram/schema";
-import { Router, type Request, type RequestHandler } from "express";
-import type { MemoryPeer } from "../clients/memory.js";
-import { routeLabel } from "../http/locals.js";
-import { jsonBody } from "./body.js";
+import {
+  archiveOutputSchema,
+  historyOutputSchema,
+  memoryIdSchema,
+  parseInput,
+  resolveInputSchema,
+  resolveOutputSchema,
+  reviseInputSchema,
+  reviseOutputSchema,
+} from "@3ngram/schema";
+import type { Request } from "express";
 import { withIdempotencyKey } from "./idempotency-key.js";
-import { identityFor } from "../http/identity.js";
+import type { RestRoute } from "./route.js";
 
-/** Mounted at /api/v1; `auth` runs before any body is read. */
-export function lifecycleRouter(memory: MemoryPeer, auth: RequestHandler): Router {
-  const router = Router();
-
-  router.post("/memories/:id/revise", routeLabel("POST /api/v1/memories/:id/revise"), auth, ...jsonBody(), async (req, res) => {
-    const identity = identityFor(res, SCOPES.write);
-    const predecessorId = pathId(req);
-    const input = parseInput(reviseInputSchema, { ...withIdempotencyKey(req, bodyWithout(req, "predecessorId")), predecessorId });
-    res.status(201).json(await memory.memories.revise(input, { identity }));
-  });
-
-  router.post("/memories/:id/resolve", routeLabel("POST /api/v1/memories/:id/resolve"), auth, ...jsonBody(), async (req, res) => {
-    const identity = identityFor(res, SCOPES.write);
-    const memoryId = pathId(req, "no commitment for memory");
-    const input = parseInput(resolveInputSchema, { ...bodyWithout(req, "memoryId"), memoryId });
-    res.json(await memory.memories.resolve(input, { identity }));
-  });
-
-  // No body: the path says everything.
-  router.post("/memories/:id/archive", routeLabel("POST /api/v1/memories/:id/archive"), auth, async (req, res) => {
-    const identity = identityFor(res, SCOPES.write);
-    res.json(await memory.memories.archive({ memoryId: pathId(req) }, { identity }));
-  });
-
-  router.get("/memories/:id/history", routeLabel("GET /api/v1/memories/:id/history"), auth, async (req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    res.json(await memory.memories.getHistory({ memoryId: pathId(req) }, { identity }));
-  });
-
-  return router;
-}
+export const LIFECYCLE_ROUTES: readonly RestRoute[] = [
+  {
+    method: "post",
+    path: "/api/v1/memories/:id/revise",
+    summary: "revise: a successor linked to this memory",
+    tag: "lifecycle",
+    scope: SCOPES.write,
+    body: { schema: reviseInputSchema, omit: ["predecessorId"] },
+    answers: { 201: { description: "the successor", json: reviseOutputSchema } },
+    errors: [404, 409],
+    handle: async ({ req, res, memory, identity }) => {
+      const predecessorId = pathId(req);
+      const input = parseInput(reviseInputSchema, { ...withIdempotencyKey(req, bodyWithout(req, "predecessorId")), predecessorId });
+      res.status(201).json(await memory.memories.revise(input, { identity }));
+    },
+  },
+  {
+    method: "post",
+    path: "/api/v1/memories/:id/resolve",
+    summary: "resolve: move a commitment (or archive a blocker)",
+    tag: "lifecycle",
+    scope: SCOPES.write,
+    body: { schema: resolveInputSchema, omit: ["memoryId"] },
+    answers: { 200: { description: "the move", json: resolveOutputSchema } },
+    errors: [404, 409],
+    handle: async ({ req, res, memory, identity }) => {
+      const memoryId = pathId(req, "no commitment for memory");
+      const input = parseInput(resolveInputSchema, { ...bodyWithout(req, "memoryId"), memoryId });
+      res.json(await memory.memories.resolve(input, { identity }));
+    },
+  },
+  {
+    // No body: the path says everything.
+    method: "post",
+    path: "/api/v1/memories/:id/archive",
+    summary: "archive a live memory",
+    tag: "lifecycle",
+    scope: SCOPES.write,
+    answers: { 200: { description: "archived", json: archiveOutputSchema } },
+    errors: [404, 409],
+    handle: async ({ req, res, memory, identity }) => res.json(await memory.memories.archive({ memoryId: pathId(req) }, { identity })),
+  },
+  {
+    method: "get",
+    path: "/api/v1/memories/:id/history",
+    summary: "lineage, edges and audit events",
+    tag: "lifecycle",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the history", json: historyOutputSchema } },
+    errors: [404],
+    handle: async ({ req, res, memory, identity }) => res.json(await memory.memories.getHistory({ memoryId: pathId(req) }, { identity })),
+  },
+];
 
 /**
  * The path's memory id. A malformed one is not_found with the wording the service uses for an

@@ -11,46 +11,88 @@
  */
 import { AppError, invalidInput, type ValidationIssue } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
-import { briefingInputSchema, describeEnvironmentInputSchema, handoffInputSchema, parseInput, type BriefingInput } from "@3ngram/schema";
-import { Router, type RequestHandler } from "express";
-import type { MemoryPeer } from "../clients/memory.js";
+import {
+  briefingInputSchema,
+  briefingModeSchema,
+  briefingOutputSchema,
+  briefingSectionSchema,
+  describeEnvironmentInputSchema,
+  describeEnvironmentOutputSchema,
+  effectiveSelectorSchema,
+  handoffInputSchema,
+  handoffOutputSchema,
+  parseInput,
+  projectSchema,
+  scopeNameSchema,
+  type BriefingInput,
+} from "@3ngram/schema";
+import { z } from "zod";
 import { describeEnvironment } from "../clients/orientation.js";
-import { routeLabel } from "../http/locals.js";
 import { surfaceInfo } from "../mcp/catalog.js";
-import { jsonBody } from "./body.js";
-import { identityFor } from "../http/identity.js";
+import { fieldAt } from "./openapi.js";
+import type { QueryParam, RestRoute } from "./route.js";
 
+/**
+ * GET /briefing's parameters: the selector's fields flat, plus mode, a comma list of sections and
+ * sectionLimit. briefingQueryToInput accepts exactly these names.
+ */
+const BRIEFING_QUERY: Record<string, QueryParam> = {
+  kind: { schema: effectiveSelectorSchema.shape.kind, description: "required: all, scope, project or scope_project", required: true },
+  scope: { schema: scopeNameSchema },
+  project: { schema: projectSchema },
+  includeUnscoped: { schema: z.boolean() },
+  mode: { schema: briefingModeSchema },
+  sections: { schema: { type: "string", description: `comma-separated: ${briefingSectionSchema.options.join(", ")}` } },
+  sectionLimit: { schema: fieldAt(briefingInputSchema, ["sectionLimit"]) },
+  since: {
+    schema: fieldAt(briefingInputSchema, ["since"]),
+    description: "a changesCursor from an earlier briefing with the same selector: only what changed since",
+  },
+};
+const BRIEFING_PARAMS = new Set(Object.keys(BRIEFING_QUERY));
 /** Query parameters that belong to the selector; the rest are top-level briefing fields. */
 const SELECTOR_PARAMS = new Set(["kind", "scope", "project", "includeUnscoped"]);
-export const BRIEFING_PARAMS = new Set([...SELECTOR_PARAMS, "mode", "sections", "sectionLimit", "since"]);
 
-/** Mounted at /api/v1; `auth` runs before anything is read. */
-export function orientationRouter(memory: MemoryPeer, auth: RequestHandler): Router {
-  const router = Router();
-
-  router.get("/briefing", routeLabel("GET /api/v1/briefing"), auth, async (req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    const input = briefingQueryToInput(req.query as Record<string, unknown>);
-    const answer = await memory.orientation.briefing(input, { identity }).catch((err: unknown) => {
-      throw flattenSelectorField(err);
-    });
-    res.json(answer);
-  });
-
-  router.post("/handoff", routeLabel("POST /api/v1/handoff"), auth, ...jsonBody(), async (req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    const input = parseInput(handoffInputSchema, req.body);
-    res.json(await memory.orientation.handoff(input, { identity }));
-  });
-
-  router.get("/environment", routeLabel("GET /api/v1/environment"), auth, async (req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    parseInput(describeEnvironmentInputSchema, { ...req.query });
-    res.json(await describeEnvironment(memory, identity, surfaceInfo()));
-  });
-
-  return router;
-}
+export const ORIENTATION_ROUTES: readonly RestRoute[] = [
+  {
+    method: "get",
+    path: "/api/v1/briefing",
+    summary: "briefing: what needs attention, for a selector",
+    tag: "orientation",
+    scope: SCOPES.read,
+    query: BRIEFING_QUERY,
+    answers: { 200: { description: "the briefing", json: briefingOutputSchema } },
+    handle: async ({ req, res, memory, identity }) => {
+      const input = briefingQueryToInput(req.query);
+      const answer = await memory.orientation.briefing(input, { identity }).catch((err: unknown) => {
+        throw flattenSelectorField(err);
+      });
+      res.json(answer);
+    },
+  },
+  {
+    method: "post",
+    path: "/api/v1/handoff",
+    summary: "handoff: a bounded export for another agent",
+    tag: "orientation",
+    scope: SCOPES.read,
+    body: { schema: handoffInputSchema },
+    answers: { 200: { description: "the handoff", json: handoffOutputSchema } },
+    handle: async ({ req, res, memory, identity }) => res.json(await memory.orientation.handoff(parseInput(handoffInputSchema, req.body), { identity })),
+  },
+  {
+    method: "get",
+    path: "/api/v1/environment",
+    summary: "describe_environment",
+    tag: "orientation",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the environment", json: describeEnvironmentOutputSchema } },
+    handle: async ({ req, res, memory, identity }) => {
+      parseInput(describeEnvironmentInputSchema, { ...req.query });
+      res.json(await describeEnvironment(memory, identity, surfaceInfo()));
+    },
+  },
+];
 
 /**
  * Query string → validated briefing input: the selector fields are gathered into `selector`,

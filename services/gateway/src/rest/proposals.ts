@@ -8,41 +8,48 @@
  * Answers are the tool's output. A malformed id in the path is answered like an unknown one.
  */
 import { SCOPES } from "@3ngram/rpc";
-import { listProposalsQuerySchema, parseInput, rejectProposalBodySchema } from "@3ngram/schema";
-import { Router, type Request, type RequestHandler } from "express";
-import type { MemoryPeer } from "../clients/memory.js";
+import { listProposalsQuerySchema, parseInput, rejectProposalBodySchema, reviewProposalsOutputSchema } from "@3ngram/schema";
 import { proposalIdFromPath, reviewProposals } from "../clients/proposals.js";
-import { routeLabel } from "../http/locals.js";
-import { jsonBody } from "./body.js";
-import { identityFor } from "../http/identity.js";
+import { queryOf } from "./openapi.js";
+import type { RestRoute } from "./route.js";
 
-/** Mounted at /api/v1; `auth` runs before any body is read. */
-export function proposalsRouter(memory: MemoryPeer, auth: RequestHandler): Router {
-  const router = Router();
-
-  router.get("/proposals", routeLabel("GET /api/v1/proposals"), auth, async (req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    const query = parseInput(listProposalsQuerySchema, { ...(req.query as Record<string, unknown>) });
-    res.json(await reviewProposals({ action: "list", ...query }, { memory, identity }));
-  });
-
-  router.post("/proposals/:id/apply", routeLabel("POST /api/v1/proposals/:id/apply"), auth, async (req, res) => {
-    const identity = identityFor(res, SCOPES.write);
-    res.json(await reviewProposals({ action: "accept", proposalId: proposalIdFromPath(req.params.id) }, { memory, identity }));
-  });
-
-  router.post("/proposals/:id/reject", routeLabel("POST /api/v1/proposals/:id/reject"), auth, ...optionalJsonBody(), async (req, res) => {
-    const identity = identityFor(res, SCOPES.write);
-    const body = parseInput(rejectProposalBodySchema, req.body ?? {});
-    res.json(await reviewProposals({ action: "reject", proposalId: proposalIdFromPath(req.params.id), ...body }, { memory, identity }));
-  });
-
-  return router;
-}
-
-/** A JSON body when one is sent (same rules and limits as every JSON route); none at all is fine. */
-function optionalJsonBody(): RequestHandler[] {
-  const [requireJson, parse] = jsonBody() as [RequestHandler, RequestHandler];
-  const hasBody = (req: Request) => req.headers["transfer-encoding"] !== undefined || (req.headers["content-length"] ?? "0") !== "0";
-  return [(req, res, next) => (hasBody(req) ? requireJson(req, res, next) : next()), (req, res, next) => (hasBody(req) ? parse(req, res, next) : next())];
-}
+export const PROPOSAL_ROUTES: readonly RestRoute[] = [
+  {
+    method: "get",
+    path: "/api/v1/proposals",
+    summary: "review_proposals list",
+    tag: "proposals",
+    scope: SCOPES.read,
+    query: queryOf(listProposalsQuerySchema),
+    answers: { 200: { description: "the list", json: reviewProposalsOutputSchema } },
+    handle: async ({ req, res, memory, identity }) => {
+      const query = parseInput(listProposalsQuerySchema, { ...req.query });
+      res.json(await reviewProposals({ action: "list", ...query }, { memory, identity }));
+    },
+  },
+  {
+    method: "post",
+    path: "/api/v1/proposals/:id/apply",
+    summary: "accept a proposal",
+    tag: "proposals",
+    scope: SCOPES.write,
+    answers: { 200: { description: "applied or applied_fact", json: reviewProposalsOutputSchema } },
+    errors: [404, 409],
+    handle: async ({ req, res, memory, identity }) =>
+      res.json(await reviewProposals({ action: "accept", proposalId: proposalIdFromPath(req.params.id) }, { memory, identity })),
+  },
+  {
+    method: "post",
+    path: "/api/v1/proposals/:id/reject",
+    summary: "reject a proposal, optionally saying why",
+    tag: "proposals",
+    scope: SCOPES.write,
+    body: { schema: rejectProposalBodySchema, optional: true },
+    answers: { 200: { description: "rejected or rejected_fact", json: reviewProposalsOutputSchema } },
+    errors: [404, 409],
+    handle: async ({ req, res, memory, identity }) => {
+      const body = parseInput(rejectProposalBodySchema, req.body ?? {});
+      res.json(await reviewProposals({ action: "reject", proposalId: proposalIdFromPath(req.params.id), ...body }, { memory, identity }));
+    },
+  },
+];

@@ -3,30 +3,35 @@
  * GET lists it (with the retrieval default); POST takes any configure_scope action as its body.
  */
 import { SCOPES } from "@3ngram/rpc";
-import { configureScopeInputSchema, parseInput } from "@3ngram/schema";
-import { Router, type RequestHandler } from "express";
-import type { MemoryPeer } from "../clients/memory.js";
+import { configureScopeInputSchema, configureScopeOutputSchema, parseInput } from "@3ngram/schema";
 import { actionAccess } from "../clients/action-tools.js";
 import { configureScope } from "../clients/scopes.js";
-import { routeLabel } from "../http/locals.js";
-import { jsonBody } from "./body.js";
-import { identityFor } from "../http/identity.js";
+import type { InputScopedCall, RestRoute } from "./route.js";
 
-/** Mounted at /api/v1; `auth` runs before any body is read. */
-export function scopesRouter(memory: MemoryPeer, auth: RequestHandler): Router {
-  const router = Router();
-
-  router.get("/scopes", routeLabel("GET /api/v1/scopes"), auth, async (_req, res) => {
-    const identity = identityFor(res, SCOPES.read);
-    res.json(await configureScope({ action: "list" }, { memory, identity }));
-  });
-
-  router.post("/scopes", routeLabel("POST /api/v1/scopes"), auth, ...jsonBody(), async (req, res) => {
-    const input = parseInput(configureScopeInputSchema, req.body);
-    const identity = identityFor(res, actionAccess(input));
-    const output = await configureScope(input, { memory, identity });
-    res.status(input.action === "create" ? 201 : 200).json(output);
-  });
-
-  return router;
-}
+export const SCOPE_ROUTES: readonly RestRoute[] = [
+  {
+    method: "get",
+    path: "/api/v1/scopes",
+    summary: "the scope registry and retrieval default",
+    tag: "scopes",
+    scope: SCOPES.read,
+    answers: { 200: { description: "the registry", json: configureScopeOutputSchema } },
+    handle: async ({ res, memory, identity }) => res.json(await configureScope({ action: "list" }, { memory, identity })),
+  },
+  {
+    method: "post",
+    path: "/api/v1/scopes",
+    summary: "configure_scope: any action (list reads, the rest write)",
+    tag: "scopes",
+    scope: { byInput: `${SCOPES.read} for list, else ${SCOPES.write}` },
+    body: { schema: configureScopeInputSchema },
+    answers: { 200: { description: "done", json: configureScopeOutputSchema }, 201: { description: "created", json: configureScopeOutputSchema } },
+    errors: [404, 409],
+    // The body is read first: which scope the call needs depends on its action.
+    handle: async ({ req, res, memory, identityFor }: InputScopedCall) => {
+      const input = parseInput(configureScopeInputSchema, req.body);
+      const output = await configureScope(input, { memory, identity: identityFor(actionAccess(input)) });
+      res.status(input.action === "create" ? 201 : 200).json(output);
+    },
+  },
+];
