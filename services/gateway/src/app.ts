@@ -27,6 +27,7 @@ import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
 import { traceRequests } from "./http/trace-requests.js";
 import { countMcpRequests } from "./http/mcp-headers.js";
+import { readMcpBody } from "./http/mcp-body.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import type { TrustProxy } from "./http/trust-proxy.js";
 import { createMcpEndpoint } from "./mcp/server.js";
@@ -37,6 +38,7 @@ import { authorizationServer } from "./oauth/router.js";
 import { createSigningKeyRing, type SigningKeyRing } from "./oauth/signing-keys.js";
 import { clientIpLimitKey, credentialLimitKey, userLimitKey } from "./ratelimit/keys.js";
 import type { RateLimits } from "./ratelimit/limits.js";
+import { limitBatchCalls, withRefusedBatchCalls } from "./ratelimit/batch.js";
 import { limitRequests, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
 import { OPERATIONAL_ROUTES } from "./rest/operational.js";
@@ -103,7 +105,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
       : { verifyAccessToken: createAccessTokenVerifier(keys, oauth.location, isMember), resourceMetadataUrl: () => oauth.location.resourceMetadataUrl() },
   );
   const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics, completionLimiter: limits.completion });
-  const serveMcp = toNodeHandler(mcp, {
+  const serveMcp = toNodeHandler(withRefusedBatchCalls(mcp), {
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     onerror: (error) => log.error({ error: { type: error.name } }, "mcp adapter failed"),
   });
@@ -146,15 +148,25 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     );
   }
 
-  // The SDK reads and bounds the body itself; no parser runs before the Origin, limit and auth checks.
-  // Origin first (a bad Origin is refused before anything is counted), then the per-IP edge limit
-  // so an unauthenticated flood is cut before it costs a key resolution.
+  // No body is read before the Origin, limit and auth checks. Origin first (a bad Origin is refused
+  // before anything is counted), then the per-IP edge limit so an unauthenticated flood is cut
+  // before it costs a key resolution. Each layer charges the request one point at the door; once
+  // the body is read (by the reader REST uses), a batch is charged its further calls.
   app.all(
     "/mcp",
     routeLabel("/mcp"),
     requireAllowedOrigin(deps.allowedOrigins),
     mcpLimits.byIp,
     mcpLimits.authenticated,
+    readMcpBody(log),
+    limitBatchCalls(
+      [
+        { limiter: limits.ip, keyOf: clientIp },
+        { limiter: limits.key, keyOf: byCredential },
+        { limiter: limits.user, keyOf: byUser },
+      ],
+      { metrics, log },
+    ),
     countMcpRequests(metrics),
     (req, res) => serveMcp(req, res, req.body),
   );

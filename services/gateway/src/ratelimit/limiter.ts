@@ -10,12 +10,15 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 /** Where a budget applies; also the label of the rejection counter. */
 export type LimitLayer = "ip" | "user" | "key" | "completion";
 
-/** Every budget is "points per minute": one request costs one point. */
+/** Every budget is "points per minute": one call costs one point (a JSON-RPC batch, one per call in it). */
 export const LIMIT_WINDOW_SECONDS = 60;
 
-/** The outcome of spending one point, with what the RateLimit-* headers need. */
+/** The outcome of spending points, with what the RateLimit-* headers need. */
 export interface Quota {
+  /** Every point asked for fitted in the budget. */
   allowed: boolean;
+  /** How many of the points asked for fitted (all of them when allowed; fewer, maybe none, when not). */
+  granted: number;
   limit: number;
   remaining: number;
   /** Whole seconds until the window resets (≥ 1), the value of Retry-After when refused. */
@@ -25,8 +28,11 @@ export interface Quota {
 export interface LayerLimiter {
   readonly layer: LimitLayer;
   readonly limit: number;
-  /** Spends one point of `key`'s budget. Rejects only on a bug: store failures are absorbed (see createLayerLimiter). */
-  consume(key: string): Promise<Quota>;
+  /**
+   * Spends `points` (default one) of `key`'s budget. Points that do not fit are still counted, as
+   * a refused request is. Rejects only on a bug: store failures are absorbed (see createLayerLimiter).
+   */
+  consume(key: string, points?: number): Promise<Quota>;
 }
 
 export interface LimiterStore {
@@ -54,20 +60,23 @@ export function createLayerLimiter(layer: LimitLayer, limit: number, store: Limi
   return {
     layer,
     limit,
-    async consume(key) {
+    async consume(key, points = 1) {
       try {
-        return toQuota(await limiter.consume(key), limit, true);
+        return toQuota(await limiter.consume(key, points), limit, points, true);
       } catch (refusal) {
-        if (refusal instanceof RateLimiterRes) return toQuota(refusal, limit, false);
+        if (refusal instanceof RateLimiterRes) return toQuota(refusal, limit, points, false);
         throw refusal;
       }
     },
   };
 }
 
-function toQuota(res: RateLimiterRes, limit: number, allowed: boolean): Quota {
+function toQuota(res: RateLimiterRes, limit: number, points: number, allowed: boolean): Quota {
+  // consumedPoints already includes these points: what was left before them is what fitted.
+  const granted = allowed ? points : Math.min(points, Math.max(0, limit - (res.consumedPoints - points)));
   return {
     allowed,
+    granted,
     limit,
     remaining: Math.max(0, res.remainingPoints),
     resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),

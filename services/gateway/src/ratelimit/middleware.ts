@@ -59,7 +59,7 @@ export function limitRequests(limiter: LayerLimiter, keyOf: LimitKeyOf, onLimite
  * RateLimit-* headers (draft-ietf-httpapi-ratelimit-headers, the separate-field form) for the
  * tightest layer this request was counted in. A refusal always shows the layer that refused.
  */
-function advertise(res: Response, quota: Quota): void {
+export function advertise(res: Response, quota: Quota): void {
   const shown = res.locals.rateLimitQuota as Quota | undefined;
   if (quota.allowed && shown !== undefined && shown.remaining <= quota.remaining) return;
   res.locals.rateLimitQuota = quota;
@@ -86,6 +86,19 @@ export function restLimited(log: Logger): LimitedResponder {
 /** JSON-RPC's implementation-defined server-error range; the HTTP status and data.reason say which. */
 const RATE_LIMITED_JSONRPC_CODE = -32000;
 
+/** The JSON-RPC error a refused call gets: the whole request's on the door, or one call's in a batch. */
+export function rateLimitedRpcError(id: string | number | null, quota: Quota, layer: LimitLayer) {
+  return {
+    jsonrpc: "2.0" as const,
+    id,
+    error: {
+      code: RATE_LIMITED_JSONRPC_CODE,
+      message: limitedMessage(quota, layer),
+      data: { reason: "rate_limited", retryAfterSeconds: quota.resetSeconds },
+    },
+  };
+}
+
 /** /mcp: a JSON-RPC error body, as the Origin check answers, so MCP clients can parse it. */
 export function mcpLimited(log: Logger): LimitedResponder {
   return (res, quota, layer) => {
@@ -93,14 +106,6 @@ export function mcpLimited(log: Logger): LimitedResponder {
     res
       .status(429)
       .set("Retry-After", String(quota.resetSeconds))
-      .json({
-        jsonrpc: "2.0",
-        id: null,
-        error: {
-          code: RATE_LIMITED_JSONRPC_CODE,
-          message: limitedMessage(quota, layer),
-          data: { reason: "rate_limited", retryAfterSeconds: quota.resetSeconds },
-        },
-      });
+      .json(rateLimitedRpcError(null, quota, layer));
   };
 }

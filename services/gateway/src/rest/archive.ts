@@ -11,14 +11,12 @@
  */
 import { once } from "node:events";
 import { StringDecoder } from "node:string_decoder";
-import type { Readable } from "node:stream";
-import { pipeline } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { SCOPES } from "@3ngram/rpc";
 import { errorSummary } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES, importOutputSchema, importQuerySchema, parseInput } from "@3ngram/schema";
 import type { Request, Response } from "express";
 import { exportLines, importArchive } from "../clients/archive.js";
+import { decodedBody, isDecodableEncoding, type BodyFault } from "../http/decoded-body.js";
 import { requestIdOf } from "../http/locals.js";
 import { queryOf } from "./openapi.js";
 import type { RestRoute } from "./route.js";
@@ -51,9 +49,13 @@ export const ARCHIVE_ROUTES: readonly RestRoute[] = [
       try {
         res.json(await importArchive(memory, format, bodyPieces(req), identity, gone.signal));
       } catch (err) {
-        if (err instanceof BodyTooLarge) {
-          // The import was cancelled before its last piece, so nothing was stored.
-          res.status(413).json({ error: "invalid_input", detail: err.message, request_id: requestIdOf(res) });
+        if (isBodyFault(err) && err.status === 413) {
+          // The import was cancelled before its last piece, so nothing was stored. The rest of the
+          // body is left unread, so the connection closes with the answer instead of carrying it.
+          res
+            .set("Connection", "close")
+            .status(413)
+            .json({ error: "invalid_input", detail: tooLarge(), request_id: requestIdOf(res) });
           return;
         }
         if (!gone.signal.aborted) throw err;
@@ -105,49 +107,30 @@ function refuseBody(req: Request): { status: number; detail: string } | undefine
   if (!req.is(NDJSON_TYPES)) return { status: 415, detail: "Content-Type must be application/x-ndjson or text/plain" };
   const charset = /;\s*charset="?([^";\s]+)/i.exec(req.headers["content-type"] ?? "")?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") return { status: 415, detail: "unsupported charset" };
-  if (!(encodingOf(req) in DECODERS)) return { status: 415, detail: "unsupported Content-Encoding" };
+  if (!isDecodableEncoding(req)) return { status: 415, detail: "unsupported Content-Encoding" };
+  // A declared length counts the encoded bytes, which bound the decoded ones only without an encoding.
   const declared = Number(req.headers["content-length"]);
-  if (encodingOf(req) === "identity" && declared > MAX_IMPORT_BODY_BYTES) return { status: 413, detail: tooLarge() };
+  if (req.headers["content-encoding"] === undefined && declared > MAX_IMPORT_BODY_BYTES) return { status: 413, detail: tooLarge() };
   return undefined;
 }
 
-const DECODERS: Record<string, (() => NodeJS.ReadWriteStream) | null> = {
-  identity: null,
-  gzip: createGunzip,
-  "x-gzip": createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-};
-
-function encodingOf(req: Request): string {
-  return (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
-}
-
-class BodyTooLarge extends Error {}
 const tooLarge = () => `request body exceeds ${MAX_IMPORT_BODY_BYTES} bytes`;
+
+function isBodyFault(err: unknown): err is BodyFault {
+  return err instanceof Error && (err as Partial<BodyFault>).expose === true && typeof (err as Partial<BodyFault>).status === "number";
+}
 
 /**
  * The body, decompressed and decoded as UTF-8, in the pieces it arrives in (a character split
- * between two chunks is held back for the next). Counting stops it past MAX_IMPORT_BODY_BYTES; a
- * body that does not decode is a 400, as body-parser answers (see http/request-faults.ts). A body
- * cut short by a client that hung up fails the loop (Node rejects an aborted request's iterator),
- * so the import's end message is never sent for it.
+ * between two chunks is held back for the next). http/decoded-body.ts bounds it by its decoded
+ * size while decoding (413 past MAX_IMPORT_BODY_BYTES, before the memory service sees a compressed
+ * bomb); a body that does not decode is a 400, as body-parser answers (see http/request-faults.ts).
+ * A body cut short by a client that hung up fails the loop, so the import's end message is never
+ * sent for it.
  */
 async function* bodyPieces(req: Request): AsyncGenerator<string> {
-  const decoder = DECODERS[encodingOf(req)];
-  const source: Readable = decoder ? (pipeline(req, decoder(), () => undefined) as unknown as Readable) : req;
   const text = new StringDecoder("utf8");
-  let bytes = 0;
-  try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      if (bytes > MAX_IMPORT_BODY_BYTES) throw new BodyTooLarge(tooLarge());
-      yield text.write(chunk);
-    }
-  } catch (err) {
-    if (err instanceof BodyTooLarge) throw err;
-    throw Object.assign(new Error("unreadable request body"), { status: 400, expose: true, cause: err });
-  }
+  for await (const chunk of decodedBody(req, MAX_IMPORT_BODY_BYTES)) yield text.write(chunk);
   yield text.end();
 }
 

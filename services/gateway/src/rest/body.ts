@@ -1,10 +1,10 @@
-import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
-import express, { type RequestHandler } from "express";
+import type { RequestHandler } from "express";
+import { readJsonBody } from "../http/json-body.js";
 import { requestIdOf } from "../http/locals.js";
 
 /**
- * A JSON body of at most MAX_REQUEST_BODY_BYTES. Other media types get 415; malformed and
- * oversized bodies are answered by restErrorHandler (400 and 413).
+ * A JSON body of at most MAX_REQUEST_BODY_BYTES decoded. Other media types get 415; malformed,
+ * oversized and unknown-encoding bodies are answered by restErrorHandler (400, 413 and 415).
  */
 export function jsonBody(): RequestHandler[] {
   return [
@@ -15,6 +15,6 @@ export function jsonBody(): RequestHandler[] {
       }
       res.status(415).json({ error: "invalid_input", detail: "Content-Type must be application/json", request_id: requestIdOf(res) });
     },
-    express.json({ limit: MAX_REQUEST_BODY_BYTES }),
+    readJsonBody({ strict: true }),
   ];
 }

@@ -95,6 +95,42 @@ const pingMcp = (gateway: RunningGateway, key: string, headers: Record<string, s
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
   });
 
+/** A JSON-RPC batch, as a 2025-03-26 client sends it (that revision needs no version header). */
+const postBatch = (gateway: RunningGateway, key: string, batch: unknown[], headers: Record<string, string> = {}) =>
+  fetch(`${gateway.url}/mcp`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+    body: JSON.stringify(batch),
+  });
+
+const rememberCall = (id: number, content: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "remember", arguments: { memoryType: "note", topic: "batch", content } },
+});
+
+interface RpcAnswer {
+  id: unknown;
+  result?: unknown;
+  error?: { code: number; message: string; data?: { reason?: string } };
+}
+
+/** The answers in an SSE (or plain JSON) response to a batch. */
+async function rpcAnswers(res: Response): Promise<RpcAnswer[]> {
+  const text = await res.text();
+  if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) return [JSON.parse(text) as RpcAnswer].flat();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("data: "))
+    .map((line) => JSON.parse(line.slice("data: ".length)) as RpcAnswer);
+}
+
+async function storedWith(marker: string): Promise<number> {
+  const { rows } = await core.ownerPool.query<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE content LIKE $1", [`${marker}%`]);
+  return rows[0]!.n;
+}
+
 async function statuses(count: number, send: () => Promise<Response>): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < count; i++) {
@@ -168,6 +204,68 @@ describe.each<Backend>(["redis", "memory"])("rate limits (%s backend)", (backend
     expect(raw.status).toBe(429);
     expectRetryAfter(raw);
     expect(await raw.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000, data: { reason: "rate_limited" } } });
+  });
+
+  it("counts a JSON-RPC batch as its calls: a batch of 50 on a budget of 20 runs 20 and refuses 30 with the rate-limit error", async () => {
+    const gateway = await start(backend, { RATE_LIMIT_KEY_PER_MINUTE: "20" });
+    const marker = randomUUID();
+    const batch = Array.from({ length: 50 }, (_, i) => rememberCall(i + 1, `${marker} ${i}`));
+    const res = await postBatch(gateway, tenantA.apiKey, batch);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("ratelimit-limit")).toBe("20");
+    expect(res.headers.get("ratelimit-remaining")).toBe("0");
+    expectRetryAfter(res);
+    const answers = await rpcAnswers(res);
+    expect(answers).toHaveLength(50);
+    const refused = answers.filter((a) => a.error !== undefined);
+    expect(refused).toHaveLength(30);
+    for (const answer of refused) {
+      expect(answer.error).toMatchObject({ code: -32000, data: { reason: "rate_limited", retryAfterSeconds: expect.any(Number) } });
+      expect(answer.error!.message).toContain("per credential");
+    }
+    expect(answers.filter((a) => a.result !== undefined)).toHaveLength(20);
+    expect(new Set(answers.map((a) => a.id))).toEqual(new Set(batch.map((c) => c.id)));
+    expect(await storedWith(marker)).toBe(20);
+    expect(await metric(gateway, /threengram_gateway_rate_limited_total\{layer="key"[^}]*\}/)).toBe(30);
+    // The budget is spent: the next single call is refused at the door.
+    expect((await pingMcp(gateway, tenantA.apiKey)).status).toBe(429);
+  });
+
+  it("counts a batch on the per-address and per-user budgets too, each layer only for what the one before let through", async () => {
+    const gateway = await start(backend, { RATE_LIMIT_IP_PER_MINUTE: "12", RATE_LIMIT_USER_PER_MINUTE: "8" });
+    const res = await postBatch(
+      gateway,
+      tenantA.apiKey,
+      Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" })),
+    );
+    expect(res.status).toBe(200);
+    const answers = await rpcAnswers(res);
+    expect(answers.filter((a) => a.result !== undefined)).toHaveLength(8);
+    expect(answers.filter((a) => a.error !== undefined).every((a) => a.error!.message.includes("per user"))).toBe(true);
+    // The address spent 10 of its 12: another user's batch of 5 from it gets 2 calls through.
+    const second = await rpcAnswers(
+      await postBatch(
+        gateway,
+        tenantB.apiKey,
+        Array.from({ length: 5 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" })),
+      ),
+    );
+    expect(second).toHaveLength(5);
+    expect(second.filter((a) => a.result !== undefined)).toHaveLength(2);
+    expect(second.filter((a) => a.error?.data?.reason === "rate_limited" && a.error.message.includes("per client address"))).toHaveLength(3);
+  });
+
+  it("refuses a batch whole, before any call runs, on a protocol version without batching", async () => {
+    const gateway = await start(backend);
+    const marker = randomUUID();
+    for (const version of ["2025-06-18", "2025-11-25", "2024-11-05"]) {
+      const res = await postBatch(gateway, tenantA.apiKey, [rememberCall(1, `${marker} a`), rememberCall(2, `${marker} b`)], {
+        "mcp-protocol-version": version,
+      });
+      expect(res.status, version).toBe(400);
+      expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringContaining(version) } });
+    }
+    expect(await storedWith(marker)).toBe(0);
   });
 
   it("keeps one tenant's exhausted budget from touching another tenant", async () => {

@@ -1,0 +1,37 @@
+/**
+ * The one reader for JSON request bodies, REST's and /mcp's: body-parser's, at most
+ * MAX_REQUEST_BODY_BYTES. It decodes gzip, deflate and br and counts the decoded bytes as they come
+ * out of the decoder (raw-body over the decompression stream), destroying the decoder at the
+ * limit, so a compressed bomb costs a limit's worth of decoding and is answered 413 at once. Any
+ * other Content-Encoding is 415 (encoding.unsupported) and is never read as plain. Failures are
+ * http-errors, which http/request-faults.ts turns into answers.
+ */
+import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
+import type { IncomingMessage } from "node:http";
+import express, { type RequestHandler } from "express";
+
+interface JsonBodyOptions {
+  /** Only objects and arrays at the top level (REST); /mcp leaves any other JSON to the SDK to refuse. */
+  strict: boolean;
+  /** Which requests carry a body to read; the rest pass through unread. */
+  accepts?: (req: IncomingMessage) => boolean;
+}
+
+/** Decoded lengths, for telling an empty body (which body-parser hands on as {}) from a real one. */
+const decodedLengths = new WeakMap<IncomingMessage, number>();
+
+export function readJsonBody(options: JsonBodyOptions): RequestHandler {
+  return express.json({
+    limit: MAX_REQUEST_BODY_BYTES,
+    strict: options.strict,
+    ...(options.accepts === undefined ? {} : { type: options.accepts }),
+    verify: (req, _res, buf) => {
+      decodedLengths.set(req, buf.length);
+    },
+  });
+}
+
+/** True when the request had a body to read and it decoded to nothing. */
+export function bodyWasEmpty(req: IncomingMessage): boolean {
+  return decodedLengths.get(req) === 0;
+}
