@@ -14,8 +14,9 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createPool } from "@3ngram/db";
 import { createEmbedder, parseEmbeddingsConfig } from "@3ngram/embeddings";
-import { SearchOrder, SearchService } from "@3ngram/proto/search/v1";
-import { createRpcClient, SCOPES } from "@3ngram/rpc";
+import { searchServices } from "@3ngram/proto/search/v1";
+import { connectPeer, SCOPES } from "@3ngram/rpc";
+import { MEMORY_TYPES, searchContracts } from "@3ngram/schema";
 import { createLogger } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService, type RunningSearchService } from "@3ngram/search";
 import { readIdentity, startEmbeddedPostgres } from "@3ngram/standalone";
@@ -73,7 +74,8 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
     { embedder, log },
   );
   const pool = createPool({ connectionString: postgres.url, max: 1, applicationName: "bench" });
-  const client = createRpcClient(SearchService, { address: search.address, audience: "search", signer: await keys.signer("bench") });
+  const peer = connectPeer(searchServices, searchContracts, { address: search.address, audience: "search", signer: await keys.signer("bench") });
+  const client = peer.search;
   const as = { identity: { tenantId: identity.tenantId, userId: identity.userId, scopes: [SCOPES.read] } };
   const timed = async (call: () => Promise<unknown>) => {
     const start = performance.now();
@@ -95,9 +97,8 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
     for (const q of queries) cached.push(await inside(() => client.search({ query: q, limit: 10 }, as)));
     const chrono = [];
     for (let i = 0; i < queries.length; i++) {
-      // The eight memory types are MemoryType 1 to 8.
-      const memoryType = (i % 8) + 1;
-      chrono.push(await inside(() => client.search({ order: SearchOrder.CHRONOLOGICAL, memoryTypes: [memoryType], limit: 25 }, as)));
+      const memoryType = MEMORY_TYPES[i % MEMORY_TYPES.length]!;
+      chrono.push(await inside(() => client.search({ order: "chronological", memoryTypes: [memoryType], limit: 25 }, as)));
     }
     const one = [];
     for (let i = 0; i < queries.length; i++) one.push(await inside(() => pool.query("SELECT 1")));
@@ -113,7 +114,7 @@ export async function measureBreakdown(dataDir: string, queries: readonly string
       selectOneInside: percentiles(one.map((c) => c.sql)),
     };
   } finally {
-    client.close();
+    peer.close();
     await pool.end();
     await search.close();
     await postgres.close();

@@ -1,6 +1,6 @@
 import { memoryServices } from "@3ngram/proto/memory/v1";
-import { bridgeClient, type CallOptions, type RpcClients } from "@3ngram/rpc";
-import { memoryContracts } from "@3ngram/schema";
+import type { CallOptions, Peer } from "@3ngram/rpc";
+import type { memoryContracts } from "@3ngram/schema";
 import type { FixtureMemory } from "../retrieval/fixture.js";
 import { mapInFlight } from "../retrieval/pools.js";
 
@@ -17,11 +17,11 @@ import { mapInFlight } from "../retrieval/pools.js";
  * others are eval/retrieval loadMemories' job.
  */
 export async function rememberAll(
-  client: RpcClients<typeof memoryServices>,
+  memory: Peer<typeof memoryServices, typeof memoryContracts>,
   as: CallOptions,
   memories: readonly FixtureMemory[],
 ): Promise<Map<string, string>> {
-  const calls = bridgeClient(memoryServices.memories, memoryContracts.memories, client.memories);
+  const calls = memory.memories;
   const lanes = new Map<string, FixtureMemory[]>();
   for (const m of memories) {
     if (!lanes.has(m.scope)) lanes.set(m.scope, []);

@@ -134,12 +134,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     const tenant = await createTenantWithKey(services.memory.pool, { tenantName: "locomo" });
     const as: CallOptions = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read, SCOPES.write] } };
     const loadClock = startClock();
-    const ids = await rememberAll(services.memoryClient, as, fixture.memories);
+    const ids = await rememberAll(services.memoryPeer, as, fixture.memories);
     const fixtureIdOf = new Map([...ids].map(([fixtureId, id]) => [id, fixtureId]));
     load = loadClock();
     const searchClock = startClock();
     ranked.fused = await mapInFlight(fixture.queries, QUERIES_IN_FLIGHT, async (q) => {
-      const response = await services.searchClient.search({ query: q.query, limit: K, scope: q.scope! }, as);
+      const response = await services.searchPeer.search.search({ query: q.query, limit: K, scope: q.scope! }, as);
       if (response.coverage?.abstained) abstained += 1;
       return response.hits.map((h) => fixtureIdOf.get(h.id) ?? `?${h.id}`);
     });

@@ -14,14 +14,14 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { memoryServices } from "@3ngram/proto/memory/v1";
-import { SearchService } from "@3ngram/proto/search/v1";
+import { searchServices } from "@3ngram/proto/search/v1";
 import { createEmbedder, parseEmbeddingsConfig, type Embedder } from "@3ngram/embeddings";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService, type RunningMemoryService } from "@3ngram/memory";
 import { SEARCH_POLICY, evidenceScore, loadSearchConfig, startSearchService, type RunningSearchService, type SearchPolicy } from "@3ngram/search";
 import { createMemoryQueueBackend } from "@3ngram/queue";
-import { bridgeClient, createRpcClient, createRpcClients, SCOPES, type CallOptions, type RpcClient, type RpcClients } from "@3ngram/rpc";
+import { connectPeer, SCOPES, type CallOptions, type Peer } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
-import { MAX_GET_MEMORIES_IDS, memoryContracts, type RememberInput } from "@3ngram/schema";
+import { MAX_GET_MEMORIES_IDS, memoryContracts, searchContracts, type RememberInput } from "@3ngram/schema";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import { createTestKeys } from "../../test/support/keys.js";
 import { locomoFixture, readConversations } from "../locomo/data.js";
@@ -102,14 +102,17 @@ export interface EvalRun {
   timings: { loadMs: number; queryMs: number; totalMs: number };
 }
 
+type MemoryPeer = Peer<typeof memoryServices, typeof memoryContracts>;
+type SearchPeer = Peer<typeof searchServices, typeof searchContracts>;
+
 export interface Services {
   db: TestDatabase;
   memory: RunningMemoryService;
   search: RunningSearchService;
-  memoryClient: RpcClients<typeof memoryServices>;
-  searchClient: RpcClient<typeof SearchService>;
+  memoryPeer: MemoryPeer;
+  searchPeer: SearchPeer;
   /** One search client per extra policy asked for, in order (each its own search service). */
-  extraSearchClients: RpcClient<typeof SearchService>[];
+  extraSearchPeers: SearchPeer[];
   close(): Promise<void>;
 }
 
@@ -142,21 +145,28 @@ export async function startServices(embedder: Embedder, policy: SearchPolicy | n
     const search = await startSearchService(loadSearchConfig(env), { embedder, log, ...(policy ? { policy } : {}) });
     closers.unshift(() => search.close());
     const signer = await keys.signer("eval");
-    const memoryClient = createRpcClients(memoryServices, { address: memory.address, audience: "memory", signer, defaultDeadlineMs: EMBED_BUDGET_MS });
-    const searchClient = createRpcClient(SearchService, { address: search.address, audience: "search", signer, defaultDeadlineMs: EMBED_BUDGET_MS });
-    closers.unshift(async () => {
-      memoryClient.close();
-      searchClient.close();
+    const memoryPeer = connectPeer(memoryServices, memoryContracts, {
+      address: memory.address,
+      audience: "memory",
+      signer,
+      defaultDeadlineMs: EMBED_BUDGET_MS,
     });
-    const extraSearchClients: RpcClient<typeof SearchService>[] = [];
+    const connectSearch = (address: string) =>
+      connectPeer(searchServices, searchContracts, { address, audience: "search", signer, defaultDeadlineMs: EMBED_BUDGET_MS });
+    const searchPeer = connectSearch(search.address);
+    closers.unshift(async () => {
+      memoryPeer.close();
+      searchPeer.close();
+    });
+    const extraSearchPeers: SearchPeer[] = [];
     for (const extra of extraPolicies) {
       const other = await startSearchService(loadSearchConfig(env), { embedder, log, policy: extra });
       closers.unshift(() => other.close());
-      const client = createRpcClient(SearchService, { address: other.address, audience: "search", signer, defaultDeadlineMs: EMBED_BUDGET_MS });
-      closers.unshift(async () => client.close());
-      extraSearchClients.push(client);
+      const peer = connectSearch(other.address);
+      closers.unshift(async () => peer.close());
+      extraSearchPeers.push(peer);
     }
-    return { db, memory, search, memoryClient, searchClient, extraSearchClients, close };
+    return { db, memory, search, memoryPeer, searchPeer, extraSearchPeers, close };
   } catch (err) {
     await close();
     throw err;
@@ -181,10 +191,10 @@ function rememberRequest(m: FixtureMemory): Omit<RememberInput, "facts"> {
  * fixture-id → memory-id map. Fails when any memory was stored without its embedding, or when a
  * predecessor is not still stored, embedded and marked superseded.
  */
-export async function loadMemories(client: RpcClients<typeof memoryServices>, as: CallOptions, fixture: Fixture): Promise<Map<string, string>> {
+export async function loadMemories(memory: MemoryPeer, as: CallOptions, fixture: Fixture): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
-  // Through the bridge, in the public shapes, as the gateway writes.
-  const calls = bridgeClient(memoryServices.memories, memoryContracts.memories, client.memories);
+  // In the public shapes, as the gateway writes.
+  const calls = memory.memories;
   for (const m of fixture.memories) {
     const response = m.revises
       ? await calls.revise({ predecessorId: ids.get(m.revises)!, edgeIntent: m.edge ?? "supersedes", ...rememberRequest(m) }, as)
@@ -209,16 +219,11 @@ export async function loadMemories(client: RpcClients<typeof memoryServices>, as
 }
 
 /** Runs every query of the fixture through one search client; answers the outcomes in fixture ids. */
-async function runQueries(
-  client: RpcClient<typeof SearchService>,
-  as: CallOptions,
-  fixture: Fixture,
-  fixtureIdOf: ReadonlyMap<string, string>,
-): Promise<QueryOutcome[]> {
+async function runQueries(peer: SearchPeer, as: CallOptions, fixture: Fixture, fixtureIdOf: ReadonlyMap<string, string>): Promise<QueryOutcome[]> {
   const outcomes: QueryOutcome[] = [];
   for (const query of fixture.queries) {
     // limit K is what an agent asks for by default; the pool size follows from it.
-    const response = await client.search({ query: query.query, limit: K }, as);
+    const response = await peer.search.search({ query: query.query, limit: K }, as);
     const evidence = response.coverage?.evidence;
     outcomes.push({
       query,
@@ -242,7 +247,7 @@ async function loadAndGather(name: FixtureName | typeof LOCOMO, embedder: Embedd
     const tenant = await createTenantWithKey(services.memory.pool, { tenantName: `fit-${name}` });
     const as: CallOptions = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read, SCOPES.write] } };
     // LoCoMo's turns revise nothing: written one lane per conversation, as eval:locomo writes them.
-    const ids = name === LOCOMO ? await rememberAll(services.memoryClient, as, fixture.memories) : await loadMemories(services.memoryClient, as, fixture);
+    const ids = name === LOCOMO ? await rememberAll(services.memoryPeer, as, fixture.memories) : await loadMemories(services.memoryPeer, as, fixture);
     const fixtureIdOf = new Map([...ids].map(([fixtureId, id]) => [id, fixtureId]));
     // One set of pools per full-text vector.
     const english = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, { ...SEARCH_POLICY, tokens: "english" });
@@ -269,10 +274,10 @@ export async function runRetrievalEval(name: FixtureName, policy: SearchPolicy |
     const tenant = await createTenantWithKey(services.memory.pool, { tenantName: `golden-set-${name}` });
     const as: CallOptions = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read, SCOPES.write] } };
     const loadStart = performance.now();
-    const ids = await loadMemories(services.memoryClient, as, fixture);
+    const ids = await loadMemories(services.memoryPeer, as, fixture);
     const fixtureIdOf = new Map([...ids].map(([fixtureId, id]) => [id, fixtureId]));
     const queryStart = performance.now();
-    const fusedOutcomes = await runQueries(services.searchClient, as, fixture, fixtureIdOf);
+    const fusedOutcomes = await runQueries(services.searchPeer, as, fixture, fixtureIdOf);
     const pools = await gatherPools(services.memory.pool, tenant.tenantId, embedder, fixture, fixtureIdOf, base);
     const variants: VariantRun[] = VARIANTS.map((variant) => {
       const p = variantPolicy(base, variant);

@@ -276,3 +276,6 @@ export const searchContract = {
   search: { request: searchInputSchema, response: searchOutputSchema },
   similarPairs: { request: similarPairsRequestSchema, response: similarPairsResponseSchema },
 } as const;
+
+/** The search server's services by the names of @3ngram/proto's searchServices. */
+export const searchContracts = { search: searchContract } as const;

@@ -217,4 +217,4 @@ export {
 } from "./oauth.js";
 export { MAX_LISTED_API_KEYS, MAX_LIVE_API_KEYS_PER_USER, apiKeyIdSchema, apiKeyNameSchema, createApiKeyInputSchema, type ApiKeyRecord } from "./api-keys.js";
 export { healthOutputSchema, readinessOutputSchema, restErrorOutputSchema, type ReadinessOutput, type RestErrorBody } from "./rest.js";
-export { memoryContracts, searchContract, type ImportPart } from "./contracts.js";
+export { memoryContracts, searchContract, searchContracts, type ImportPart } from "./contracts.js";

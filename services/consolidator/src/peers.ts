@@ -5,13 +5,9 @@
  * `memory.maintenance.listTenants(request, { identity })`.
  */
 import { memoryServices } from "@3ngram/proto/memory/v1";
-import { SearchService } from "@3ngram/proto/search/v1";
+import { searchServices } from "@3ngram/proto/search/v1";
 import { connectPeer, type CredentialSigner, type Peer } from "@3ngram/rpc";
-import { memoryContracts, searchContract } from "@3ngram/schema";
-
-/** Search serves one service: a one-entry set gives it the memory peer's shape (`search.search.similarPairs`). */
-const searchServices = { search: SearchService } as const;
-const searchContracts = { search: searchContract } as const;
+import { memoryContracts, searchContracts } from "@3ngram/schema";
 
 export type MemoryPeer = Peer<typeof memoryServices, typeof memoryContracts>;
 export type SearchPeer = Peer<typeof searchServices, typeof searchContracts>;

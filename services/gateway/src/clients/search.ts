@@ -3,12 +3,9 @@
  * the memory peer. Search serves a single service, so its set has one entry:
  * `search.search.search(input, { identity })` is the peer, the service, then the RPC.
  */
-import { SearchService } from "@3ngram/proto/search/v1";
+import { searchServices } from "@3ngram/proto/search/v1";
 import { connectPeer, type CredentialSigner, type Peer } from "@3ngram/rpc";
-import { searchContract } from "@3ngram/schema";
-
-const searchServices = { search: SearchService } as const;
-const searchContracts = { search: searchContract } as const;
+import { searchContracts } from "@3ngram/schema";
 
 export type SearchPeer = Peer<typeof searchServices, typeof searchContracts>;
 
