@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -50,4 +51,33 @@ export function readIdentity(dir: string): StandaloneIdentity | null {
 
 export function writeIdentity(dir: string, identity: StandaloneIdentity): void {
   writeFileSync(join(dir, "standalone.json"), JSON.stringify(identity, null, 2), { mode: 0o600 });
+}
+
+/**
+ * The password of the tool port (`--db-port`), generated on first use and kept in the data
+ * directory (mode 0600) so tools can be configured once.
+ */
+export function readOrCreateDbPassword(dir: string): { password: string; file: string } {
+  const file = join(dir, "db-password");
+  try {
+    const password = readFileSync(file, "utf8").trim();
+    if (password.length >= 16) return { password, file };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const password = randomBytes(24).toString("base64url");
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  // writeFileSync's mode applies only to a file it creates; one too short to use was there already.
+  chmodSync(file, 0o600);
+  return { password, file };
+}
+
+/**
+ * The database's socket URL, written while the server runs so that the operator commands find it
+ * from the data directory alone (services/memory/src/cli.ts reads this file by the same name).
+ */
+export function writeDatabaseUrl(dir: string, url: string): () => void {
+  const file = join(dir, "database.url");
+  writeFileSync(file, `${url}\n`, { mode: 0o600 });
+  return () => rmSync(file, { force: true });
 }

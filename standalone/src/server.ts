@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 import { isTransientDatabaseError } from "@3ngram/db";
 import { createLogger, errorSummary, guardProcess, onShutdown, startTracing } from "@3ngram/runtime";
 import { startStandalone } from "./standalone.js";
@@ -8,11 +9,22 @@ const tracing = startTracing({ serviceName: "3ngram", env });
 const logLevel = env.LOG_LEVEL ?? "warn";
 const log = createLogger({ service: "standalone", level: logLevel });
 guardProcess(log, { recoverable: isTransientDatabaseError });
+/** `--db-port <n>` (or STANDALONE_DB_PORT): a loopback port for database tools; none by default. */
+function dbPortOption(): number | undefined {
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { "db-port": { type: "string" } }, strict: true });
+  const given = values["db-port"] ?? env.STANDALONE_DB_PORT;
+  if (given === undefined || given === "") return undefined;
+  const port = Number(given);
+  if (!/^[0-9]{1,5}$/.test(given) || port > 65_535) throw new Error(`--db-port must be a port number (0 picks a free one), got ${JSON.stringify(given)}`);
+  return port;
+}
+
 try {
   const running = await startStandalone({
     dataDir: env.THREENGRAM_DATA_DIR ?? "./data",
     port: Number(env.PORT ?? 8080),
     host: env.HOST ?? "127.0.0.1",
+    dbPort: dbPortOption(),
     logLevel,
     env,
   });
@@ -28,7 +40,8 @@ try {
       `  Web UI:        ${running.uiUrl}  (sign in with the key below to browse, search and review)`,
       `  API key:       ${key}`,
       `  Tenant:        ${running.identity.tenantId}`,
-      `  Database:      ${running.databaseUrl}  (loopback, while running: DATABASE_URL for npm run admin -w services/memory)`,
+      `  Database:      ${running.databaseUrl}  (Unix socket, only for your user, while running; npm run admin -w services/memory finds it)`,
+      ...(running.dbTools ? [`  Database port: ${running.dbTools.url}  (for tools; password in ${running.dbTools.passwordFile})`] : []),
       "",
       "Connect Claude Code:",
       `  claude mcp add --transport http 3ngram ${running.mcpUrl} --header "Authorization: Bearer ${key}"`,

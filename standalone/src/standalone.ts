@@ -7,7 +7,7 @@ import { createMemoryQueueBackend } from "@3ngram/queue";
 import { generateServiceKeyPair } from "@3ngram/rpc";
 import { createLogger, loadConfig, type Env } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService } from "@3ngram/search";
-import { lockDataDir, readIdentity, writeIdentity, type StandaloneIdentity } from "./data-dir.js";
+import { lockDataDir, readIdentity, readOrCreateDbPassword, writeDatabaseUrl, writeIdentity, type StandaloneIdentity } from "./data-dir.js";
 import { startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { startUpkeep } from "./db/upkeep.js";
 
@@ -17,6 +17,8 @@ export interface StandaloneOptions {
   /** Gateway port (default 8080; 0 picks a free one). */
   port: number;
   host: string;
+  /** Also open the database on this loopback port for tools, behind a password (0: any free port; default: no port). */
+  dbPort?: number | undefined;
   logLevel: string;
   /** The rest of the environment: embeddings provider, allowed origins, … */
   env: Env;
@@ -28,8 +30,13 @@ export interface RunningStandalone {
   /** The review web UI (sign in with the API key). */
   uiUrl: string;
   identity: StandaloneIdentity;
-  /** The embedded database on loopback, for the operator commands (`npm run admin -w services/memory`) while it runs. */
+  /**
+   * The embedded database's Unix socket (only this user can reach it), for the operator commands
+   * (`npm run admin -w services/memory`) and other tools while it runs.
+   */
   databaseUrl: string;
+  /** With a dbPort: the tool port's URL (no password in it) and the file holding its password. */
+  dbTools?: { url: string; passwordFile: string };
   /** The data directory in use, as an absolute path (what THREENGRAM_DATA_DIR, or ./data, resolved to). */
   dataDir: string;
   close(): Promise<void>;
@@ -49,8 +56,22 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     for (const fn of closers.reverse()) await fn().catch((err: unknown) => log.error({ error: (err as Error).name }, "close failed"));
   };
   try {
-    const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), { sharedBuffers: options.env.STANDALONE_SHARED_BUFFERS });
+    const socketDir = join(dataDir, "run");
+    const dbPassword = options.dbPort === undefined ? undefined : readOrCreateDbPassword(dataDir);
+    const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), {
+      sharedBuffers: options.env.STANDALONE_SHARED_BUFFERS,
+      socketDir,
+      toolPort: dbPassword && options.dbPort !== undefined ? { port: options.dbPort, password: dbPassword.password } : undefined,
+    });
     closers.push(() => postgres.close());
+    if (postgres.socketDir !== socketDir) {
+      log.warn(
+        { socketDir: postgres.socketDir },
+        `the data directory's path is too long for a Unix socket; the database's socket is in ${postgres.socketDir} instead`,
+      );
+    }
+    const forgetUrl = writeDatabaseUrl(dataDir, postgres.url);
+    closers.push(async () => forgetUrl());
     const keys = await generateServiceKeyPair();
     const embedder = await createEmbedder(parseEmbeddingsConfig(options.env));
     closers.push(async () => embedder.close?.());
@@ -119,7 +140,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const gateway = await startGateway(gatewayConfig, { log: log.child({ component: "gateway" }) });
     closers.push(() => gateway.close());
     const url = gateway.url;
-    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, databaseUrl: postgres.url, dataDir, close };
+    const dbTools = postgres.toolUrl && dbPassword ? { dbTools: { url: postgres.toolUrl, passwordFile: dbPassword.file } } : {};
+    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, databaseUrl: postgres.url, ...dbTools, dataDir, close };
   } catch (err) {
     await close();
     throw err;

@@ -14,8 +14,12 @@
  *         (--id <memory-id> ... | [--scope <s>] [--project <p>] [--topic <t>] [--subject <s>])
  *                                    erase memories (docs/erasure.md); a selector is repeated in
  *                                    batches until nothing it matches is left
- * Reads DATABASE_URL (and RUNTIME_DB_ROLE for erase) from the environment.
+ * Reads DATABASE_URL (and RUNTIME_DB_ROLE for erase) from the environment. Without DATABASE_URL,
+ * a running standalone server's database is found from its data directory (THREENGRAM_DATA_DIR,
+ * default ./data, relative to where npm was run).
  */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPool, withOwnerTransaction, type Pool } from "@3ngram/db";
 import { SCOPES } from "@3ngram/rpc";
@@ -114,9 +118,23 @@ try {
 }
 const [command, ...args] = parsed.positionals;
 const flags = parsed.values;
-const url = process.env.DATABASE_URL;
+/**
+ * The Unix socket URL a running standalone server writes into its data directory (standalone's
+ * writeDatabaseUrl), or undefined. `npm run -w` runs this in the workspace's folder, so a relative
+ * data directory is taken from where npm was started (INIT_CWD), as the server took it.
+ */
+function standaloneDatabaseUrl(): string | undefined {
+  const dataDir = resolve(process.env.INIT_CWD ?? process.cwd(), process.env.THREENGRAM_DATA_DIR ?? "data");
+  try {
+    return readFileSync(resolve(dataDir, "database.url"), "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const url = process.env.DATABASE_URL || standaloneDatabaseUrl();
 if (!url) {
-  console.error("DATABASE_URL is required");
+  console.error("DATABASE_URL is required (or THREENGRAM_DATA_DIR naming a running standalone server's data directory)");
   process.exit(2);
 }
 const pool = createPool({ connectionString: url, max: 2, applicationName: "3ngram-memory-cli" });

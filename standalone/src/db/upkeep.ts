@@ -17,10 +17,11 @@ import type { Logger } from "@3ngram/runtime";
  *   ANALYZE does not do that — only autovacuum's does — and an empty list costs one metapage read;
  * - a CHECKPOINT every few minutes when WAL has been written, so restart recovery stays short and
  *   no request pays for it.
- * It connects like any client (as the superuser, on loopback). pglite-socket may run a message of
- * one connection inside another's unfinished extended-protocol statement, so upkeep uses only
- * statements that are valid inside a transaction (ANALYZE, a function call, CHECKPOINT; not
- * VACUUM, which would fail there and take the other statement with it).
+ * It connects like any client (as the superuser, over the Unix socket). It uses only statements
+ * that are valid inside a transaction (ANALYZE, a function call, CHECKPOINT; not VACUUM): the socket
+ * server it was written against (pglite-socket) could run a message of one connection inside
+ * another's unfinished extended-protocol statement. The shared session that replaced it keeps
+ * exchanges whole (docs/adr/0040), but the restriction costs nothing and stays.
  */
 export interface UpkeepOptions {
   /** Superuser URL of the embedded database. */
