@@ -30,7 +30,7 @@ export interface EmbeddedPostgresOptions {
 }
 
 /**
- * What a tool on the TCP port may do with the one session (docs/adr/0040): keep it inside a
+ * What a tool on the TCP port may do with the one session (docs/adr/0041): keep it inside a
  * transaction for a second between statements, five in all; four connections at a time.
  */
 const TOOL_LIMITS = { toolIdleMs: 1_000, toolHoldMs: 5_000 };

@@ -17,7 +17,7 @@ export interface SessionClient {
   abort(lastMessage: Buffer): void;
 }
 
-/** What a tool may do with the session between its exchanges (docs/adr/0040). */
+/** What a tool may do with the session between its exchanges (docs/adr/0041). */
 export interface SessionLimits {
   /** How long a tool's open transaction (or unfinished exchange) may wait for its next message. */
   toolIdleMs: number;

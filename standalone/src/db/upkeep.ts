@@ -21,7 +21,7 @@ import type { Logger } from "@3ngram/runtime";
  * that are valid inside a transaction (ANALYZE, a function call, CHECKPOINT; not VACUUM): the socket
  * server it was written against (pglite-socket) could run a message of one connection inside
  * another's unfinished extended-protocol statement. The shared session that replaced it keeps
- * exchanges whole (docs/adr/0040), but the restriction costs nothing and stays.
+ * exchanges whole (docs/adr/0041), but the restriction costs nothing and stays.
  */
 export interface UpkeepOptions {
   /** Superuser URL of the embedded database. */
