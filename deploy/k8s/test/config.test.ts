@@ -112,7 +112,7 @@ describe("workload environment", () => {
     expect(config.databaseUrl).toBe(DATABASE_URLS["search-database-url"]);
     expect(config.grpcPort).toBe(portOf("search", "grpc"));
     expect(config.metricsPort).toBe(portOf("search", "metrics"));
-    expect(config.trustedJwks).toEqual([keys.pair.publicJwk]);
+    expect(config.serviceTrustedJwks).toEqual([keys.pair.publicJwk]);
   });
 
   it("parses with the consolidator's schema, serving /metrics and /healthz where its probes look", () => {

@@ -31,3 +31,20 @@ export const envBool = (fallback: boolean) =>
     .default(fallback ? "true" : "false")
     .transform((v) => v === "true" || v === "1");
 export const envLogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+
+/** An environment name as a setting's name: GRPC_MAX_CONNECTION_AGE_MS → grpcMaxConnectionAgeMs. */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}` : Lowercase<S>;
+export type CamelCaseKeys<T> = { [K in keyof T as K extends string ? CamelCase<K> : K]: T[K] };
+
+/**
+ * The parsed environment as settings, by one naming rule for every service: the variable's name in
+ * camelCase (SEARCH_DB_ROLE is searchDbRole), so a setting can be found from the variable an
+ * operator sets, and back, without a table of renames.
+ */
+export function camelCaseKeys<T extends Record<string, unknown>>(env: T): CamelCaseKeys<T> {
+  const settings: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(env)) {
+    settings[name.toLowerCase().replace(/_([a-z0-9])/g, (_, next: string) => next.toUpperCase())] = value;
+  }
+  return settings as CamelCaseKeys<T>;
+}

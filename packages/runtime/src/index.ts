@@ -1,4 +1,4 @@
-export { ConfigError, envBool, envLogLevel, envPort, loadConfig, type Env } from "./config.js";
+export { camelCaseKeys, ConfigError, envBool, envLogLevel, envPort, loadConfig, type CamelCaseKeys, type Env } from "./config.js";
 export { createLogger, type Logger } from "./logger.js";
 export { errorSummary, onShutdown } from "./shutdown.js";
 export { composeService, type Defer, type Release } from "./resources.js";

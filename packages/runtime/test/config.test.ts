@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigError, envBool, envPort, loadConfig } from "../src/index.js";
+import { camelCaseKeys, ConfigError, envBool, envPort, loadConfig } from "../src/index.js";
 
 const schema = z.object({ PORT: envPort(8080), FLAG: envBool(false), URL: z.url() });
 
@@ -21,5 +21,15 @@ describe("loadConfig", () => {
       expect(problems).toMatch(/FLAG/);
       expect(problems).toMatch(/URL/);
     }
+  });
+});
+
+describe("camelCaseKeys", () => {
+  it("names each setting after its variable, in camelCase", () => {
+    const settings = camelCaseKeys({ GRPC_MAX_CONNECTION_AGE_MS: 5, SEARCH_DB_ROLE: "r", PORT: 1, SEARCH_VECTOR_INDEX_MAX_VECTORS: 2, S3_BUCKET: "b" });
+    expect(settings).toEqual({ grpcMaxConnectionAgeMs: 5, searchDbRole: "r", port: 1, searchVectorIndexMaxVectors: 2, s3Bucket: "b" });
+    // The type follows the same rule, so a renamed variable fails to compile where its setting is read.
+    const typed: { grpcMaxConnectionAgeMs: number; searchDbRole: string } = settings;
+    expect(typed.searchDbRole).toBe("r");
   });
 });

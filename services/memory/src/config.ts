@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { maxConnectionAgeEnv, trustedKeysEnv } from "@3ngram/rpc";
-import { envBool, envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
+import { camelCaseKeys, envBool, envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
 import { embeddingsConfigSchema, type EmbeddingsConfig } from "@3ngram/embeddings";
 
 /** Database role request work runs as; created by the migrations. The command line reads it alone. */
@@ -30,21 +30,7 @@ export const memoryConfigSchema = z
     METRICS_PORT: envPort(9101),
     LOG_LEVEL: envLogLevel,
   })
-  .transform((env) => ({
-    grpcHost: env.GRPC_HOST,
-    grpcPort: env.GRPC_PORT,
-    grpcMaxConnectionAgeMs: env.GRPC_MAX_CONNECTION_AGE_MS,
-    databaseUrl: env.DATABASE_URL,
-    databasePoolMax: env.DATABASE_POOL_MAX,
-    runtimeDbRole: env.RUNTIME_DB_ROLE,
-    redisUrl: env.REDIS_URL,
-    redisKeyPrefix: env.REDIS_KEY_PREFIX,
-    serviceTrustedJwks: env.SERVICE_TRUSTED_JWKS,
-    embedInlineBudgetMs: env.EMBED_INLINE_BUDGET_MS,
-    migrateOnStart: env.MIGRATE_ON_START,
-    metricsPort: env.METRICS_PORT,
-    logLevel: env.LOG_LEVEL,
-  }));
+  .transform(camelCaseKeys);
 
 export type MemoryConfig = z.output<typeof memoryConfigSchema> & { embeddings: EmbeddingsConfig };
 

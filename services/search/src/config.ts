@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { maxConnectionAgeEnv, trustedKeysEnv } from "@3ngram/rpc";
-import { envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
+import { camelCaseKeys, envLogLevel, envPort, loadConfig, type Env } from "@3ngram/runtime";
 import { embeddingsConfigSchema, type EmbeddingsConfig } from "@3ngram/embeddings";
 
 /** The environment the search service reads (names as operators set them), parsed once at boot into camelCase settings. */
@@ -36,23 +36,7 @@ export const searchConfigSchema = z
     METRICS_PORT: envPort(9102),
     LOG_LEVEL: envLogLevel,
   })
-  .transform((env) => ({
-    grpcHost: env.GRPC_HOST,
-    grpcPort: env.GRPC_PORT,
-    grpcMaxConnectionAgeMs: env.GRPC_MAX_CONNECTION_AGE_MS,
-    databaseUrl: env.DATABASE_URL,
-    databasePoolMax: env.DATABASE_POOL_MAX,
-    dbRole: env.SEARCH_DB_ROLE,
-    trustedJwks: env.SERVICE_TRUSTED_JWKS,
-    queryEmbedBudgetMs: env.QUERY_EMBED_BUDGET_MS,
-    queryEmbedCacheSize: env.QUERY_EMBED_CACHE_SIZE,
-    termCacheSize: env.SEARCH_TERM_CACHE_SIZE,
-    termCacheTtlMs: env.SEARCH_TERM_CACHE_TTL_MS,
-    vectorIndex: env.SEARCH_VECTOR_INDEX,
-    vectorIndexMaxVectors: env.SEARCH_VECTOR_INDEX_MAX_VECTORS,
-    metricsPort: env.METRICS_PORT,
-    logLevel: env.LOG_LEVEL,
-  }));
+  .transform(camelCaseKeys);
 
 export type SearchConfig = z.output<typeof searchConfigSchema> & { embeddings: EmbeddingsConfig };
 

@@ -46,7 +46,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
   return composeService(async (defer) => {
     const pool = deps.pool ?? createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-search" });
     if (!deps.pool) defer(() => pool.end());
-    await assertRoleRespectsRls(pool, config.dbRole);
+    await assertRoleRespectsRls(pool, config.searchDbRole);
     const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
     if (deps.embedder === undefined && embedder?.close) defer(() => embedder.close!());
     const registry = createMetricsRegistry("search");
@@ -57,10 +57,10 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     }
     // The model whose stored vectors this service compares with (none without a model).
     const embedding = embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null;
-    const vectorIndex = config.vectorIndex === "memory" && embedder ? await startVectorIndex(config, { pool, log, registry }) : undefined;
+    const vectorIndex = config.searchVectorIndex === "memory" && embedder ? await startVectorIndex(config, { pool, log, registry }) : undefined;
     const server = new RpcServer({
       name: "search",
-      verifier: new CredentialVerifier("search", config.trustedJwks),
+      verifier: new CredentialVerifier("search", config.serviceTrustedJwks),
       log,
       registry,
       maxConnectionAgeMs: config.grpcMaxConnectionAgeMs,
@@ -70,7 +70,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
       {
         ...searchHandlers({
           pool,
-          role: config.dbRole,
+          role: config.searchDbRole,
           queryEmbedder: new QueryEmbedder({
             embedder,
             budgetMs: config.queryEmbedBudgetMs,
@@ -78,14 +78,14 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
             log,
             registry,
           }),
-          termCounts: new TermCountCache({ maxEntries: config.termCacheSize, ttlMs: config.termCacheTtlMs, registry }),
+          termCounts: new TermCountCache({ maxEntries: config.searchTermCacheSize, ttlMs: config.searchTermCacheTtlMs, registry }),
           ...(vectorIndex ? { vectorIndex } : {}),
           ...(deps.policy ? { policy: deps.policy } : {}),
           log,
         }),
         ...similarPairsHandlers({
           pool,
-          role: config.dbRole,
+          role: config.searchDbRole,
           embedding,
           log,
         }),
@@ -119,9 +119,9 @@ async function startVectorIndex(config: SearchConfig, deps: { pool: Pool; log: L
     const scan = await loadExactScan();
     return new VectorIndex({
       pool: deps.pool,
-      role: config.dbRole,
+      role: config.searchDbRole,
       scan,
-      maxVectors: config.vectorIndexMaxVectors,
+      maxVectors: config.searchVectorIndexMaxVectors,
       log: deps.log,
       registry: deps.registry,
     });

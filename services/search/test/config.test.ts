@@ -5,7 +5,7 @@ const base = { DATABASE_URL: "postgres://postgres@127.0.0.1:5432/x", SERVICE_TRU
 
 describe("search config", () => {
   it("defaults to the read-only role and port 50052", () => {
-    expect(loadSearchConfig(base)).toMatchObject({ grpcPort: 50052, dbRole: "threengram_search" });
+    expect(loadSearchConfig(base)).toMatchObject({ grpcPort: 50052, searchDbRole: "threengram_search" });
   });
 
   it("refuses to boot without trusted keys or with a bad port", () => {
