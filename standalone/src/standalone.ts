@@ -5,7 +5,7 @@ import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
 import { createMemoryQueueBackend } from "@3ngram/queue";
 import { generateServiceKeyPair } from "@3ngram/rpc";
-import { createLogger, loadConfig, type Env } from "@3ngram/runtime";
+import { composeService, createLogger, loadConfig, type Env } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService } from "@3ngram/search";
 import { lockDataDir, readIdentity, readOrCreateDbPassword, writeDatabaseUrl, writeIdentity, type StandaloneIdentity } from "./data-dir.js";
 import { startEmbeddedPostgres } from "./db/embedded-postgres.js";
@@ -50,12 +50,10 @@ export interface RunningStandalone {
 export async function startStandalone(options: StandaloneOptions): Promise<RunningStandalone> {
   const dataDir = resolve(options.dataDir);
   const log = createLogger({ service: "standalone", level: options.logLevel });
-  const unlock = lockDataDir(dataDir);
-  const closers: Array<() => Promise<void>> = [async () => unlock()];
-  const close = async () => {
-    for (const fn of closers.reverse()) await fn().catch((err: unknown) => log.error({ error: (err as Error).name }, "close failed"));
-  };
-  try {
+  // Everything opened below is closed in the reverse order, the data directory's lock last.
+  return composeService(async (defer) => {
+    const unlock = lockDataDir(dataDir);
+    defer(unlock);
     const socketDir = join(dataDir, "run");
     const dbPassword = options.dbPort === undefined ? undefined : readOrCreateDbPassword(dataDir);
     const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), {
@@ -63,7 +61,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       socketDir,
       toolPort: dbPassword && options.dbPort !== undefined ? { port: options.dbPort, password: dbPassword.password } : undefined,
     });
-    closers.push(() => postgres.close());
+    defer(() => postgres.close());
     if (postgres.socketDir !== socketDir) {
       log.warn(
         { socketDir: postgres.socketDir },
@@ -71,12 +69,12 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       );
     }
     const forgetUrl = writeDatabaseUrl(dataDir, postgres.url);
-    closers.push(async () => forgetUrl());
+    defer(forgetUrl);
     const keys = await generateServiceKeyPair();
     const embedder = await createEmbedder(parseEmbeddingsConfig(options.env));
-    closers.push(async () => embedder.close?.());
+    defer(() => embedder.close?.());
     const queues = createMemoryQueueBackend();
-    closers.push(() => queues.close());
+    defer(() => queues.close());
 
     const shared: Env = {
       ...options.env,
@@ -99,9 +97,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       deadLetters: queues.deadLetters,
       log: log.child({ component: "memory" }),
     });
-    closers.push(() => memory.close());
+    defer(() => memory.close());
     const search = await startSearchService(loadSearchConfig(shared), { embedder, log: log.child({ component: "search" }) });
-    closers.push(() => search.close());
+    defer(() => search.close());
     const consolidator = await startConsolidator(
       loadConfig(consolidatorConfigSchema, { ...shared, MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }),
       {
@@ -110,11 +108,11 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
         log: log.child({ component: "consolidator" }),
       },
     );
-    closers.push(() => consolidator.close());
+    defer(() => consolidator.close());
 
     // After the migrations (the memory service ran them): statistics for what is already stored.
     const upkeep = startUpkeep({ databaseUrl: postgres.url, log: log.child({ component: "upkeep" }) });
-    closers.push(() => upkeep.close());
+    defer(() => upkeep.close());
     await upkeep.runOnce();
 
     let identity = readIdentity(dataDir);
@@ -138,12 +136,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       REDIS_URL: undefined,
     });
     const gateway = await startGateway(gatewayConfig, { log: log.child({ component: "gateway" }) });
-    closers.push(() => gateway.close());
+    defer(() => gateway.close());
     const url = gateway.url;
     const dbTools = postgres.toolUrl && dbPassword ? { dbTools: { url: postgres.toolUrl, passwordFile: dbPassword.file } } : {};
-    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, databaseUrl: postgres.url, ...dbTools, dataDir, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
+    return { url, mcpUrl: `${url}/mcp`, uiUrl: `${url}/ui`, identity, databaseUrl: postgres.url, ...dbTools, dataDir };
+  });
 }

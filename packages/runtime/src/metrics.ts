@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { Registry, collectDefaultMetrics } from "prom-client";
+import type { Defer } from "./resources.js";
 
 /** One Prometheus registry per service (standalone mode runs four, so none may be global). */
 export function createMetricsRegistry(service: string): Registry {
@@ -9,8 +10,17 @@ export function createMetricsRegistry(service: string): Registry {
   return registry;
 }
 
-/** A tiny HTTP listener serving /metrics and /healthz for services that have no HTTP server of their own. */
-export function serveMetrics(registry: Registry, port: number, host = "0.0.0.0"): Promise<Server> {
+/**
+ * Serves /metrics and /healthz on `port` for a service with no HTTP server of its own, closed with
+ * the service (`defer`); port 0 serves nothing. A taken port fails the start.
+ */
+export async function serveMetrics(registry: Registry, port: number, defer: Defer): Promise<void> {
+  if (port === 0) return;
+  const server = await listenForMetrics(registry, port);
+  defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
+}
+
+function listenForMetrics(registry: Registry, port: number, host = "0.0.0.0"): Promise<Server> {
   const server = createServer(async (req, res) => {
     if (req.url === "/metrics") {
       res.setHeader("content-type", registry.contentType);

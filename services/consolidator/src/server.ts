@@ -61,10 +61,7 @@ export async function startConsolidator(config: ConsolidatorConfig, deps: Consol
 
     const { registry, jobs } = consolidatorMetrics(backend, log);
     // Served before the workers start, so it still answers while they drain on close.
-    if (config.metricsPort > 0) {
-      const server = await serveMetrics(registry, config.metricsPort);
-      defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    }
+    await serveMetrics(registry, config.metricsPort, defer);
 
     const workers = startWorkers({
       backend,

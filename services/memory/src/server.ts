@@ -12,7 +12,7 @@ import {
 } from "@3ngram/proto/memory/v1";
 import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
-import { composeService, createLogger, createMetricsRegistry, serveMetrics, type Defer, type Logger } from "@3ngram/runtime";
+import { composeService, createLogger, givenOrOpened, createMetricsRegistry, serveMetrics, type Defer, type Logger } from "@3ngram/runtime";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import type { MemoryDeps } from "./domain/deps.js";
@@ -55,23 +55,28 @@ const HEALTH_INTERVAL_MS = 2_000;
 export async function startMemoryService(config: MemoryConfig, deps: MemoryServiceDeps = {}): Promise<RunningMemoryService> {
   const log = deps.log ?? createLogger({ service: "memory", level: config.logLevel });
   return composeService(async (defer) => {
-    const pool = deps.pool ?? createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-memory" });
-    if (!deps.pool) defer(() => pool.end());
+    const pool = await givenOrOpened(
+      deps.pool,
+      () => createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-memory" }),
+      (opened) => opened.end(),
+      defer,
+    );
     if (config.migrateOnStart) {
       const result = await migrate(pool);
       log.info({ applied: result.applied }, "migrations done");
     }
     await assertRoleRespectsRls(pool, config.runtimeDbRole);
 
-    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
-    if (deps.embedder === undefined && embedder?.close) defer(() => embedder.close!());
+    const embedder = await givenOrOpened(
+      deps.embedder,
+      () => createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() }),
+      (opened) => opened?.close?.(),
+      defer,
+    );
     const queues = deps.queue ? { queue: deps.queue, counts: deps.queueCounts, deadLetters: deps.deadLetters } : openRedisQueues(config, defer);
 
     const registry = createMetricsRegistry("memory");
-    if (config.metricsPort > 0) {
-      const metrics = await serveMetrics(registry, config.metricsPort);
-      defer(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
-    }
+    await serveMetrics(registry, config.metricsPort, defer);
     // Moves the jobs writes record in the outbox onto the queue; closed before the queue and pool.
     const relay = new OutboxRelay({ pool, role: config.runtimeDbRole, queue: queues.queue, log, registry });
     relay.start();

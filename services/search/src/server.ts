@@ -2,7 +2,7 @@ import { SearchService } from "@3ngram/proto/search/v1";
 import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
 import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
-import { composeService, createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
+import { composeService, createLogger, givenOrOpened, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import type { Registry } from "prom-client";
 import type { SearchConfig } from "./config.js";
 import type { SearchPolicy } from "./domain/policy.js";
@@ -44,17 +44,22 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
   const log = deps.log ?? createLogger({ service: "search", level: config.logLevel });
   // What is passed in stays open on close: its owner closes it.
   return composeService(async (defer) => {
-    const pool = deps.pool ?? createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-search" });
-    if (!deps.pool) defer(() => pool.end());
+    const pool = await givenOrOpened(
+      deps.pool,
+      () => createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-search" }),
+      (opened) => opened.end(),
+      defer,
+    );
     await assertRoleRespectsRls(pool, config.searchDbRole);
-    const embedder = deps.embedder !== undefined ? deps.embedder : await createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() });
-    if (deps.embedder === undefined && embedder?.close) defer(() => embedder.close!());
+    const embedder = await givenOrOpened(
+      deps.embedder,
+      () => createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() }),
+      (opened) => opened?.close?.(),
+      defer,
+    );
     const registry = createMetricsRegistry("search");
     // Served before the gRPC server listens, so the server is the first thing a close stops.
-    if (config.metricsPort > 0) {
-      const metrics = await serveMetrics(registry, config.metricsPort);
-      defer(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
-    }
+    await serveMetrics(registry, config.metricsPort, defer);
     // The model whose stored vectors this service compares with (none without a model).
     const embedding = embedder ? { model: embedder.model, dimensions: embedder.dimensions } : null;
     const vectorIndex = config.searchVectorIndex === "memory" && embedder ? await startVectorIndex(config, { pool, log, registry }) : undefined;
