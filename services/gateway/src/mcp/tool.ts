@@ -20,8 +20,9 @@ interface ToolContext {
 /**
  * One MCP tool: its advertised contract (shared zod schemas, hints) and the service call it maps
  * to. `run` receives input server.ts has already parsed with `inputSchema` (the SDK only advertises
- * the schema; a call whose arguments do not parse never reaches `run`) and returns output that
- * server.ts parses strictly before sending.
+ * the schema; a call whose arguments do not parse never reaches `run`) and returns the peer's
+ * answer, which the bridge already reads in `outputSchema`'s shape and key order; server.ts sends it
+ * as it is (the tool-outputs test checks every tool's answer against its schema).
  */
 export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType> {
   name: string;
