@@ -12,6 +12,17 @@ export interface PoolOptions {
   applicationName: string;
 }
 
+/**
+ * The pool a service was handed (its owner ends it: standalone shares one among services), or a
+ * new one the service ends when it closes (`defer`).
+ */
+export function givenOrNewPool(given: Pool | undefined, options: PoolOptions, defer: (release: () => Promise<void>) => void): Pool {
+  if (given !== undefined) return given;
+  const pool = createPool(options);
+  defer(() => pool.end());
+  return pool;
+}
+
 export function createPool(options: PoolOptions): Pool {
   const pool = new pg.Pool({
     connectionString: options.connectionString,

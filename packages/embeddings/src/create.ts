@@ -2,7 +2,7 @@ import type { EmbeddingsConfig } from "./config.js";
 import type { Embedder } from "./embedder.js";
 import { HashingEmbedder } from "./hashing.js";
 import { LocalModelEmbedder } from "./local-model.js";
-import { LocalModelPool } from "./local-model-pool.js";
+import { defaultServiceWorkers, LocalModelPool } from "./local-model-pool.js";
 import { createOpenAIEmbedder } from "./openai.js";
 
 export interface CreateEmbedderOptions {
@@ -46,4 +46,22 @@ export async function createEmbedder(config: EmbeddingsConfig, options: CreateEm
         options.signal === undefined ? {} : { signal: options.signal },
       );
   }
+}
+
+/**
+ * The embedder a service was handed (null: none; its owner closes it, as standalone shares one
+ * model among services), or one built from `config` with a service's worker count, closed with the
+ * service (`defer`).
+ */
+export async function givenOrNewEmbedder(
+  given: Embedder | null | undefined,
+  config: EmbeddingsConfig,
+  defer: (release: () => Promise<void>) => void,
+): Promise<Embedder | null> {
+  if (given !== undefined) return given;
+  const embedder = await createEmbedder(config, { defaultWorkers: defaultServiceWorkers() });
+  defer(async () => {
+    await embedder.close?.();
+  });
+  return embedder;
 }

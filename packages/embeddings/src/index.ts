@@ -10,4 +10,4 @@ export { defaultServiceWorkers } from "./local-model-pool.js";
 export { createOpenAIClient, describeOpenAIFailure, type OpenAIClient } from "./openai-client.js";
 export { OpenAIEmbedder } from "./openai.js";
 export { embeddingsConfigSchema, parseEmbeddingsConfig, type EmbeddingsConfig } from "./config.js";
-export { createEmbedder } from "./create.js";
+export { createEmbedder, givenOrNewEmbedder } from "./create.js";

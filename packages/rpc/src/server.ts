@@ -16,6 +16,9 @@ import { STATUS_DETAILS_TRAILER, encodeStatusDetails, errorDomain } from "./stat
 import { failed, traceServerCall } from "./trace-context.js";
 import type { AnyService, KindOf, MethodName, RequestOf, ResponseInitOf } from "./types.js";
 
+/** How often a serving service re-checks what it depends on (its database). */
+const DEPENDENCY_CHECK_INTERVAL_MS = 2_000;
+
 /** What a handler knows about its call. */
 export class CallContext {
   constructor(
@@ -184,6 +187,22 @@ export class RpcServer {
     }, intervalMs);
     timer.unref();
     return () => clearInterval(timer);
+  }
+
+  /**
+   * Listens on `address` and serves while `dependency` answers (re-asked every couple of seconds,
+   * so SERVING returns within seconds of it and callers route around us meanwhile); `defer` stops
+   * the checks and shuts the server down first when the service closes. Answers the bound port.
+   */
+  async serveWhile(address: string, dependency: () => Promise<boolean>, defer: (release: () => Promise<void>) => void): Promise<number> {
+    const port = await this.listen(address);
+    this.setServing(true);
+    const stopFollowing = this.followDependency(dependency, DEPENDENCY_CHECK_INTERVAL_MS);
+    defer(async () => {
+      stopFollowing();
+      await this.shutdown();
+    });
+    return port;
   }
 
   /** Stops intake, lets in-flight calls finish within the grace period, then forces. */

@@ -38,17 +38,3 @@ export async function composeService<T extends object>(build: (defer: Defer) => 
     throw err;
   }
 }
-
-/**
- * What the caller passed in, which its owner closes (standalone shares one pool or embedder among
- * services); otherwise what `open` makes, released with the service. `null` passed in is a value
- * too ("none"), only `undefined` opens one.
- */
-export async function givenOrOpened<T>(given: T | undefined, open: () => T | Promise<T>, release: (opened: T) => unknown, defer: Defer): Promise<T> {
-  if (given !== undefined) return given;
-  const opened = await open();
-  defer(async () => {
-    await release(opened);
-  });
-  return opened;
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { composeService, givenOrOpened } from "../src/resources.js";
+import { composeService } from "../src/resources.js";
 
 describe("composeService", () => {
   it("closes resources in the reverse order they were opened, once", async () => {
@@ -61,35 +61,5 @@ describe("composeService", () => {
     });
     await expect(service.close()).rejects.toThrow("queue would not close");
     expect(closed).toEqual(["server", "pool"]);
-  });
-});
-
-describe("givenOrOpened", () => {
-  it("leaves what was passed in to its owner, and releases only what it opened", async () => {
-    const released: string[] = [];
-    const service = await composeService(async (defer) => {
-      const pool = await givenOrOpened(
-        "shared pool",
-        () => "own pool",
-        (p) => void released.push(p),
-        defer,
-      );
-      const none = await givenOrOpened<string | null>(
-        null,
-        () => "own embedder",
-        (e) => void released.push(String(e)),
-        defer,
-      );
-      const queue = await givenOrOpened(
-        undefined,
-        async () => "own queue",
-        (q) => void released.push(q),
-        defer,
-      );
-      return { pool, none, queue };
-    });
-    expect([service.pool, service.none, service.queue]).toEqual(["shared pool", null, "own queue"]);
-    await service.close();
-    expect(released).toEqual(["own queue"]);
   });
 });

@@ -1,5 +1,5 @@
-import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
-import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
+import { assertRoleRespectsRls, givenOrNewPool, ping, type Pool } from "@3ngram/db";
+import { givenOrNewEmbedder, type Embedder } from "@3ngram/embeddings";
 import {
   ApiKeysService,
   ArchiveService,
@@ -12,7 +12,7 @@ import {
 } from "@3ngram/proto/memory/v1";
 import { createRedisQueueBackend, type DeadLetterCounts, type JobQueue, type QueueCounts } from "@3ngram/queue";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
-import { composeService, createLogger, givenOrOpened, createMetricsRegistry, serveMetrics, type Defer, type Logger } from "@3ngram/runtime";
+import { composeService, createLogger, createMetricsRegistry, serveMetrics, type Defer, type Logger } from "@3ngram/runtime";
 import type { MemoryConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import type { MemoryDeps } from "./domain/deps.js";
@@ -43,9 +43,6 @@ export interface RunningMemoryService {
   close(): Promise<void>;
 }
 
-/** How often health re-checks the database: short, so SERVING returns within seconds of it. */
-const HEALTH_INTERVAL_MS = 2_000;
-
 /**
  * Boots the memory service: migrations (unless disabled), the RLS guard on the runtime role,
  * then the gRPC server. Injected deps let standalone mode share one embedder, an in-process queue
@@ -55,24 +52,14 @@ const HEALTH_INTERVAL_MS = 2_000;
 export async function startMemoryService(config: MemoryConfig, deps: MemoryServiceDeps = {}): Promise<RunningMemoryService> {
   const log = deps.log ?? createLogger({ service: "memory", level: config.logLevel });
   return composeService(async (defer) => {
-    const pool = await givenOrOpened(
-      deps.pool,
-      () => createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-memory" }),
-      (opened) => opened.end(),
-      defer,
-    );
+    const pool = givenOrNewPool(deps.pool, { connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-memory" }, defer);
     if (config.migrateOnStart) {
       const result = await migrate(pool);
       log.info({ applied: result.applied }, "migrations done");
     }
     await assertRoleRespectsRls(pool, config.runtimeDbRole);
 
-    const embedder = await givenOrOpened(
-      deps.embedder,
-      () => createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() }),
-      (opened) => opened?.close?.(),
-      defer,
-    );
+    const embedder = await givenOrNewEmbedder(deps.embedder, config.embeddings, defer);
     const queues = deps.queue ? { queue: deps.queue, counts: deps.queueCounts, deadLetters: deps.deadLetters } : openRedisQueues(config, defer);
 
     const registry = createMetricsRegistry("memory");
@@ -100,14 +87,8 @@ export async function startMemoryService(config: MemoryConfig, deps: MemoryServi
       inlineEmbedBudgetMs: config.embedInlineBudgetMs,
       log,
     });
-    const port = await server.listen(`${config.grpcHost}:${config.grpcPort}`);
-    server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.
-    const stopHealth = server.followDependency(() => ping(pool), HEALTH_INTERVAL_MS);
-    defer(async () => {
-      stopHealth();
-      await server.shutdown();
-    });
+    const port = await server.serveWhile(`${config.grpcHost}:${config.grpcPort}`, () => ping(pool), defer);
     log.info({ port }, "memory service listening");
     return { port, address: `127.0.0.1:${port}`, pool };
   });

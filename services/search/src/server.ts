@@ -1,8 +1,8 @@
 import { SearchService } from "@3ngram/proto/search/v1";
-import { assertRoleRespectsRls, createPool, ping, type Pool } from "@3ngram/db";
-import { createEmbedder, defaultServiceWorkers, type Embedder } from "@3ngram/embeddings";
+import { assertRoleRespectsRls, givenOrNewPool, ping, type Pool } from "@3ngram/db";
+import { givenOrNewEmbedder, type Embedder } from "@3ngram/embeddings";
 import { CredentialVerifier, RpcServer } from "@3ngram/rpc";
-import { composeService, createLogger, givenOrOpened, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
+import { composeService, createLogger, createMetricsRegistry, serveMetrics, type Logger } from "@3ngram/runtime";
 import type { Registry } from "prom-client";
 import type { SearchConfig } from "./config.js";
 import type { SearchPolicy } from "./domain/policy.js";
@@ -36,27 +36,14 @@ export interface RunningSearchService {
   close(): Promise<void>;
 }
 
-/** How often health re-checks the database: short, so SERVING returns within seconds of it. */
-const HEALTH_INTERVAL_MS = 2_000;
-
 /** Boots the search service. It only reads: its role has SELECT and nothing else. */
 export async function startSearchService(config: SearchConfig, deps: SearchServiceDeps = {}): Promise<RunningSearchService> {
   const log = deps.log ?? createLogger({ service: "search", level: config.logLevel });
   // What is passed in stays open on close: its owner closes it.
   return composeService(async (defer) => {
-    const pool = await givenOrOpened(
-      deps.pool,
-      () => createPool({ connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-search" }),
-      (opened) => opened.end(),
-      defer,
-    );
+    const pool = givenOrNewPool(deps.pool, { connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-search" }, defer);
     await assertRoleRespectsRls(pool, config.searchDbRole);
-    const embedder = await givenOrOpened(
-      deps.embedder,
-      () => createEmbedder(config.embeddings, { defaultWorkers: defaultServiceWorkers() }),
-      (opened) => opened?.close?.(),
-      defer,
-    );
+    const embedder = await givenOrNewEmbedder(deps.embedder, config.embeddings, defer);
     const registry = createMetricsRegistry("search");
     // Served before the gRPC server listens, so the server is the first thing a close stops.
     await serveMetrics(registry, config.metricsPort, defer);
@@ -97,14 +84,8 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
       },
       { ...searchPolicies, ...similarPairsPolicies },
     );
-    const port = await server.listen(`${config.grpcHost}:${config.grpcPort}`);
-    server.setServing(true);
     // Health follows the database: NOT_SERVING while it is unreachable, so callers route around us.
-    const stopHealth = server.followDependency(() => ping(pool), HEALTH_INTERVAL_MS);
-    defer(async () => {
-      stopHealth();
-      await server.shutdown();
-    });
+    const port = await server.serveWhile(`${config.grpcHost}:${config.grpcPort}`, () => ping(pool), defer);
     log.info({ port }, "search service listening");
     return {
       port,
