@@ -1,10 +1,10 @@
 import { once } from "node:events";
 import * as grpc from "@grpc/grpc-js";
 import type { DescMethod } from "@bufbuild/protobuf";
-import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { AppError, reasonForGrpcCode } from "@3ngram/errors";
 import type { CallerIdentity, CredentialSigner } from "./credentials.js";
 import { checkHealthOn, type ServingStatus } from "./health.js";
+import { answerLostInTransit, isRetryableRead } from "./read-retry.js";
 import { codecServiceDefinition, messageCodecs, type MethodCodecs } from "./service-definition.js";
 import { STATUS_DETAILS_TRAILER, decodeStatusDetails, isRetryableReason } from "./status-details.js";
 import { traceClientCall, traceClientStream } from "./trace-context.js";
@@ -63,12 +63,15 @@ export interface RpcClientOptions {
 /**
  * How a channel rides out a peer restart. grpc-js' own reconnect backoff grows to 120 s, so a peer
  * back after a minute would stay unreachable for another two; bounded here, a restarted peer is
- * found within about a second of it listening. Keepalive pings notice a peer that vanished without closing the
- * connection (a lost node, a cut network) instead of waiting on the kernel.
+ * found within half a second of it listening (0.25 s on average; with a 1 s cap it was half of a
+ * restarted search's time to its first answer after it listened). An attempt at a peer that is
+ * not there is refused at once or times out, so twice a second per channel costs nothing.
+ * Keepalive pings notice a peer that vanished without closing the connection (a lost node, a cut
+ * network) instead of waiting on the kernel.
  */
 const CHANNEL_OPTIONS = {
-  "grpc.initial_reconnect_backoff_ms": 250,
-  "grpc.max_reconnect_backoff_ms": 1_000,
+  "grpc.initial_reconnect_backoff_ms": 100,
+  "grpc.max_reconnect_backoff_ms": 500,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
   "grpc.keepalive_permit_without_calls": 1,
@@ -87,12 +90,16 @@ const READ_RETRY_POLICY = {
   backoffMultiplier: 2,
   retryableStatusCodes: ["UNAVAILABLE"],
 };
-/** A peer that keeps failing is not hammered: retries stop while most recent calls fail. */
-const RETRY_THROTTLING = { maxTokens: 10, tokenRatio: 0.1 };
-
-function isRetryableRead(method: DescMethod): boolean {
-  return method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS || method.idempotency === MethodOptions_IdempotencyLevel.IDEMPOTENT;
-}
+/**
+ * A peer that keeps failing is not hammered: every failed attempt costs a token and every success
+ * earns one back, and retries stop while fewer than half the tokens are left, that is once
+ * failures outnumber successes by 100. The bucket is that deep because a replica that dies fails
+ * every call in flight on it at once (all its share of the channel's concurrent calls): with the
+ * 10 tokens of gRPC's example, five of those failures used up the retries of all the others, and
+ * searches failed that another replica would have answered. A success earns a whole token so that
+ * the bucket is full again a moment after an outage, ready for the next one.
+ */
+const RETRY_THROTTLING = { maxTokens: 200, tokenRatio: 1 };
 
 /** The grpc-js service config: round-robin over every resolved address, and retries for the reads of every service. */
 export function serviceConfig(...services: AnyService[]): string {
@@ -166,15 +173,27 @@ function bindService(service: AnyService, codecs: ReadonlyMap<DescMethod, Method
     };
     const fail = (err: grpc.ServiceError) => fromServiceError(err, options.audience);
     switch (method.methodKind) {
-      case "unary":
+      case "unary": {
+        const repeatable = isRetryableRead(method);
         methods[method.localName] = async (request: unknown, callOptions: CallOptions) => {
           const bytes = encode(request);
           const { metadata, deadline } = await start(callOptions);
-          return traceClientCall(fullName, metadata, () =>
-            cancellable(callOptions.signal, (callback) => rpc(bytes, metadata, { deadline }, callback) as grpc.ClientUnaryCall, fail),
-          );
+          const attempt = (sent: grpc.Metadata) =>
+            unaryAttempt(callOptions.signal, (callback) => rpc(bytes, sent, { deadline }, callback) as grpc.ClientUnaryCall);
+          return traceClientCall(fullName, metadata, async () => {
+            let outcome = await attempt(metadata);
+            // One more attempt, within the same deadline, for a read whose answer was cut off after
+            // it began (read-retry.ts): the channel does not retry those. Once is enough for one
+            // dying replica; the new attempt has the channel's own retries besides.
+            if ("failure" in outcome && repeatable && answerLostInTransit(outcome.failure, outcome.headersReceived) && !callOptions.signal?.aborted) {
+              outcome = await attempt(metadata.clone());
+            }
+            if ("failure" in outcome) throw fail(outcome.failure);
+            return outcome.response as never;
+          });
         };
         break;
+      }
       case "client_streaming":
         methods[method.localName] = async (requests: AsyncIterable<unknown> | Iterable<unknown>, callOptions: CallOptions) => {
           const { metadata, deadline } = await start(callOptions);
@@ -212,6 +231,27 @@ function bindService(service: AnyService, codecs: ReadonlyMap<DescMethod, Method
     }
   }
   return methods;
+}
+
+/** How one attempt of a unary call ended: its answer, or its failure and whether the server's response headers had come. */
+type UnaryOutcome = { response: unknown } | { failure: grpc.ServiceError; headersReceived: boolean };
+
+/** Runs one attempt of a unary call, cancelling it when `signal` aborts; never rejects. */
+function unaryAttempt(
+  signal: AbortSignal | undefined,
+  begin: (callback: (err: grpc.ServiceError | null, response: unknown) => void) => grpc.ClientUnaryCall,
+): Promise<UnaryOutcome> {
+  return new Promise((resolve) => {
+    let headersReceived = false;
+    const cancel = () => call.cancel();
+    const call = begin((err, response) => {
+      signal?.removeEventListener("abort", cancel);
+      resolve(err ? { failure: err, headersReceived } : { response });
+    });
+    call.once("metadata", () => (headersReceived = true));
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
+  });
 }
 
 /** Runs a call that answers once (unary or client-streaming), cancelling it when `signal` aborts. */

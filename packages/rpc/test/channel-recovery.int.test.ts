@@ -1,9 +1,11 @@
 /**
  * How a client channel behaves around failures: reads (declared NO_SIDE_EFFECTS in the .proto)
- * are retried on UNAVAILABLE within the deadline, writes never are, and the client's health
- * check travels the channel that serves calls, following a peer that goes away and comes back on
- * the same address.
+ * are retried on UNAVAILABLE within the deadline, also when the replica died after its answer
+ * had begun, and on another replica; writes never are; and the client's health check travels the
+ * channel that serves calls, following a peer that goes away and comes back on the same address.
  */
+import { createServer, connect, type Socket } from "node:net";
+import * as grpc from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiKeysService, MemoriesService, OrientationService, ProposalsService, memoryServices } from "@3ngram/proto/memory/v1";
 import { MemoryType } from "@3ngram/proto/common/v1/memory";
@@ -16,6 +18,7 @@ import {
   SCOPES,
   createRpcClients,
   generateServiceKeyPair,
+  grpcServiceDefinition,
   serviceConfig,
   type Handlers,
   type Policies,
@@ -58,7 +61,132 @@ async function flakyMemory(port: number, failures: number) {
   return { keys, calls, start };
 }
 
+/**
+ * A replica that takes calls and then dies: every call waits (after getting the response headers,
+ * when `answerBegins`), and `cut()` resets its connections (as the kernel does for a process
+ * killed with calls in its socket) and stops it listening. It sits behind a TCP proxy, which is
+ * what gets cut.
+ */
+async function dyingReplica(answerBegins = true) {
+  const calls = { getMemories: 0, remember: 0 };
+  const server = new grpc.Server();
+  const beginAnswer = (name: keyof typeof calls) => (call: grpc.ServerUnaryCall<unknown, unknown>) => {
+    calls[name] += 1;
+    if (answerBegins) call.sendMetadata(new grpc.Metadata());
+  };
+  server.addService(grpcServiceDefinition(MemoriesService), { getMemories: beginAnswer("getMemories"), remember: beginAnswer("remember") });
+  const backendPort = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
+  );
+  const sockets: Socket[] = [];
+  const proxy = createServer((client) => {
+    const backend = connect(backendPort, "127.0.0.1");
+    sockets.push(client, backend);
+    client.pipe(backend).on("error", () => {});
+    backend.pipe(client).on("error", () => {});
+    client.on("error", () => {});
+  });
+  const port = await new Promise<number>((resolve) => proxy.listen(0, "127.0.0.1", () => resolve((proxy.address() as { port: number }).port)));
+  return {
+    port,
+    calls,
+    cut() {
+      proxy.close();
+      for (const socket of sockets) socket.resetAndDestroy();
+    },
+    close: () => server.forceShutdown(),
+  };
+}
+
 describe("client channels", () => {
+  it("retries every read in flight on a replica that dies, a burst of them at once, on another replica", async () => {
+    const dying = await dyingReplica(false);
+    open.push(dying);
+    const port = await freePort();
+    const healthy = await flakyMemory(port, 0);
+    const server = await healthy.start();
+    open.push({ close: () => server.shutdown() });
+    const client = createRpcClients(memoryServices, {
+      address: `ipv4:127.0.0.1:${dying.port},127.0.0.1:${port}`,
+      audience: "memory",
+      signer: await CredentialSigner.fromJwk("gateway", healthy.keys.privateJwk),
+    });
+    open.push(client);
+    const reads: Array<Promise<{ notFound: string[] }>> = [];
+    // More failures at once than gRPC's example throttle (10 tokens) lets the channel retry.
+    await eventually(
+      () => {
+        reads.push(client.memories.getMemories({ ids: ["x"] }, { identity, deadlineMs: 5_000 }));
+        expect(dying.calls.getMemories).toBeGreaterThanOrEqual(12);
+      },
+      10_000,
+      5,
+    );
+    dying.cut();
+    for (const read of await Promise.all(reads)) expect(read.notFound).toEqual(["x"]);
+    expect(healthy.calls.getMemories).toBe(reads.length);
+  });
+
+  it("retries a read on another replica when the one answering it dies after its answer began; not a write", async () => {
+    const dying = await dyingReplica();
+    open.push(dying);
+    const port = await freePort();
+    const healthy = await flakyMemory(port, 0);
+    const server = await healthy.start();
+    open.push({ close: () => server.shutdown() });
+    const client = createRpcClients(memoryServices, {
+      address: `ipv4:127.0.0.1:${dying.port},127.0.0.1:${port}`,
+      audience: "memory",
+      signer: await CredentialSigner.fromJwk("gateway", healthy.keys.privateJwk),
+    });
+    open.push(client);
+
+    // Round-robin over both once both are connected: calls go on until one waits on the dying replica.
+    const reads: Array<Promise<{ notFound: string[] }>> = [];
+    await eventually(
+      () => {
+        reads.push(client.memories.getMemories({ ids: ["x"] }, { identity, deadlineMs: 5_000 }));
+        expect(dying.calls.getMemories).toBeGreaterThan(0);
+      },
+      5_000,
+      20,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    dying.cut();
+    for (const read of await Promise.all(reads)) expect(read.notFound).toEqual(["x"]);
+    expect(healthy.calls.getMemories).toBe(reads.length);
+
+    // A write whose answer began may have landed: it fails for its caller to repeat with a key.
+    const again = await dyingReplica();
+    open.push(again);
+    const writer = createRpcClients(memoryServices, {
+      address: `ipv4:127.0.0.1:${again.port},127.0.0.1:${port}`,
+      audience: "memory",
+      signer: await CredentialSigner.fromJwk("gateway", healthy.keys.privateJwk),
+    });
+    open.push(writer);
+    const writes: Array<Promise<string>> = [];
+    await eventually(
+      () => {
+        writes.push(
+          writer.memories.remember({ memoryType: MemoryType.NOTE, topic: "t", content: "c" }, { identity, deadlineMs: 5_000 }).then(
+            () => "ok",
+            (err: AppError) => err.reason,
+          ),
+        );
+        expect(again.calls.remember).toBeGreaterThan(0);
+      },
+      5_000,
+      20,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    again.cut();
+    const outcomes = await Promise.all(writes);
+    expect(outcomes.filter((o) => o === "unavailable").length).toBe(again.calls.remember);
+    expect(outcomes.filter((o) => o === "unavailable").length).toBeGreaterThan(0);
+    expect(again.calls.remember + healthy.calls.remember).toBe(writes.length);
+  });
+
   it("retries a read on UNAVAILABLE and returns its answer; never retries a write", async () => {
     const port = await freePort();
     const memory = await flakyMemory(port, 1);

@@ -8,6 +8,7 @@ import type { SearchConfig } from "./config.js";
 import type { SearchPolicy } from "./domain/policy.js";
 import { TermCountCache } from "./in-process/term-counts.js";
 import { QueryEmbedder } from "./in-process/query-embedder.js";
+import { warmModel } from "./in-process/model-warmup.js";
 import { loadExactScan } from "./in-process/exact-scan.js";
 import { VectorIndex } from "./in-process/vector-index.js";
 import { searchHandlers, searchPolicies } from "./grpc/search-handlers.js";
@@ -44,6 +45,9 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
     const pool = givenOrNewPool(deps.pool, { connectionString: config.databaseUrl, max: config.databasePoolMax, applicationName: "3ngram-search" }, defer);
     await assertRoleRespectsRls(pool, config.searchDbRole);
     const embedder = await givenOrNewEmbedder(deps.embedder, config.embeddings, defer);
+    // A model of our own starts loading now, beside the rest of the start, and searches do not wait
+    // for it (model-warmup.ts); one passed in is its owner's to load.
+    const modelReady = deps.embedder === undefined ? warmModel(embedder, log) : undefined;
     const registry = createMetricsRegistry("search");
     // Served before the gRPC server listens, so the server is the first thing a close stops.
     await serveMetrics(registry, config.metricsPort, defer);
@@ -69,6 +73,7 @@ export async function startSearchService(config: SearchConfig, deps: SearchServi
             cacheSize: config.queryEmbedCacheSize,
             log,
             registry,
+            ...(modelReady ? { modelReady } : {}),
           }),
           termCounts: new TermCountCache({ maxEntries: config.searchTermCacheSize, ttlMs: config.searchTermCacheTtlMs, registry }),
           ...(vectorIndex ? { vectorIndex } : {}),

@@ -21,6 +21,11 @@ export interface QueryEmbedderOptions {
   log: Logger;
   /** Where the cache's hit/miss counter is registered. */
   registry?: Registry | undefined;
+  /**
+   * False while the model is still loading after a start (model-warmup.ts): a query then runs
+   * without the vector leg at once rather than waiting for the load. Absent: always ready.
+   */
+  modelReady?: () => boolean;
 }
 
 /**
@@ -67,6 +72,7 @@ export class QueryEmbedder {
       return cached;
     }
     this.lookups?.inc({ outcome: "miss" });
+    if (this.options.modelReady?.() === false) return null;
     const vector = await this.vectorFor(embedder, text);
     if (vector) this.cache?.set(key, vector);
     return vector;
