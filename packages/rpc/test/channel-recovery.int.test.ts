@@ -98,20 +98,25 @@ async function dyingReplica(answerBegins = true) {
   };
 }
 
+/** A replica about to die and a healthy one behind one client (round-robin), all closed after the test. */
+async function replicaPair<D extends { port: number; close(): unknown }>(dying: D) {
+  open.push(dying);
+  const port = await freePort();
+  const healthy = await flakyMemory(port, 0);
+  const server = await healthy.start();
+  open.push({ close: () => server.shutdown() });
+  const client = createRpcClients(memoryServices, {
+    address: `ipv4:127.0.0.1:${dying.port},127.0.0.1:${port}`,
+    audience: "memory",
+    signer: await CredentialSigner.fromJwk("gateway", healthy.keys.privateJwk),
+  });
+  open.push(client);
+  return { dying, healthy, healthyPort: port, client };
+}
+
 describe("client channels", () => {
   it("retries every read in flight on a replica that dies, a burst of them at once, on another replica", async () => {
-    const dying = await dyingReplica(false);
-    open.push(dying);
-    const port = await freePort();
-    const healthy = await flakyMemory(port, 0);
-    const server = await healthy.start();
-    open.push({ close: () => server.shutdown() });
-    const client = createRpcClients(memoryServices, {
-      address: `ipv4:127.0.0.1:${dying.port},127.0.0.1:${port}`,
-      audience: "memory",
-      signer: await CredentialSigner.fromJwk("gateway", healthy.keys.privateJwk),
-    });
-    open.push(client);
+    const { dying, healthy, client } = await replicaPair(await dyingReplica(false));
     const reads: Array<Promise<{ notFound: string[] }>> = [];
     // More failures at once than gRPC's example throttle (10 tokens) lets the channel retry.
     await eventually(
@@ -128,18 +133,7 @@ describe("client channels", () => {
   });
 
   it("retries a read on another replica when the one answering it dies after its answer began; not a write", async () => {
-    const dying = await dyingReplica();
-    open.push(dying);
-    const port = await freePort();
-    const healthy = await flakyMemory(port, 0);
-    const server = await healthy.start();
-    open.push({ close: () => server.shutdown() });
-    const client = createRpcClients(memoryServices, {
-      address: `ipv4:127.0.0.1:${dying.port},127.0.0.1:${port}`,
-      audience: "memory",
-      signer: await CredentialSigner.fromJwk("gateway", healthy.keys.privateJwk),
-    });
-    open.push(client);
+    const { dying, healthy, healthyPort, client } = await replicaPair(await dyingReplica());
 
     // Round-robin over both once both are connected: calls go on until one waits on the dying replica.
     const reads: Array<Promise<{ notFound: string[] }>> = [];
@@ -160,7 +154,7 @@ describe("client channels", () => {
     const again = await dyingReplica();
     open.push(again);
     const writer = createRpcClients(memoryServices, {
-      address: `ipv4:127.0.0.1:${again.port},127.0.0.1:${port}`,
+      address: `ipv4:127.0.0.1:${again.port},127.0.0.1:${healthyPort}`,
       audience: "memory",
       signer: await CredentialSigner.fromJwk("gateway", healthy.keys.privateJwk),
     });
