@@ -11,6 +11,12 @@ export const DEFAULT_SCOPE = "personal";
 export const MAX_TAGS = 32;
 export const MAX_TAG_LENGTH = 64;
 
+/**
+ * How far ahead of the server's clock a caller's validFrom may lie: a client's clock that runs a
+ * little fast is forgiven, a future event is not (valid time says when something happened).
+ */
+export const MAX_VALID_FROM_SKEW_MS = 5 * 60_000;
+
 /** Search and excerpts. */
 export const MAX_EXCERPT_LENGTH = 600;
 export const DEFAULT_SEARCH_LIMIT = 5;

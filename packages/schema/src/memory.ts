@@ -10,6 +10,7 @@ import {
   MAX_TAG_LENGTH,
   MAX_TAGS,
   MAX_TOPIC_LENGTH,
+  MAX_VALID_FROM_SKEW_MS,
   MIN_GET_CONTENT_CHARS,
   SCOPE_NAME_PATTERN,
 } from "./limits.js";
@@ -90,6 +91,19 @@ export const idempotencyKeySchema = storableText()
     "Optional: a unique string (a UUID) for this write. If the call fails or times out, send it again with the same key: the first result comes back instead of a second memory.",
   );
 
+/**
+ * When what a write records became true: an instant no later than the server's clock plus a small
+ * skew. Absent means the moment of the write. Recorded time is always the server's.
+ */
+const skewMinutes = MAX_VALID_FROM_SKEW_MS / 60_000;
+const validFromSchema = instantSchema
+  .refine((v) => Date.parse(v) <= Date.now() + MAX_VALID_FROM_SKEW_MS, {
+    message: `must not be more than ${skewMinutes} minutes in the future`,
+  })
+  .describe(
+    "Optional: when what you record happened or became true, if earlier than now (ISO-8601 UTC, e.g. 2026-01-26T09:00:00Z) — a decision made on Monday recorded on Friday, a past conversation's date. Omit when it is true as of now.",
+  );
+
 /** The fields a new memory carries, shared by remember and revise. */
 const memoryFields = {
   memoryType: memoryTypeSchema,
@@ -103,6 +117,7 @@ const memoryFields = {
   owner: ownerSchema.optional(),
   facts: z.array(factInputSchema).max(MAX_FACTS_PER_MEMORY).default([]),
   idempotencyKey: idempotencyKeySchema.optional(),
+  validFrom: validFromSchema.optional(),
 };
 
 function commitmentFieldsOnlyOnCommitments(

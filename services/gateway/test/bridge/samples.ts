@@ -33,6 +33,7 @@ const memoryFields = {
   owner: "ana",
   facts: [factInput],
   idempotencyKey: "key-1",
+  validFrom: T0,
 };
 const memoryRef = { id: ID, memoryType: "commitment", topic: "ship it", scope: "work", project: "atlas" };
 const memoryRecord = {

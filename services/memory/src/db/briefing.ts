@@ -109,24 +109,25 @@ export async function selectCommitmentSection(
 }
 
 /**
- * Live memories of the given types. `newest` orders by recorded time descending; `oldest`
- * ascending. `recordedBefore` keeps only memories recorded before that instant (stale candidates).
+ * Live memories of the given types. `newest` orders by valid time (when it became true, which a
+ * write may set to the past) descending; `oldest` ascending. `validBefore` keeps only memories
+ * valid since before that instant (stale candidates).
  */
 export async function selectMemorySection(
   db: Queryable,
   tenantId: string,
   filter: SelectorFilter,
-  options: SectionRead & { types: readonly MemoryType[]; order: "newest" | "oldest"; recordedBefore: Date | null },
+  options: SectionRead & { types: readonly MemoryType[]; order: "newest" | "oldest"; validBefore: Date | null },
 ): Promise<SectionRows<MemoryLineRow>> {
   const { rows } = await db.query<MemoryLineRow & { total: number }>(
     `SELECT m.id, m.memory_type AS "memoryType", m.topic, m.scope, m.project, m.recorded_at AS "recordedAt",
        count(*) OVER ()::int AS total ${options.withContent ? CONTENT_COLUMNS : ""}
      FROM memories m
      WHERE ${LIVE_AND_SELECTED} AND m.memory_type = ANY($5::text[])
-       AND ($6::timestamptz IS NULL OR m.recorded_at < $6::timestamptz)
-     ORDER BY ${options.order === "newest" ? "m.recorded_at DESC, m.id ASC" : "m.recorded_at ASC, m.id ASC"}
+       AND ($6::timestamptz IS NULL OR m.valid_from < $6::timestamptz)
+     ORDER BY ${options.order === "newest" ? "m.valid_from DESC, m.id ASC" : "m.valid_from ASC, m.id ASC"}
      LIMIT $7`,
-    [...filterParams(tenantId, filter), options.types, options.recordedBefore, options.limit],
+    [...filterParams(tenantId, filter), options.types, options.validBefore, options.limit],
   );
   return section(rows);
 }

@@ -11,7 +11,7 @@
  *   - it was live then if it is live now or it left after (supersede, archive, or an erase that
  *     archived it — nothing else ends a live memory, and nothing brings one back);
  *   - a commitment's status then is the `from` of its first status event after, else its status now;
- *   - overdue and staleCandidates also compare due and recorded times with both clocks.
+ *   - overdue and staleCandidates also compare due and valid-from times with both clocks.
  * In now but not then is `new`; in then but not now is why it left. The same REPEATABLE READ
  * snapshot answers every section, so the counts agree with each other.
  */
@@ -179,11 +179,11 @@ export async function selectChangedMemorySection(
 ): Promise<ChangedSection<MemoryLineRow>> {
   // $8, the cursor's clock, and $9, the stale window in days.
   const stale = options.staleAfterDays !== null;
-  const oldBy = (clock: string) => `m.recorded_at < ${clock} - make_interval(days => $9::int)`;
+  const oldBy = (clock: string) => `m.valid_from < ${clock} - make_interval(days => $9::int)`;
   const inner = `
     SELECT m.id, m.memory_type AS "memoryType", m.topic, m.scope, m.project, m.recorded_at AS "recordedAt",
            (${LIVE}) AS live_now, ch.left_by, succ.from_id AS "supersededBy", NULL::text AS status_now,
-           coalesce(ch.changed_at, ${stale ? "m.recorded_at + make_interval(days => $9::int)" : "NULL"}) AS changed_at,
+           coalesce(ch.changed_at, ${stale ? "m.valid_from + make_interval(days => $9::int)" : "NULL"}) AS changed_at,
            (${LIVE}) ${stale ? `AND ${oldBy("now()")}` : ""} AS in_now,
            ${LIVE_THEN} ${stale ? `AND ${oldBy("$8::timestamptz")}` : ""} AS in_then
            ${options.withContent ? CONTENT_COLUMNS : ""}

@@ -6,6 +6,7 @@ export interface MemoryState {
   id: string;
   memoryType: MemoryType;
   status: MemoryStatus;
+  validFrom: Date;
   validTo: Date | null;
 }
 
@@ -17,7 +18,7 @@ export interface MemoryState {
  */
 export async function lockMemory(db: Queryable, tenantId: string, memoryId: string): Promise<MemoryState | null> {
   const { rows } = await db.query<MemoryState>(
-    `SELECT id, memory_type AS "memoryType", status, valid_to AS "validTo"
+    `SELECT id, memory_type AS "memoryType", status, valid_from AS "validFrom", valid_to AS "validTo"
      FROM memories WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
     [tenantId, memoryId],
   );
@@ -27,7 +28,7 @@ export async function lockMemory(db: Queryable, tenantId: string, memoryId: stri
 /** The same state without a lock (read-only pre-checks). */
 export async function selectMemoryState(db: Queryable, tenantId: string, memoryId: string): Promise<MemoryState | null> {
   const { rows } = await db.query<MemoryState>(
-    `SELECT id, memory_type AS "memoryType", status, valid_to AS "validTo" FROM memories WHERE tenant_id = $1 AND id = $2`,
+    `SELECT id, memory_type AS "memoryType", status, valid_from AS "validFrom", valid_to AS "validTo" FROM memories WHERE tenant_id = $1 AND id = $2`,
     [tenantId, memoryId],
   );
   return rows[0] ?? null;
@@ -35,13 +36,14 @@ export async function selectMemoryState(db: Queryable, tenantId: string, memoryI
 
 /**
  * Closes a live memory's valid time and records when that was learned (the second clock). Content
- * is never touched. Returns false when the memory was not live.
+ * is never touched. Valid time ends at `validTo` (a revise's validFrom: the successor takes over
+ * there) or, when null, now; never before it began. Returns false when the memory was not live.
  */
-export async function closeMemory(db: Queryable, tenantId: string, memoryId: string): Promise<boolean> {
+export async function closeMemory(db: Queryable, tenantId: string, memoryId: string, validTo: Date | null = null): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE memories SET valid_to = GREATEST(valid_from, now()), closed_recorded_at = now()
+    `UPDATE memories SET valid_to = GREATEST(valid_from, coalesce($3::timestamptz, now())), closed_recorded_at = now()
      WHERE tenant_id = $1 AND id = $2 AND valid_to IS NULL`,
-    [tenantId, memoryId],
+    [tenantId, memoryId, validTo],
   );
   return rowCount === 1;
 }

@@ -92,6 +92,8 @@ export function memoryContentParams(row: MemoryRowContent): unknown[] {
 export interface NewMemoryRow extends MemoryRowContent {
   createdBy: string | null;
   embedding: VectorParam | null;
+  /** When what it records became true, as the caller said; null: the transaction's time. Recorded time is always the transaction's. */
+  validFrom: Date | null;
 }
 
 /**
@@ -100,10 +102,10 @@ export interface NewMemoryRow extends MemoryRowContent {
  */
 export async function insertMemory(db: Queryable, row: NewMemoryRow): Promise<boolean> {
   const { rowCount } = await db.query(
-    `INSERT INTO memories (${MEMORY_CONTENT_COLUMNS}, created_by, embedding, embedding_model, embedding_dim)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12, $13)
+    `INSERT INTO memories (${MEMORY_CONTENT_COLUMNS}, created_by, embedding, embedding_model, embedding_dim, valid_from)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12, $13, coalesce($14::timestamptz, now()))
      ON CONFLICT (tenant_id, content_hash) WHERE valid_to IS NULL DO NOTHING`,
-    [...memoryContentParams(row), row.createdBy, row.embedding?.binary ?? null, row.embedding?.model ?? null, row.embedding?.dimensions ?? null],
+    [...memoryContentParams(row), row.createdBy, row.embedding?.binary ?? null, row.embedding?.model ?? null, row.embedding?.dimensions ?? null, row.validFrom],
   );
   return rowCount === 1;
 }

@@ -90,7 +90,7 @@ export async function openOrientationRead(
             ...base,
             types,
             order,
-            recordedBefore: staleAfterDays === null ? null : new Date(now.getTime() - staleAfterDays * DAY_MS),
+            validBefore: staleAfterDays === null ? null : new Date(now.getTime() - staleAfterDays * DAY_MS),
           }),
     commitments: (overdueOnly) =>
       since !== null

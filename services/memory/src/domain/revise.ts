@@ -120,8 +120,14 @@ async function reviseInTransaction(
   if (blocked) throw blocked;
   const commitment = await lockCommitmentOfMemory(db, tenantId, predecessorId);
 
+  // The successor's valid time starts where the predecessor's ends: at the caller's validFrom, or
+  // now. A successor cannot take over before its predecessor began.
+  const validFrom = input.validFrom !== undefined ? new Date(input.validFrom) : null;
+  if (validFrom !== null && validFrom < predecessor.validFrom) {
+    throw new AppError("invalid_input", `validFrom: precedes the predecessor's validFrom (${predecessor.validFrom.toISOString()})`, { field: "validFrom" });
+  }
   // Close the predecessor first: that frees its content slot, so the successor may repeat it.
-  await closeMemory(db, tenantId, predecessorId);
+  await closeMemory(db, tenantId, predecessorId, validFrom);
   const written = await writeMemory(db, actor, input, parts);
   const successorId = written.memory.id;
   await insertEdge(db, {

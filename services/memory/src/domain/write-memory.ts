@@ -43,6 +43,7 @@ export async function writeMemory(
     tags: input.tags,
     createdBy: actor.userId ?? null,
     embedding: parts.embedding,
+    validFrom: input.validFrom !== undefined ? new Date(input.validFrom) : null,
   });
   if (!stored) {
     const existing = await findLiveByContentHash(db, actor.tenantId, parts.contentHash);

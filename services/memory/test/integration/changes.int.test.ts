@@ -85,7 +85,7 @@ describe("changes since a cursor", () => {
     ids.blocker = await remember(tenantA, { memoryType: "blocker" });
     ids.preferenceOld = await remember(tenantA, { memoryType: "preference" });
     // Two memories that cross a section's time line a few seconds after the cursor: one falls due,
-    // one (imported, so its recorded time is in the past) grows older than the stale window.
+    // one (imported, so its valid time is in the past) grows older than the stale window.
     const horizon = Math.ceil((Date.now() + 5_000) / 1000) * 1000;
     const imported = await importFile(
       archiveRpc,
@@ -98,6 +98,7 @@ describe("changes since a cursor", () => {
           topic: "almost stale",
           content: unique("fact"),
           project: "delta",
+          validFrom: new Date(horizon - 30 * DAY_MS).toISOString(),
           recordedAt: new Date(horizon - 30 * DAY_MS).toISOString(),
         }),
       },

@@ -217,7 +217,7 @@ export async function selectCandidates(
       ) w, q
       ORDER BY ${lexicalOrder} DESC, w.id LIMIT ${limit}),
     rec AS (
-      SELECT m.id FROM memories m WHERE ${eligible} ORDER BY m.recorded_at DESC, m.id LIMIT ${limit}),
+      SELECT m.id FROM memories m WHERE ${eligible} ORDER BY m.valid_from DESC, m.id LIMIT ${limit}),
     cand AS (
       SELECT id, bool_or(leg = 'v') AS from_vector, bool_or(leg = 'f') AS from_fts, bool_or(leg = 'r') AS from_recency
       FROM (SELECT id, 'v' AS leg FROM vec UNION ALL SELECT id, 'f' FROM fts UNION ALL SELECT id, 'r' FROM rec) legs
@@ -227,7 +227,7 @@ export async function selectCandidates(
       coalesce(length(m.${tsv}), 0) AS "docLength",
       ${termHits} AS "termHits",
       (m.${tsv} @@ q.tsq) AS lexical,
-      (extract(epoch FROM (now() - m.recorded_at)) / 86400.0)::float8 AS "ageDays",
+      (extract(epoch FROM (now() - m.valid_from)) / 86400.0)::float8 AS "ageDays",
       (lower(m.topic) LIKE '%' || ${likePattern} || '%' ESCAPE '\\') AS "topicMatch",
       ${superseded} AS superseded,
       c.from_vector AS "fromVector", c.from_fts AS "fromFts", c.from_recency AS "fromRecency"

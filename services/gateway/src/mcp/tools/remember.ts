@@ -12,7 +12,8 @@ export const rememberTool = defineTool({
     "or an event. Use it when something is decided, promised, preferred or learned, not for transcript noise. One " +
     `self-contained memory per call: a short topic, content of at most ${MAX_CONTENT_LENGTH} characters, a kebab-case ` +
     'scope (default "personal") and the project when there is one; measurable values can ride along as facts ' +
-    "(subject, predicate with the unit, value). Never edits an existing memory (use revise); returns the new memory's id.",
+    "(subject, predicate with the unit, value). Pass validFrom when it happened earlier than now (a decision made on " +
+    "Monday recorded on Friday). Never edits an existing memory (use revise); returns the new memory's id.",
   inputSchema: rememberInputSchema,
   outputSchema: rememberOutputSchema,
   requiredScope: SCOPES.write,

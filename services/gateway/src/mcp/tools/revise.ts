@@ -11,7 +11,8 @@ export const reviseTool = defineTool({
     `a new memory (same fields as remember, content at most ${MAX_CONTENT_LENGTH} characters) linked to predecessorId ` +
     'by "supersedes" (default: the old one was wrong or is replaced) or "updates" (the old one is out of date). The ' +
     "old memory keeps its content as history and shows it was superseded. A memory can be revised once: revising an " +
-    "older version answers conflict naming the current one. A commitment's status, owner and dueAt carry over.",
+    "older version answers conflict naming the current one. A commitment's status, owner and dueAt carry over. Pass " +
+    "validFrom when the change took effect earlier than now: the old version stops being valid there.",
   inputSchema: reviseInputSchema,
   outputSchema: reviseOutputSchema,
   requiredScope: SCOPES.write,
