@@ -10,20 +10,8 @@
  *
  * Keys are stable, so importing the same file again skips what is already there.
  */
-import { createHash } from "node:crypto";
-import { MAX_IMPORT_KEY_LENGTH, mcpMemoryLineSchema, parseInput } from "@3ngram/schema";
-
-/** `%` and `:` are escaped inside key parts, so a name holding a colon cannot collide with another key. */
-function keyPart(value: string): string {
-  return value.replaceAll("%", "%25").replaceAll(":", "%3A");
-}
-
-/** The readable key when it fits the key bound, else a digest of it under the same prefix. */
-function boundedKey(prefix: string, parts: readonly string[]): string {
-  const key = `${prefix}:${parts.map(keyPart).join(":")}`;
-  if (key.length <= MAX_IMPORT_KEY_LENGTH) return key;
-  return `${prefix}:sha256:${createHash("sha256").update(key).digest("hex")}`;
-}
+import { mcpMemoryLineSchema, parseInput } from "@3ngram/schema";
+import { boundedKey } from "./import-keys.js";
 
 function mcpEntityKey(name: string, index: number): string {
   return boundedKey("mcp", [name, String(index)]);
