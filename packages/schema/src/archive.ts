@@ -35,7 +35,7 @@ export const MAX_IMPORT_KEY_LENGTH = 256;
 /** Export pages carry at most this many lines (and stay under a byte budget). */
 export const MAX_EXPORT_PAGE_LINES = 500;
 
-const importFormatSchema = z.enum(["3ngram", "mcp-memory"]);
+const importFormatSchema = z.enum(["3ngram", "mcp-memory", "mem0"]);
 export type ImportFormat = z.infer<typeof importFormatSchema>;
 
 const edgeTypeSchema = z.enum(["supersedes", "updates", "extends", "derives"]);
@@ -196,6 +196,33 @@ const mcpRelationSchema = z.object({
   relationType: storableText().trim().min(1).max(256),
 });
 export const mcpMemoryLineSchema = z.discriminatedUnion("type", [mcpEntitySchema, mcpRelationSchema]);
+
+/**
+ * A time as mem0 writes it: ISO-8601 with a zone (its OSS store writes a UTC offset and
+ * microseconds), read as the instant it names at millisecond precision. A time without a zone
+ * names no instant, so it is refused rather than guessed.
+ */
+const mem0TimeSchema = z.iso.datetime({ offset: true, message: "must be an ISO-8601 timestamp with a time zone" }).transform((v) => new Date(v).toISOString());
+
+const mem0IdSchema = storableText().trim().min(1).max(MAX_IMPORT_KEY_LENGTH);
+
+/**
+ * One memory of mem0's OSS `get_all` (its `results` items, the `MemoryItem` it returns): `memory`
+ * is the text, `metadata` whatever the caller stored beside it. Keys mem0 adds in other versions
+ * (`score`, `role`, `actor_id`, …) are ignored.
+ */
+export const mem0RecordSchema = z.object({
+  id: mem0IdSchema,
+  memory: z.string(),
+  hash: z.string().nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  user_id: mem0IdSchema.nullish(),
+  agent_id: mem0IdSchema.nullish(),
+  run_id: mem0IdSchema.nullish(),
+  categories: z.array(z.string()).max(1000).nullish(),
+  created_at: mem0TimeSchema.nullish(),
+  updated_at: mem0TimeSchema.nullish(),
+});
 
 /** POST /api/v1/import?format=… (the body is the NDJSON itself). */
 export const importQuerySchema = z.strictObject({ format: importFormatSchema.default("3ngram") });

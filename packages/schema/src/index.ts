@@ -109,6 +109,7 @@ export {
   importOutputSchema,
   importQuerySchema,
   mcpMemoryLineSchema,
+  mem0RecordSchema,
   type ArchiveEdge,
   type ArchiveFact,
   type ArchiveHeader,

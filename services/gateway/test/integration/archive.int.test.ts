@@ -11,6 +11,7 @@ import { MAX_IMPORT_BODY_BYTES, importOutputSchema, rememberOutputSchema, type I
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { connectMcp, type McpConnection } from "../../../../test/support/mcp.js";
+import { MEM0_MEMORIES, MEM0_UNMAPPABLE } from "../../../../test/support/mem0-export.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
 
@@ -250,6 +251,24 @@ describe("REST import bodies", () => {
     }
     const rerun = await importFile(tenant.apiKey, lines(graph), "mcp-memory");
     expect(rerun).toMatchObject({ created: 0, skipped: 4, failed: 0 });
+  });
+
+  it("imports mem0 memories one per line, reports what it could not map, and the tools then find them", async () => {
+    const mem0 = await core.createTenant("archive gateway mem0");
+    const body = lines([...MEM0_MEMORIES, MEM0_UNMAPPABLE[1]!.record]);
+    const result = await importFile(mem0.apiKey, body, "mem0");
+    expect(result).toMatchObject({ format: "mem0", created: 3, skipped: 0, failed: 1 });
+    expect(result.results[3]).toMatchObject({ line: 4, outcome: "error", reason: "invalid_input" });
+    expect(result.results[3]!.message).toMatch(/^created_at: /);
+    const mcp = await connectMcp(`${gateway.url}/mcp`, mem0.apiKey);
+    try {
+      const found = await mcp.call<{ hits: Array<{ topic: string; content: string; memoryType: string }> }>("search", { query: "green tea afternoon" });
+      expect(found.hits[0]).toMatchObject({ topic: "food", content: MEM0_MEMORIES[0]!.memory, memoryType: "fact" });
+    } finally {
+      await mcp.close();
+    }
+    const rerun = await importFile(mem0.apiKey, body, "mem0");
+    expect(rerun).toMatchObject({ created: 0, skipped: 3, failed: 1 });
   });
 
   it("streams an export of many pages whole", async () => {

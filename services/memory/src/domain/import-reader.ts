@@ -1,7 +1,7 @@
 /**
  * The reading half of an import: the stream of messages checked for order and size, the file split
  * into lines as its pieces arrive, and each line parsed and validated on its own (our archive's
- * records, or the reference MCP memory server's knowledge-graph lines). Nothing here touches the
+ * records, the reference MCP memory server's knowledge-graph lines, or mem0's memories). Nothing here touches the
  * database: import.ts stores what this answers.
  */
 import { AppError } from "@3ngram/errors";
@@ -17,6 +17,7 @@ import {
 } from "@3ngram/schema";
 import { lineError } from "./import-errors.js";
 import { recordsFromMcpLine } from "./import-mcp-memory.js";
+import { mem0Items, recordFromMem0 } from "./import-mem0.js";
 
 /** A record ready to store, or the reason its line was refused before touching the database. */
 export type Parsed = { line: number; record: Exclude<ArchiveRecord, { kind: "archive" }> } | { line: number; error: AppError };
@@ -108,6 +109,18 @@ class ArchiveReader {
         return;
       }
       for (const record of records) parsed.push(validate(line, record));
+    } else if (this.format === "mem0") {
+      // Each memory of a get_all answer on one line stands or falls alone, like an entity's observations.
+      for (const item of mem0Items(value)) {
+        let record: unknown;
+        try {
+          record = recordFromMem0(item);
+        } catch (err) {
+          parsed.push({ line, error: lineError(err) });
+          continue;
+        }
+        parsed.push(validate(line, record));
+      }
     } else if (isHeader(value)) {
       // A header we cannot read means we cannot trust our reading of the lines after it.
       try {

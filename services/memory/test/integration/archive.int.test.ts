@@ -1,7 +1,7 @@
 /**
  * Import and export over real gRPC against the real memory and search services on a fresh
  * PostgreSQL database: the export → import → export round trip on a tenant with a rich history,
- * idempotent re-runs, per-line errors, the import content bound, the MCP memory-server importer,
+ * idempotent re-runs, per-line errors, the import content bound, the MCP memory-server and mem0 importers,
  * embedding jobs, paging, and tenant isolation.
  */
 import { randomUUID } from "node:crypto";
@@ -14,6 +14,7 @@ import { startCoreServices, type CoreServices, type PublicMemoryClient } from ".
 import { exportFile, importFile, importMessages } from "../../../../test/support/archive.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
+import { MEM0_MEMORIES, MEM0_UNMAPPABLE } from "../../../../test/support/mem0-export.js";
 
 type Client = PublicMemoryClient;
 interface Tenant {
@@ -616,6 +617,59 @@ describe("the MCP memory-server importer", () => {
     const before = await counts(tenant.tenantId);
     const result = await importFile(archiveRpc, { format: "mcp-memory", ndjson: ndjson(sample.slice(0, 4)) }, as(tenant));
     expect(result.results.map((r) => r.outcome)).toEqual(["skipped", "skipped", "skipped", "skipped", "skipped"]);
+    expect(await counts(tenant.tenantId)).toEqual(before);
+  });
+});
+
+describe("the mem0 importer", () => {
+  let tenant: Tenant;
+  // A compact get_all answer on the first line, a single memory on the second, then what cannot be mapped.
+  const file = ndjson([{ results: MEM0_MEMORIES.slice(0, 2) }, MEM0_MEMORIES[2], ...MEM0_UNMAPPABLE.map((u) => u.record)]);
+
+  beforeAll(async () => {
+    tenant = await stack.createTenant("archive mem0");
+  });
+
+  it("stores each memory typed, tagged and dated, and names the field of each one it cannot map", async () => {
+    const result = await importFile(archiveRpc, { format: "mem0", ndjson: file }, as(tenant));
+    expect(result.results.map((r) => [r.line, r.outcome, r.reason ?? null])).toEqual([
+      [1, "created", null],
+      [1, "created", null],
+      [2, "created", null],
+      [3, "error", "invalid_input"],
+      [4, "error", "invalid_input"],
+      [5, "error", "invalid_input"],
+      [6, "error", "invalid_input"],
+    ]);
+    expect(result).toMatchObject({ format: "mem0", created: 3, skipped: 0, failed: 4 });
+    MEM0_UNMAPPABLE.forEach((u, i) => expect(result.results[3 + i]!.message).toMatch(new RegExp(`^${u.field}: `)));
+
+    const ids = result.results.slice(0, 3).map((r) => r.id!);
+    const got = await memory.memories.getMemories({ ids }, as(tenant));
+    const byId = new Map(got.memories.map((m) => [m.id, m]));
+    expect(ids.map((id) => byId.get(id)).map((m) => [m?.memoryType, m?.topic, m?.content, m?.tags, m?.validFrom, m?.scope])).toEqual([
+      ["fact", "food", MEM0_MEMORIES[0]!.memory, ["mem0-user:alice", "food", "habits"], at("2024-07-20T08:23:45.123Z"), "personal"],
+      [
+        "decision",
+        "atlas ledger",
+        MEM0_MEMORIES[1]!.memory,
+        ["mem0-agent:planner", "mem0-run:run-42", "atlas", "databases"],
+        at("2025-02-03T10:00:00.000Z"),
+        "personal",
+      ],
+      ["fact", "mem0", MEM0_MEMORIES[2]!.memory, ["mem0-agent:deployer"], at("2025-03-01T12:30:00.500Z"), "personal"],
+    ]);
+    const { rows } = await stack.ownerPool.query<{ import_key: string }>("SELECT import_key FROM memories WHERE tenant_id = $1 ORDER BY import_key", [
+      tenant.tenantId,
+    ]);
+    expect(rows.map((r) => r.import_key)).toEqual(MEM0_MEMORIES.map((m) => `mem0:${m.id}`).sort());
+  });
+
+  it("stores nothing twice when the same file is imported again", async () => {
+    const before = await counts(tenant.tenantId);
+    const result = await importFile(archiveRpc, { format: "mem0", ndjson: file }, as(tenant));
+    expect(result).toMatchObject({ created: 0, skipped: 3, failed: 4 });
+    expect(result.results.slice(0, 3).map((r) => r.outcome)).toEqual(["skipped", "skipped", "skipped"]);
     expect(await counts(tenant.tenantId)).toEqual(before);
   });
 });

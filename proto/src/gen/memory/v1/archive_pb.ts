@@ -69,7 +69,7 @@ export const ArchiveServiceImportRequestSchema: GenMessage<ArchiveServiceImportR
  */
 export type ImportOptions = Message<"memory.v1.ImportOptions"> & {
   /**
-   * "3ngram" (our export format, the default) or "mcp-memory" (the reference MCP memory server's JSONL).
+   * "3ngram" (our export format, the default), "mcp-memory" (the reference MCP memory server's JSONL) or "mem0" (mem0's get_all memories).
    *
    * @generated from field: optional string format = 1;
    */
