@@ -36,7 +36,7 @@ const DECODED_CHUNK_BYTES = 64 * 1024;
 /** Measuring keeps nothing, so it decodes into large pieces: each costs a fixed overhead. */
 const MEASURE_CHUNK_BYTES = 1024 * 1024;
 
-export type BodyFault = Error & { status: number; expose: true; type: string };
+type BodyFault = Error & { status: number; expose: true; type: string };
 
 function fault(status: number, type: string, message: string, cause?: unknown): BodyFault {
   return Object.assign(new Error(message, cause === undefined ? {} : { cause }), { status, expose: true as const, type });

@@ -16,7 +16,8 @@ import { errorSummary } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES, importOutputSchema, importQuerySchema, parseInput } from "@3ngram/schema";
 import type { Request, Response } from "express";
 import { exportLines, importArchive } from "../clients/archive.js";
-import { decodedBody, isDecodableEncoding, type BodyFault } from "../http/decoded-body.js";
+import { decodedBody, isDecodableEncoding } from "../http/decoded-body.js";
+import { requestFault } from "../http/request-faults.js";
 import { requestIdOf } from "../http/locals.js";
 import { queryOf } from "./openapi.js";
 import type { RestRoute } from "./route.js";
@@ -49,13 +50,14 @@ export const ARCHIVE_ROUTES: readonly RestRoute[] = [
       try {
         res.json(await importArchive(memory, format, bodyPieces(req), identity, gone.signal));
       } catch (err) {
-        if (isBodyFault(err) && err.status === 413) {
+        const fault = requestFault(err, { maxBodyBytes: MAX_IMPORT_BODY_BYTES });
+        if (fault?.status === 413) {
           // The import was cancelled before its last piece, so nothing was stored. The rest of the
           // body is left unread, so the connection closes with the answer instead of carrying it.
           res
             .set("Connection", "close")
             .status(413)
-            .json({ error: "invalid_input", detail: tooLarge(), request_id: requestIdOf(res) });
+            .json({ error: fault.reason, detail: fault.detail, request_id: requestIdOf(res) });
           return;
         }
         if (!gone.signal.aborted) throw err;
@@ -110,14 +112,9 @@ function refuseBody(req: Request): { status: number; detail: string } | undefine
   if (!isDecodableEncoding(req)) return { status: 415, detail: "unsupported Content-Encoding" };
   // A declared length counts the encoded bytes, which bound the decoded ones only without an encoding.
   const declared = Number(req.headers["content-length"]);
-  if (req.headers["content-encoding"] === undefined && declared > MAX_IMPORT_BODY_BYTES) return { status: 413, detail: tooLarge() };
+  if (req.headers["content-encoding"] === undefined && declared > MAX_IMPORT_BODY_BYTES)
+    return { status: 413, detail: `request body exceeds ${MAX_IMPORT_BODY_BYTES} bytes` };
   return undefined;
-}
-
-const tooLarge = () => `request body exceeds ${MAX_IMPORT_BODY_BYTES} bytes`;
-
-function isBodyFault(err: unknown): err is BodyFault {
-  return err instanceof Error && (err as Partial<BodyFault>).expose === true && typeof (err as Partial<BodyFault>).status === "number";
 }
 
 /**
