@@ -1,4 +1,4 @@
-/** The frame every page shares: head, header with the main navigation, flash line, footer. */
+/** The frame every page shares: head, header with the main navigation and a search field, flash line, footer. */
 import { html, render, type Html } from "../http/html.js";
 
 /** What the header needs to show the signed-in state and the sign-out button. */
@@ -34,6 +34,21 @@ export function flashHtml(flash: Flash | undefined): Html {
   return html`<p class="flash ${flash.kind}" role="${flash.kind === "problem" ? "alert" : "status"}">${flash.text}</p>`;
 }
 
+/**
+ * A search from any page: the query alone, sent to the Search page, which answers with its default
+ * number of results and offers every filter from there. The search element makes it a landmark
+ * without a form role of its own, so the Search page's full form stays the one form[role=search].
+ */
+function headerSearch(): Html {
+  return html`<search class="find" aria-label="Search memories">
+        <form method="get" action="/ui/search">
+          <label for="find-query" class="visually-hidden">Search memories</label>
+          <input id="find-query" name="query" type="search" placeholder="Search memories" maxlength="2000" required>
+          <button type="submit" class="quiet">Search</button>
+        </form>
+      </search>`;
+}
+
 function header(signedIn: SignedIn | undefined): Html {
   if (signedIn === undefined) return html`<header class="top"><span class="brand">3ngram</span></header>`;
   const items = NAV.map(([section, href, label]) =>
@@ -42,6 +57,7 @@ function header(signedIn: SignedIn | undefined): Html {
   return html`<header class="top">
       <a class="brand" href="/ui/overview">3ngram</a>
       <nav aria-label="Main"><ul>${items}</ul></nav>
+      ${headerSearch()}
       <form method="post" action="/ui/sign-out">${csrfField(signedIn.csrfToken)}<button type="submit" class="quiet">Sign out</button></form>
     </header>`;
 }

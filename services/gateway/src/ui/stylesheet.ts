@@ -24,6 +24,11 @@ a { color: var(--accent); }
 .top nav a { text-decoration: none; padding: 0.2rem 0; }
 .top nav a[aria-current="page"] { font-weight: 700; border-bottom: 2px solid var(--accent); }
 .top form { margin: 0; }
+.find form { display: flex; gap: 0.4rem; align-items: center; }
+.find input { width: 14rem; min-width: 0; flex: 1 1 auto; padding: 0.3rem 0.5rem; }
+.find button { padding: 0.3rem 0.8rem; }
+@media (max-width: 40rem) { .top .find { flex: 1 1 100%; order: 1; } .find input { width: auto; } }
+.visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 button, .button { font: inherit; cursor: pointer; border: 1px solid var(--accent); background: var(--accent); color: var(--accent-fg); padding: 0.45rem 1rem; border-radius: 0.4rem; text-decoration: none; display: inline-block; }
 button.quiet, .button.quiet { background: transparent; color: var(--accent); }
 button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }

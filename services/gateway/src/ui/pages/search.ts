@@ -16,6 +16,10 @@ export interface SearchForm {
   limit: string;
 }
 
+/** Results per page a person can pick; the first is the default, as for the search tool (docs/search.md). */
+const SEARCH_PAGE_SIZES = ["5", "10", "25"] as const;
+export const DEFAULT_SEARCH_PAGE_SIZE = SEARCH_PAGE_SIZES[0];
+
 export interface SearchPageView {
   form: SearchForm;
   facets: { scopes: string[]; projects: string[] };
@@ -52,7 +56,7 @@ function searchForm(form: SearchForm, facets: SearchPageView["facets"]): Html {
           "Live (default)",
         )}
         <div><label for="order">Order</label><select id="order" name="order">${options(["relevance", "chronological"], form.order || "relevance", (o) => (o === "relevance" ? "Best match first" : "Newest first"))}</select></div>
-        <div><label for="limit">Per page</label><select id="limit" name="limit">${options(["5", "10", "25"], form.limit || "10")}</select></div>
+        <div><label for="limit">Per page</label><select id="limit" name="limit">${options(SEARCH_PAGE_SIZES, form.limit || DEFAULT_SEARCH_PAGE_SIZE)}</select></div>
       </div>
       <div class="actions"><button type="submit">Search</button><span class="hint">Without words, “Newest first” lists everything that matches the filters.</span></div>
     </form>`;

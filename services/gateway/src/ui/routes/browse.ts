@@ -19,7 +19,7 @@ import { type UiKit, field } from "../kit.js";
 import { renderFactsPage } from "../pages/facts.js";
 import { renderMemoryPage } from "../pages/memory.js";
 import { renderOverviewPage, type OverviewForm } from "../pages/overview.js";
-import { renderSearchPage, type SearchForm } from "../pages/search.js";
+import { DEFAULT_SEARCH_PAGE_SIZE, renderSearchPage, type SearchForm } from "../pages/search.js";
 import { readFacets, readMemories } from "./reads.js";
 
 /** Items per dashboard section: more than a brief briefing, fewer than a full one. */
@@ -63,7 +63,7 @@ export function browseRoutes(router: Router, kit: UiKit): void {
     }
     const input = parseInput(searchInputSchema, {
       ...Object.fromEntries(SEARCH_FIELDS.filter((name) => name !== "limit" && form[name] !== "").map((name) => [name, form[name]])),
-      limit: form.limit === "" ? 10 : Number(form.limit),
+      limit: Number(form.limit === "" ? DEFAULT_SEARCH_PAGE_SIZE : form.limit),
       ...(cursor !== "" ? { cursor } : {}),
     });
     const result = await search.search.search(input, { identity });
