@@ -50,7 +50,7 @@ describe("the fact chart", () => {
     expect(isNumericSeries([fact("80 kg", "2026-01-01T00:00:00Z", null)])).toBe(false);
     expect(isNumericSeries([])).toBe(false);
   });
-  it("puts one point per generation, hollow when replaced, linked when it has a memory", () => {
+  it("puts one point per generation, hollow when replaced, linked to its version when it has a memory", () => {
     const out = render(
       factChart(
         "s p",
@@ -60,7 +60,8 @@ describe("the fact chart", () => {
     );
     expect(out.match(/<circle class="point/g)).toHaveLength(2);
     expect(out.match(/class="point superseded"/g)).toHaveLength(1);
-    expect(out.match(/<a href="\/ui\/memories\/m1"/g)).toHaveLength(1);
+    // Linked to the version's change on its memory page.
+    expect(out.match(/<a href="\/ui\/memories\/m1#version-m1"/g)).toHaveLength(1);
     expect(out).toContain('data-value="90"');
   });
 });

@@ -1,10 +1,11 @@
 /**
  * A fact's numeric history as an inline SVG step chart over valid time: each generation is a
- * point where it became true, held flat until the next one replaced it. Points link to the memory
- * that asserted them; replaced generations are hollow, the current one filled. No script: the
+ * point where it became true, held flat until the next one replaced it. Points link to the version
+ * of the memory that asserted them, where its page shows what that version changed; replaced generations are hollow, the current one filled. No script: the
  * links and the <title> tooltips are plain SVG, so the strict CSP stays as it is.
  */
 import type { FactRecord } from "@3ngram/schema";
+import { versionHref } from "./anchors.js";
 import { fullTime, shortDate } from "./format.js";
 import { html, type Html } from "../http/html.js";
 
@@ -50,7 +51,7 @@ export function factChart(label: string, facts: readonly FactRecord[], now: numb
     const circle = html`<circle class="point${p.fact.validTo === null ? "" : " superseded"}" cx="${round(x(p.start))}" cy="${round(y(p.value))}" r="6" data-value="${p.fact.value}"><title>${p.fact.value} from ${fullTime(p.fact.validFrom)} (${state})</title></circle>`;
     return p.fact.memoryId === null
       ? circle
-      : html`<a href="/ui/memories/${p.fact.memoryId}" aria-label="${p.fact.value}, ${shortDate(p.start)}, ${state}: open the memory">${circle}</a>`;
+      : html`<a href="${versionHref(p.fact.memoryId)}" aria-label="${p.fact.value}, ${shortDate(p.start)}, ${state}: open the memory at what this version changed">${circle}</a>`;
   });
   return html`<figure class="chart">
       <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="group" aria-label="${label} over time, ${points.length} values">
@@ -61,6 +62,6 @@ export function factChart(label: string, facts: readonly FactRecord[], now: numb
         <path class="step" d="${path}"></path>
         ${dots}
       </svg>
-      <figcaption class="muted">Filled: the current value. Hollow: values later replaced. Each point opens the memory that recorded it.</figcaption>
+      <figcaption class="muted">Filled: the current value. Hollow: values later replaced. Each point opens the memory that recorded it, at what that version changed.</figcaption>
     </figure>`;
 }

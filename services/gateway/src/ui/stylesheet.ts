@@ -69,7 +69,12 @@ ol.timeline { list-style: none; margin: 0; padding: 0 0 0 1.2rem; border-left: 2
 ol.timeline > li { position: relative; padding: 0 0 1rem 0.6rem; }
 ol.timeline > li::before { content: ""; position: absolute; left: -1.65rem; top: 0.35rem; width: 0.8rem; height: 0.8rem; border-radius: 50%; background: var(--card); border: 2px solid var(--muted); }
 ol.timeline > li.current::before { background: var(--accent); border-color: var(--accent); }
+ol.timeline > li:target { background: var(--card); outline: 2px solid var(--accent); outline-offset: 0.3rem; border-radius: 0.3rem; }
 ol.timeline > li.event::before { width: 0.5rem; height: 0.5rem; left: -1.5rem; top: 0.5rem; }
+.change { margin: 0 0 0.2rem; }
+.change p { margin: 0.2rem 0; }
+.diff del, .legend del { text-decoration: line-through; text-decoration-thickness: 2px; color: var(--bad); background: color-mix(in srgb, var(--bad) 12%, transparent); }
+.diff ins, .legend ins { text-decoration: underline; text-decoration-thickness: 2px; text-underline-offset: 0.15em; color: var(--good); background: color-mix(in srgb, var(--good) 12%, transparent); }
 .decide { display: grid; grid-template-columns: minmax(0, 1fr); gap: 1rem; }
 .decide form { margin: 0; }
 .decide .reject { display: grid; gap: 0.5rem; }

@@ -4,10 +4,10 @@
  */
 import type { FactRecord } from "@3ngram/schema";
 import { factChart, isNumericSeries } from "../chart.js";
+import { versionHref } from "../anchors.js";
 import { when } from "../format.js";
 import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
-import { memoryLink } from "./parts.js";
 
 export interface FactsPageView {
   subject: string;
@@ -34,8 +34,9 @@ function factsHref(subject: string, predicate?: string): string {
   return `/ui/facts?${query.toString()}`;
 }
 
+/** The memory that recorded the value, opened at what that version changed. */
 function sourceLink(fact: FactRecord): Html {
-  return fact.memoryId === null ? html`<span class="muted">no memory</span>` : memoryLink(fact.memoryId, "memory");
+  return fact.memoryId === null ? html`<span class="muted">no memory</span>` : html`<a href="${versionHref(fact.memoryId)}">memory and its change</a>`;
 }
 
 function generationsTable(facts: readonly FactRecord[], now: number): Html {

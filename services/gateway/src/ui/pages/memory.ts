@@ -3,10 +3,12 @@
  * timeline (the versions it replaced and that replaced it, status changes, who did each).
  */
 import type { HistoryOutput, MemoryRecord } from "@3ngram/schema";
+import { versionAnchor } from "../anchors.js";
 import { ACTOR_TEXT, COMMITMENT_TEXT, EDGE_TEXT, TYPE_TEXT, eventText, when } from "../format.js";
 import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
 import { memoryLink, placeText, statusTags, typeTag } from "./parts.js";
+import { predecessors, versionChange } from "./version-change.js";
 
 export interface MemoryPageView {
   memory: MemoryRecord;
@@ -21,7 +23,8 @@ const QUIET_EVENTS = new Set(["embed_done"]);
 /** Already told by the version that replaced it (the edge line). */
 const SHOWN_AS_EDGES = new Set(["supersede"]);
 
-type TimelineItem = { at: string; order: number; body: Html; className: string };
+/** One entry of the timeline; a version's entry carries its anchor so its change can be linked. */
+type TimelineItem = { at: string; order: number; body: Html; className: string; id?: string };
 
 function actorText(actor: string | undefined): string {
   return actor === undefined ? "" : ` by ${ACTOR_TEXT[actor] ?? actor}`;
@@ -34,6 +37,7 @@ function timeline(view: MemoryPageView): Html {
   // Edges run from the newer memory to the one it replaced or updated.
   const replacedBy = new Map(history.edges.map((e) => [e.toId, e]));
   const versionOf = new Map(history.lineage.map((m, i) => [m.id, i + 1]));
+  const before = predecessors(history);
   const items: TimelineItem[] = history.lineage.map((version, i) => {
     const edge = replacedBy.get(version.id);
     const isThis = version.id === memory.id;
@@ -41,11 +45,14 @@ function timeline(view: MemoryPageView): Html {
     const next = edge
       ? html`<br><span class="muted">Later ${EDGE_TEXT[edge.edgeType] === "replaces" ? "replaced" : "updated"} by version ${versionOf.get(edge.fromId) ?? "?"}, ${when(edge.recordedAt, now)}.</span>`
       : html``;
+    const previous = before.get(version.id);
     return {
       at: version.recordedAt,
       order: i,
-      className: version.supersededBy === null ? "current" : "",
-      body: html`<p><span class="muted">Version ${i + 1} · ${when(version.recordedAt, now)}${actorText(writtenBy.get(version.id))}</span><br>${title} ${typeTag(version.memoryType)}${next}</p>`,
+      className: version.supersededBy === null ? "current version" : "version",
+      id: versionAnchor(version.id),
+      body: html`<p><span class="muted">Version ${i + 1} · ${when(version.recordedAt, now)}${actorText(writtenBy.get(version.id))}</span><br>${title} ${typeTag(version.memoryType)}${next}</p>
+        ${versionChange(version, previous, previous && versionOf.get(previous.id))}`,
     };
   });
   for (const [i, e] of history.events.entries()) {
@@ -61,7 +68,13 @@ function timeline(view: MemoryPageView): Html {
     });
   }
   items.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.order - b.order);
-  return html`<ol class="timeline">${items.map((item) => html`<li class="${item.className}">${item.body}</li>`)}</ol>`;
+  const legend =
+    history.lineage.length > 1
+      ? html`<p class="muted legend">Under each version, <del>struck-through words</del> were removed and <ins>underlined words</ins> added.</p>`
+      : html``;
+  return html`${legend}<ol class="timeline">${items.map((item) =>
+    item.id === undefined ? html`<li class="${item.className}">${item.body}</li>` : html`<li class="${item.className}" id="${item.id}">${item.body}</li>`,
+  )}</ol>`;
 }
 
 /** A status change's from → to, in words. */
