@@ -2,8 +2,9 @@
 /**
  * The web UI in a real browser: Debian's chromium driven by puppeteer-core against a real gateway
  * in front of the real memory and search services on PostgreSQL. It does what a person does —
- * signs in, reads the overview, searches, opens a memory and follows its lineage, reads a fact's
- * chart, accepts a proposal, creates and revokes a key — and asserts on the DOM after each step.
+ * signs in, reads the overview, searches (from the header of any page too), opens a memory, follows
+ * its lineage and reads what each revision changed, reads a fact's chart, accepts a proposal,
+ * creates and revokes a key — and asserts on the DOM after each step.
  * Screenshots land in test-results/screenshots/ (git-ignored) as artefacts of the run.
  */
 import { SCOPES, type CallOptions } from "@3ngram/rpc";
@@ -196,6 +197,24 @@ describe("the web UI in chromium", () => {
     expect(await texts("section[aria-labelledby=blockers] li a")).toEqual(["Waiting on the security audit"]);
   });
 
+  it("searches from the header of any page, 5 results unless more are asked for", async () => {
+    for (const from of ["/ui/overview", "/ui/facts", "/ui/keys", `/ui/memories/${ids.v1}`]) {
+      await goto(from);
+      await page.type("header search #find-query", "atlas");
+      await clickAndWait("header search button[type=submit]");
+      const url = new URL(page.url());
+      expect(url.pathname, from).toBe("/ui/search");
+      expect(url.searchParams.get("query"), from).toBe("atlas");
+      // The Search page takes it from there: the query in its own form, 5 per page by default.
+      expect(await page.$eval("#query", (input) => (input as HTMLInputElement).value), from).toBe("atlas");
+      expect(await page.$eval("#limit", (select) => (select as HTMLSelectElement).value), from).toBe("5");
+      const hits = await page.$$eval("li.hit h3 a", (as) => as.map((a) => a.getAttribute("href")));
+      expect(hits.length, from).toBeGreaterThan(0);
+      expect(hits.length, from).toBeLessThanOrEqual(5);
+    }
+    await shot("header-search");
+  });
+
   it("searches: hits with excerpts, best first, and says plainly when nothing is stored", async () => {
     await goto("/ui/search");
     await page.type("#query", "when do we ship atlas release date");
@@ -249,6 +268,26 @@ describe("the web UI in chromium", () => {
     expect(new URL(page.url()).pathname).toBe(`/ui/memories/${ids.v2}`);
   });
 
+  it("shows what each revision changed: words removed struck through, words added underlined, under the version's anchor", async () => {
+    await goto(`/ui/memories/${ids.v3}`);
+    // The first version is shown whole; each of the two revisions as its difference from the one before.
+    expect(await text(`#version-${ids.v1} .change`)).toContain("First written as:");
+    expect(await page.$$eval(`#version-${ids.v1} del, #version-${ids.v1} ins`, (els) => els.length)).toBe(0);
+    expect(await text(`#version-${ids.v2} .change`)).toContain("Changed from version 1:");
+    const marked = async (selector: string) => (await texts(selector)).map((t) => t.trim());
+    expect(await marked(`#version-${ids.v2} .diff del`)).toEqual(["3"]);
+    expect(await marked(`#version-${ids.v2} .diff ins`)).toEqual(["10", "after the audit"]);
+    expect(await text(`#version-${ids.v3} .change`)).toContain("Changed from version 2:");
+    expect(await marked(`#version-${ids.v3} .diff del`)).toEqual(["10", "after"]);
+    expect(await marked(`#version-${ids.v3} .diff ins`)).toEqual(["17", ";", "slipped a week"]);
+    expect(await text(`#version-${ids.v3} .diff`)).toBe("We ship atlas on 1017 March after; the audit slipped a week.");
+    // Not colour alone: the stylesheet strikes removed words through and underlines added ones.
+    const decoration = (selector: string) => page.$eval(selector, (el) => getComputedStyle(el).textDecorationLine);
+    expect(await decoration(`#version-${ids.v3} .diff del`)).toBe("line-through");
+    expect(await decoration(`#version-${ids.v3} .diff ins`)).toBe("underline");
+    await shot("memory-differences");
+  });
+
   it("shows a commitment's due date, status and who resolved it", async () => {
     await goto(`/ui/memories/${ids.done}`);
     expect(await text("section[aria-labelledby=commitment-heading]")).toContain("Done");
@@ -259,7 +298,7 @@ describe("the web UI in chromium", () => {
     expect(box).toContain("sam");
   });
 
-  it("draws a fact's history as a chart: one point per value, replaced ones hollow, each linked to its memory", async () => {
+  it("draws a fact's history as a chart: one point per value, replaced ones hollow, each linked to what its version changed", async () => {
     await goto("/ui/facts");
     await clickAndWait("a[href='/ui/facts?subject=lifter%3Aana']");
     expect(await text("h1")).toBe("Facts about lifter:ana");
@@ -267,7 +306,10 @@ describe("the web UI in chromium", () => {
     expect(await page.$$eval("figure.chart circle.point.superseded", (c) => c.length)).toBe(2);
     expect(await page.$$eval("figure.chart circle.point", (c) => c.map((p) => p.getAttribute("data-value")))).toEqual(["80", "85", "90"]);
     const links = await page.$$eval("figure.chart a", (as) => as.map((a) => a.getAttribute("href")));
-    expect(links).toEqual([`/ui/memories/${ids.lift80}`, `/ui/memories/${ids.lift85}`, `/ui/memories/${ids.lift90}`]);
+    const atChange = (id: string) => `/ui/memories/${id}#version-${id}`;
+    expect(links).toEqual([atChange(ids.lift80!), atChange(ids.lift85!), atChange(ids.lift90!)]);
+    // The table's rows link to the same places.
+    expect(await page.$$eval(".series tbody tr td:last-child a", (as) => as.map((a) => a.getAttribute("href")))).toEqual(links);
     // Points rise left to right as the values do.
     const ys = await page.$$eval("figure.chart circle.point", (c) => c.map((p) => Number(p.getAttribute("cy"))));
     expect(ys[0]).toBeGreaterThan(ys[1]!);
@@ -276,6 +318,10 @@ describe("the web UI in chromium", () => {
     await shot("fact-chart");
     await clickAndWait("figure.chart a:last-of-type");
     expect(new URL(page.url()).pathname).toBe(`/ui/memories/${ids.lift90}`);
+    // It opens at that version's entry on the timeline, the one :target marks.
+    expect(new URL(page.url()).hash).toBe(`#version-${ids.lift90}`);
+    expect(await page.$eval(":target", (el) => el.id)).toBe(`version-${ids.lift90}`);
+    expect(await text(":target .change")).toContain("Back squat top set 90 kg.");
   });
 
   it("accepts a proposal after comparing the two memories", async () => {
@@ -340,8 +386,10 @@ describe("the web UI in chromium", () => {
     expect(chromium.consoleErrors).toEqual([]);
     expect(shots.map((p) => p.split("/").pop())).toEqual([
       "overview.png",
+      "header-search.png",
       "search.png",
       "memory-lineage.png",
+      "memory-differences.png",
       "fact-chart.png",
       "proposal.png",
       "keys-new.png",

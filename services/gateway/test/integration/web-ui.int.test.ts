@@ -512,6 +512,49 @@ describe("browsing", () => {
     expect((await browser.get("/ui/overview")).html).not.toContain('id="embedding-progress"');
   });
 
+  it("shows each revision's words removed and added, hostile text escaped inside them, under the version's anchor", async () => {
+    const tenant = await core.createTenant("web ui differences");
+    const memory = await core.publicMemoryClient();
+    const first = await remember(tenant, "plan", `plan one ${HOSTILE}`);
+    const revise = async (predecessorId: string, content: string) =>
+      (await memory.memories.revise({ predecessorId, memoryType: "decision", topic: "plan", content }, writer(tenant))).memory!.id;
+    const second = await revise(first, `plan two ${HOSTILE} <img src=x onerror=alert(1)>`);
+    const third = await revise(second, `plan three ${HOSTILE}`);
+    const browser = await signedIn(tenant);
+    const page = await browser.get(`/ui/memories/${third}`);
+    expect(page.status).toBe(200);
+    expectPageHeaders(page.headers);
+    expect(page.html).not.toMatch(/<(script|img)\b/);
+    const entry = (id: string) => {
+      const start = page.html.indexOf(`id="version-${id}"`);
+      expect(start, id).toBeGreaterThan(-1);
+      return page.html.slice(start, page.html.indexOf("</li>", start));
+    };
+    expect(entry(first)).toContain("First written as:");
+    expect(entry(second)).toContain("<del>one</del><ins>two</ins>");
+    expect(entry(second)).toMatch(/<ins>[^<]*&#60;img src&#61;x onerror&#61;alert\(1\)&#62;<\/ins>/);
+    expect(entry(third)).toContain("<del>two</del><ins>three</ins>");
+    // The Facts page's links land on an older version's page, which shows the same lineage.
+    expect((await browser.get(`/ui/memories/${first}`)).html).toContain(`id="version-${third}"`);
+  });
+
+  it("answers a search with 5 results unless 10 or 25 are asked for, the rest a page on", async () => {
+    const tenant = await core.createTenant("web ui page size");
+    for (let i = 0; i < 7; i++) await remember(tenant, `page size ${i}`, `counted decision number ${i}`);
+    const browser = await signedIn(tenant);
+    const hits = (html: string) => html.match(/<li class="hit">/g)?.length ?? 0;
+    const byDefault = await browser.get("/ui/search?query=counted%20decision");
+    expect(byDefault.status).toBe(200);
+    expect(hits(byDefault.html)).toBe(5);
+    expect(byDefault.html).toContain('<option value="5" selected>5</option>');
+    // The other two are a page on (the template escapes the link's = and &).
+    expect(byDefault.html).toContain('href="/ui/search?query&#61;counted+decision&#38;cursor&#61;');
+    const ten = await browser.get("/ui/search?query=counted%20decision&limit=10");
+    expect(hits(ten.html)).toBe(7);
+    expect(ten.html).toContain('<option value="10" selected>10</option>');
+    expect((await browser.get("/ui/search?query=counted%20decision&limit=26")).status).toBe(400);
+  });
+
   it("refuses a bad search filter naming the field, and answers another tenant's memory like an unknown one", async () => {
     const browser = await signedIn(tenantA);
     const bad = await browser.get("/ui/search?query=x&memoryType=poem");
