@@ -27,7 +27,7 @@ import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
 import { traceRequests } from "./http/trace-requests.js";
 import { countMcpRequests } from "./http/mcp-headers.js";
-import { readMcpBody } from "./http/mcp-body.js";
+import { readMcpBody, refuseMalformedParams } from "./http/mcp-body.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import type { TrustProxy } from "./http/trust-proxy.js";
 import { createMcpEndpoint } from "./mcp/server.js";
@@ -168,6 +168,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
       { metrics, log },
     ),
     countMcpRequests(metrics),
+    refuseMalformedParams(),
     (req, res) => serveMcp(req, res, req.body),
   );
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "@3ngram/errors";
 import { MAX_CURSOR_LENGTH, MAX_FROZEN_CURSOR_IDS } from "@3ngram/schema";
-import { decodeCursor, encodeCursor, fingerprint, type FingerprintInput, type FrozenCursor } from "../src/domain/cursor.js";
+import { decodeCursor, encodeCursor, type FrozenCursor } from "../src/domain/cursor.js";
+import { cursorFingerprint } from "../src/domain/search.js";
 
 const uuid = (i: number) => `0190c0de-0000-7000-8000-${i.toString(16).padStart(12, "0")}`;
 
@@ -22,19 +23,26 @@ const frozen = (count: number): FrozenCursor => ({
   },
 });
 
-const filters: FingerprintInput = {
+/** One search's parts a cursor is bound to, spelt as cursorFingerprint takes them. */
+interface Bound {
+  tenantId: string;
+  order: "relevance" | "chronological";
+  scope?: string;
+  asOf?: { validAt?: string; asKnownAt?: string };
+  query: string | null;
+  filters: Parameters<typeof cursorFingerprint>[2]["filters"];
+  appliedScope: string | null;
+}
+
+const bound: Bound = {
   tenantId: "t",
   order: "relevance",
   query: "q",
-  memoryTypes: ["note", "fact"],
-  scope: null,
+  filters: { memoryTypes: ["note", "fact"], scope: null, projects: ["b", "a"], status: "active", recordedAfter: null, recordedBefore: null },
   appliedScope: null,
-  projects: ["b", "a"],
-  status: "active",
-  recordedAfter: null,
-  recordedBefore: null,
-  asOf: null,
 };
+
+const fingerprint = ({ tenantId, query, filters, appliedScope, ...input }: Bound) => cursorFingerprint(tenantId, input, { query, filters, appliedScope });
 
 const invalid = (text: string) => {
   let err: unknown;
@@ -115,13 +123,13 @@ describe("search cursors", () => {
   });
 
   it("fingerprints the canonical filters: order of sets does not matter, every value does", () => {
-    const fp = fingerprint(filters);
+    const fp = fingerprint(bound);
     expect(fp).toMatch(/^[0-9a-f]{16}$/);
-    expect(fingerprint({ ...filters, memoryTypes: ["fact", "note"], projects: ["a", "b"] })).toBe(fp);
-    expect(fingerprint({ ...filters, query: "q2" })).not.toBe(fp);
-    expect(fingerprint({ ...filters, tenantId: "u" })).not.toBe(fp);
-    expect(fingerprint({ ...filters, appliedScope: "work" })).not.toBe(fp);
-    expect(fingerprint({ ...filters, order: "chronological" })).not.toBe(fp);
-    expect(fingerprint({ ...filters, asOf: { validAt: "1970-01-01T00:00:00.000Z" } })).not.toBe(fp);
+    expect(fingerprint({ ...bound, filters: { ...bound.filters, memoryTypes: ["fact", "note"], projects: ["a", "b"] } })).toBe(fp);
+    expect(fingerprint({ ...bound, query: "q2" })).not.toBe(fp);
+    expect(fingerprint({ ...bound, tenantId: "u" })).not.toBe(fp);
+    expect(fingerprint({ ...bound, appliedScope: "work" })).not.toBe(fp);
+    expect(fingerprint({ ...bound, order: "chronological" })).not.toBe(fp);
+    expect(fingerprint({ ...bound, asOf: { validAt: "1970-01-01T00:00:00.000Z" } })).not.toBe(fp);
   });
 });

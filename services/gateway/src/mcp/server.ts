@@ -24,8 +24,8 @@
  * prompts and no resource template. For a tools/call the SDK reads only that tool's registration
  * (McpServer.toolInputSchemaJson for SEP-2243 Mcp-Param headers, resolveScopeChallenge's tools/call
  * case) and our dispatcher below; the capabilities prompts and completion add are read only by
- * initialize, server/discover and subscriptions/listen, which get the whole server. The params
- * guard, which parses every request body anyway, tells the factory which tool a request calls.
+ * initialize, server/discover and subscriptions/listen, which get the whole server. The body the
+ * gateway already parsed (and checked, http/mcp-body.ts) tells the factory which tool a request calls.
  *
  * tools/call is dispatched here rather than by McpServer's built-in handler so that arguments
  * are parsed by the tool's own zod schema and a refusal names every offending field, never a
@@ -61,7 +61,6 @@ import { CACHE_HINTS } from "./cache.js";
 import { cachedJsonSchema } from "./cached-json-schema.js";
 import { isCallerFault, toolError } from "./errors.js";
 import { SERVER_INSTRUCTIONS } from "./jobs.js";
-import { refuseMalformedParams } from "./params-guard.js";
 import { registerPrompts } from "./prompts.js";
 import { registerMemoryResource } from "./resources.js";
 import type { ToolDefinition } from "./tool.js";
@@ -287,9 +286,9 @@ const tracer = trace.getTracer("@3ngram/gateway");
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
 export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
   const registry = buildToolRegistry(deps);
-  // The tool each accepted tools/call names, by request. The SDK hands the factory the very
-  // Request the guard handed on (requestInfo; createMcpHandler forwards it as is when the parsed
-  // body comes with it), so a request the guard did not accept simply gets the whole server.
+  // The tool each tools/call names, by request. The SDK hands the factory the very Request given
+  // to fetch (requestInfo; createMcpHandler forwards it as is when the parsed body comes with it),
+  // so a request that names no tool simply gets the whole server.
   const toolCalls = new WeakMap<Request, { name: string }>();
   const handler = createMcpHandler(
     (request) => buildMcpServer(deps, request, registry, request.requestInfo === undefined ? undefined : toolCalls.get(request.requestInfo)),
@@ -299,8 +298,17 @@ export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
       maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     },
   );
-  return refuseMalformedParams(handler, (request, message) => {
-    // The guard has checked the params against CallToolRequest, so the name is a string.
-    if (message.method === "tools/call") toolCalls.set(request, { name: (message.params as CallToolRequest["params"]).name });
-  });
+  const fetch: McpHttpHandler["fetch"] = (request, options) => {
+    const name = calledTool(options?.parsedBody);
+    if (name !== undefined) toolCalls.set(request, { name });
+    return handler.fetch(request, options);
+  };
+  return { fetch, close: () => handler.close(), notify: handler.notify, bus: handler.bus };
+}
+
+/** The tool a single tools/call message names (its params already fit CallToolRequest: http/mcp-body.ts). */
+function calledTool(message: unknown): string | undefined {
+  if (message === null || typeof message !== "object" || Array.isArray(message)) return undefined;
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+  return method === "tools/call" && typeof params?.name === "string" ? params.name : undefined;
 }

@@ -1,12 +1,11 @@
-import { createHash } from "node:crypto";
 import { AppError } from "@3ngram/errors";
-import { MAX_FROZEN_CURSOR_IDS, type AsOf, type Coverage, type SearchLeg } from "@3ngram/schema";
+import { MAX_FROZEN_CURSOR_IDS, type Coverage, type SearchLeg } from "@3ngram/schema";
 import { RECORDED_KEY_PATTERN, type Keyset } from "../db/pages.js";
 
 /**
- * Opaque continuation tokens. Both kinds start with a version byte, a kind byte and an 8-byte
- * fingerprint of the tenant, query, canonical filters and applied scope, so a cursor is only ever
- * honoured for the search that issued it.
+ * Opaque continuation tokens. Both kinds start with a version byte, a kind byte and the 8-byte
+ * fingerprint of the search that issued them (cursorFingerprint, domain/search.ts), so a cursor is
+ * only ever honoured for that search.
  *
  * - frozen (relevance order): page 1 ranked the whole pool; the cursor carries the ranked ids and
  *   their scores plus page 1's coverage snapshot, and the position reached. Continuations re-read
@@ -22,7 +21,8 @@ import { RECORDED_KEY_PATTERN, type Keyset } from "../db/pages.js";
 const VERSION = 1;
 const FROZEN = 0x66; // "f"
 const KEYSET = 0x6b; // "k"
-const FP_BYTES = 8;
+/** The fingerprint's length in bytes (16 hex digits). */
+export const FP_BYTES = 8;
 const HEADER = 2 + FP_BYTES;
 const LEG_ORDER: readonly SearchLeg[] = ["vector", "fts", "recency"];
 const FROZEN_FIXED = HEADER + 4 + LEG_ORDER.length * 3 + 1 + 24;
@@ -48,46 +48,6 @@ export interface KeysetCursor {
 }
 
 export type Cursor = FrozenCursor | KeysetCursor;
-
-/** What a cursor is bound to. Limit and projection are not part of it: they may change between pages. */
-export interface FingerprintInput {
-  tenantId: string;
-  order: string;
-  query: string | null;
-  memoryTypes: readonly string[];
-  scope: string | null;
-  appliedScope: string | null;
-  projects: readonly string[];
-  status: string | null;
-  /** ISO-8601 instants. */
-  recordedAfter: string | null;
-  recordedBefore: string | null;
-  asOf: AsOf | null;
-}
-
-/** First 8 bytes (16 hex) of sha256 over the canonical form: sets sorted, instants normalised. */
-export function fingerprint(f: FingerprintInput): string {
-  // However an instant was spelt ("…:00Z" or "…:00.000Z"), one cursor continues it.
-  const iso = (t: string | null | undefined) => (t ? new Date(t).toISOString() : null);
-  const canonical = JSON.stringify([
-    "search-cursor/v1",
-    f.tenantId,
-    f.order,
-    f.query,
-    [...new Set(f.memoryTypes)].sort(),
-    f.scope,
-    f.appliedScope,
-    [...new Set(f.projects)].sort(),
-    f.status,
-    iso(f.recordedAfter),
-    iso(f.recordedBefore),
-    f.asOf === null ? null : [iso(f.asOf.validAt), iso(f.asOf.asKnownAt)],
-  ]);
-  return createHash("sha256")
-    .update(canonical)
-    .digest("hex")
-    .slice(0, FP_BYTES * 2);
-}
 
 export function encodeCursor(cursor: Cursor): string {
   if (cursor.kind === "keyset") {

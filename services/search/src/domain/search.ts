@@ -1,9 +1,11 @@
+import { createHash } from "node:crypto";
 import { AppError } from "@3ngram/errors";
 import { withPreparedStatements, withTenant, type Pool, type Queryable } from "@3ngram/db";
 import type { Logger } from "@3ngram/runtime";
 import {
   MAX_FROZEN_CURSOR_IDS,
   excerpt,
+  type AppliedFilters,
   type CompactSearchHit,
   type MemoryStatus,
   type MemoryType,
@@ -17,7 +19,7 @@ import type { Eligibility, HitRow } from "../db/eligibility.js";
 import { selectChronological, selectEligibleByIds } from "../db/pages.js";
 import { selectRetrievalScope, selectScopeAndQueryTerms, selectScopeNames } from "../db/retrieval-scope.js";
 import { gatherCandidates } from "./candidates.js";
-import { decodeCursor, encodeCursor, fingerprint, foreignCursor, type Cursor, type FrozenCursor, type KeysetCursor, type PageSnapshot } from "./cursor.js";
+import { FP_BYTES, decodeCursor, encodeCursor, foreignCursor, type Cursor, type FrozenCursor, type KeysetCursor, type PageSnapshot } from "./cursor.js";
 import { abstentionEvidence, candidatePoolSize, rank, SEARCH_POLICY, type SearchPolicy, shouldAbstain } from "./policy.js";
 import { normaliseQuery, type QueryEmbedder } from "../in-process/query-embedder.js";
 import type { TermCountCache } from "../in-process/term-counts.js";
@@ -106,20 +108,9 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
     if (scope.scope === null && scope.mode === "require") throw await scopeRequired(db, tenantId);
     const nominate = catchUp && changed ? await catchUp.finish(db, changed) : null;
     const appliedScope = input.scope === undefined ? scope.scope : null;
+    const filters: AppliedFilters = { memoryTypes, scope: scope.scope, projects, status, recordedAfter, recordedBefore };
     const eligibility: Eligibility = { tenantId, memoryTypes, scopeNames: scope.names, projects, status, recordedAfter, recordedBefore, asOf };
-    const fp = fingerprint({
-      tenantId,
-      order: input.order,
-      query,
-      memoryTypes,
-      scope: input.scope ?? null,
-      appliedScope,
-      projects,
-      status,
-      recordedAfter,
-      recordedBefore,
-      asOf,
-    });
+    const fp = cursorFingerprint(tenantId, input, { query, filters, appliedScope });
     if (cursor !== null && cursor.fingerprint !== fp) throw foreignCursor();
 
     let page: Page;
@@ -159,7 +150,7 @@ export async function search(deps: SearchDeps, tenantId: string, input: SearchIn
       coverage: {
         order: input.order,
         legs: page.snapshot.legs,
-        filters: { memoryTypes, scope: scope.scope, projects, status, recordedAfter, recordedBefore },
+        filters,
         appliedScope,
         asOf,
         poolSize: page.poolSize,
@@ -300,6 +291,40 @@ function fullHit(row: ScoredRow): SearchHit {
 /** A compact hit carries no excerpt: none is cut. */
 function compactHit({ id, memoryType, topic, score }: ScoredRow): CompactSearchHit {
   return { id, memoryType, topic, score };
+}
+
+/**
+ * What every cursor of this search is bound to: the first FP_BYTES of sha256 over its canonical
+ * form (tenant, order, query, the filters as applied with sets sorted and instants normalised, the
+ * scope asked for and the one applied). Limit and projection are left out: they may change between
+ * pages.
+ */
+export function cursorFingerprint(
+  tenantId: string,
+  input: Pick<SearchInput, "order" | "scope" | "asOf">,
+  search: { query: string | null; filters: AppliedFilters; appliedScope: string | null },
+): string {
+  const { filters } = search;
+  // However an instant was spelt ("…:00Z" or "…:00.000Z"), one cursor continues it.
+  const iso = (t: string | null | undefined) => (t ? new Date(t).toISOString() : null);
+  const canonical = JSON.stringify([
+    "search-cursor/v1",
+    tenantId,
+    input.order,
+    search.query,
+    [...new Set(filters.memoryTypes)].sort(),
+    input.scope ?? null,
+    search.appliedScope,
+    [...new Set(filters.projects)].sort(),
+    filters.status,
+    iso(filters.recordedAfter),
+    iso(filters.recordedBefore),
+    input.asOf === undefined ? null : [iso(input.asOf.validAt), iso(input.asOf.asKnownAt)],
+  ]);
+  return createHash("sha256")
+    .update(canonical)
+    .digest("hex")
+    .slice(0, FP_BYTES * 2);
 }
 
 /** Under a `require` policy an unscoped search is refused, naming the registered scopes to choose from. */
