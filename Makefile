@@ -19,7 +19,7 @@ INSTALL_STAMP := node_modules/.install-stamp
 # node_modules/.bin/node can never shadow the node the project's own scripts run on.
 CONFORMANCE_STAMP := test/conformance/node_modules/.install-stamp
 
-.PHONY: help install conformance-install gen gen-check build models k8s k8s-check lint services test run clean
+.PHONY: help install conformance-install gen gen-check build models k8s k8s-check typecheck-tests lint services test run clean
 
 help: ## Show this list
 	@echo "Targets:"
@@ -63,6 +63,9 @@ k8s: $(INSTALL_STAMP) ## Re-render deploy/k8s YAML from its TypeScript sources
 k8s-check: build ## Fail if the committed Kubernetes YAML is stale
 	$(NPM) run --silent k8s:check
 
+typecheck-tests: $(INSTALL_STAMP) ## Type-check the tests, benches and evals (tsconfig.tests.json)
+	$(NPM) run typecheck:tests
+
 # ESLint (typescript-eslint, import cycles, service and SQL boundaries: eslint.config.js), knip
 # (unused files, exports and dependencies: knip.json) and Prettier's check (`npm run format` fixes).
 lint: $(INSTALL_STAMP) ## Lint the code, check its formatting (Prettier) and look for unused files, exports and dependencies
@@ -83,9 +86,10 @@ services: ## Install and start what the tests need when missing: PostgreSQL with
 # narrowed with VITEST_ARGS skips them. `npm run eval:retrieval` and `npm run eval:locomo` run
 # them alone.
 test: MODELS = --all
-test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests, lint, start services, run vitest (conformance suite included) and the retrieval and LoCoMo gates
-	$(NPM) run typecheck:tests
-	$(MAKE) --no-print-directory lint
+# The tests' type-check and the lint are single-threaded and independent, so they run side by side
+# (each one's output printed whole when it ends).
+test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests and lint (side by side), start services, run vitest (conformance suite included) and the retrieval and LoCoMo gates
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target typecheck-tests lint
 	npx vitest run $(VITEST_ARGS)
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
 	$(if $(strip $(VITEST_ARGS)),@echo "LoCoMo gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/locomo/run.ts)
