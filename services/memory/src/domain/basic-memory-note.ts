@@ -27,6 +27,8 @@ export interface Note {
   relations: Relation[];
   /** The lines that are neither front matter, observations, relations nor section headings for them. */
   prose: string;
+  /** The text of the note's first heading, if it has one. */
+  firstHeading: string | undefined;
 }
 
 const FRONT_MATTER_FENCE = /^---\s*$/;
@@ -70,7 +72,8 @@ export function parseNote(markdown: string): Note {
   const text = prose.join("\n").trim();
   // Headings alone (a title repeated as `# Title`) are no text worth a memory.
   const saysSomething = prose.some((line) => line.trim() !== "" && !HEADING.test(line.trim()));
-  return { frontMatter, observations, relations, prose: saysSomething ? text : "" };
+  const firstHeading = /^#{1,6}\s+(.+?)\s*#*\s*$/m.exec(text)?.[1];
+  return { frontMatter, observations, relations, prose: saysSomething ? text : "", firstHeading };
 }
 
 function readFrontMatter(lines: readonly string[]): { frontMatter: Record<string, unknown>; bodyStart: number } {

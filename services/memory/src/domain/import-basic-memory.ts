@@ -83,8 +83,7 @@ export function recordsFromBasicMemoryNote(value: unknown): Array<Record<string,
 function titleOf(note: Note, path: string): string {
   const fromFrontMatter = stringField(note.frontMatter.title);
   if (fromFrontMatter !== undefined) return fromFrontMatter;
-  const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/m.exec(note.prose)?.[1];
-  if (heading !== undefined && heading !== "") return heading;
+  if (note.firstHeading !== undefined && note.firstHeading !== "") return note.firstHeading;
   const name = path.slice(path.lastIndexOf("/") + 1).replace(/\.md$/i, "");
   return name === "" ? path : name;
 }
