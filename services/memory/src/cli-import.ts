@@ -7,6 +7,7 @@
  * note path, reason and message.
  */
 import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import { withOwnerTransaction, type Pool } from "@3ngram/db";
 import { createLogger } from "@3ngram/runtime";
 import { MAX_IMPORT_BODY_BYTES, importQuerySchema, parseInput, projectSchema, type ImportFormat, type ImportPart } from "@3ngram/schema";
@@ -45,8 +46,10 @@ export async function importCommand(
   args: readonly string[],
   flags: { format?: string | undefined; project?: string | undefined },
 ): Promise<Report> {
-  const [tenantId, path] = args;
-  if (!tenantId || !path || args.length > 2) throw new Error(USAGE);
+  const [tenantId, given] = args;
+  if (!tenantId || !given || args.length > 2) throw new Error(USAGE);
+  // `npm run admin -w services/memory` runs in the workspace's folder; a relative path means the one npm was started in.
+  const path = resolve(process.env.INIT_CWD ?? process.cwd(), given);
   const format = await formatOf(path, flags.format);
   if (flags.project !== undefined && format !== "basic-memory")
     throw new Error("import: --project is only for basic-memory notes; the other formats carry their own");
