@@ -3,7 +3,8 @@
  * `MemoryItem` its `Memory.get_all` returns (`id`, `memory`, `hash`, `created_at`, `updated_at`,
  * the promoted `user_id` / `agent_id` / `run_id`, and `metadata` for whatever else was stored)
  * inside `{ "results": [...] }`, with times as its store writes them (a UTC offset, microseconds).
- * No LLM is reachable here to run mem0 itself, so these are not files the real tool produced.
+ * They carry what mem0 stores only when asked (categories, metadata types, odd times and bad
+ * lines); what mem0 itself writes is test/fixtures/mem0/get_all.ndjson (import-fixtures.ts).
  */
 
 /** Stored once each; a second import finds them all. */

@@ -35,7 +35,7 @@ export const MAX_IMPORT_KEY_LENGTH = 256;
 /** Export pages carry at most this many lines (and stay under a byte budget). */
 export const MAX_EXPORT_PAGE_LINES = 500;
 
-const importFormatSchema = z.enum(["3ngram", "mcp-memory", "mem0"]);
+const importFormatSchema = z.enum(["3ngram", "mcp-memory", "mem0", "basic-memory"]);
 export type ImportFormat = z.infer<typeof importFormatSchema>;
 
 const edgeTypeSchema = z.enum(["supersedes", "updates", "extends", "derives"]);
@@ -222,6 +222,20 @@ export const mem0RecordSchema = z.object({
   categories: z.array(z.string()).max(1000).nullish(),
   created_at: mem0TimeSchema.nullish(),
   updated_at: mem0TimeSchema.nullish(),
+});
+
+/** The longest note path an import line may name (a path inside a basic-memory project folder). */
+const MAX_NOTE_PATH_LENGTH = 1024;
+
+/**
+ * One basic-memory note as an import line: its path inside the project folder (`/` between
+ * folders, as the tool writes permalinks) and the Markdown file's whole text. `project` files every
+ * memory of the note under that project of ours; basic-memory's notes name none themselves.
+ */
+export const basicMemoryNoteSchema = z.strictObject({
+  path: storableText().trim().min(1).max(MAX_NOTE_PATH_LENGTH),
+  content: z.string(),
+  project: projectSchema.optional(),
 });
 
 /** POST /api/v1/import?format=… (the body is the NDJSON itself). */

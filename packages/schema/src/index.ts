@@ -106,6 +106,7 @@ export {
   MAX_IMPORT_RECORDS,
   archiveHeaderSchema,
   archiveRecordSchema,
+  basicMemoryNoteSchema,
   importOutputSchema,
   importQuerySchema,
   mcpMemoryLineSchema,

@@ -14,9 +14,13 @@
  *         (--id <memory-id> ... | [--scope <s>] [--project <p>] [--topic <t>] [--subject <s>])
  *                                    erase memories (docs/erasure.md); a selector is repeated in
  *                                    batches until nothing it matches is left
- * Reads DATABASE_URL (and RUNTIME_DB_ROLE for erase) from the environment. Without DATABASE_URL,
- * a running standalone server's database is found from its data directory (THREENGRAM_DATA_DIR,
- * default ./data, relative to where npm was run).
+ *   import <tenant-id> <file | folder | tar> [--format <format>] [--project <p>]
+ *                                    import a file in any import format, or a basic-memory folder,
+ *                                    tar or note (docs/import-export.md); progress on stderr, the
+ *                                    report on stdout; exits 1 when a record failed
+ * Reads DATABASE_URL (and RUNTIME_DB_ROLE for erase and import) from the environment. Without
+ * DATABASE_URL, a running standalone server's database is found from its data directory
+ * (THREENGRAM_DATA_DIR, default ./data, relative to where npm was run).
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -25,6 +29,7 @@ import { createPool, withOwnerTransaction, type Pool } from "@3ngram/db";
 import { SCOPES } from "@3ngram/rpc";
 import { createLogger } from "@3ngram/runtime";
 import { eraseInputSchema, parseInput } from "@3ngram/schema";
+import { importCommand } from "./cli-import.js";
 import { runtimeDbRoleEnv } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { erase } from "./domain/erasure.js";
@@ -45,6 +50,7 @@ const FLAGS = {
   project: { type: "string" },
   topic: { type: "string" },
   subject: { type: "string" },
+  format: { type: "string" },
 } as const;
 
 type Flags = ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true }>>["values"];
@@ -181,9 +187,15 @@ try {
     case "erase":
       await eraseCommand(pool, args, flags);
       break;
+    case "import": {
+      const report = await importCommand(pool, args, flags);
+      console.log(JSON.stringify(report, null, 2));
+      if (report.failed > 0) process.exitCode = 1;
+      break;
+    }
     default:
       console.error(
-        "usage: cli.js migrate | create-tenant <name> [key-name] | create-key <tenant-id> <name> [--read-only | --erase] [--user <user-id>] | list-keys <tenant-id> | revoke-key <tenant-id> <key-id|prefix> | rotate-signing-key | erase <tenant-id> --reason <reason> …",
+        "usage: cli.js migrate | create-tenant <name> [key-name] | create-key <tenant-id> <name> [--read-only | --erase] [--user <user-id>] | list-keys <tenant-id> | revoke-key <tenant-id> <key-id|prefix> | rotate-signing-key | erase <tenant-id> --reason <reason> … | import <tenant-id> <file|folder|tar> [--format f] [--project p]",
       );
       process.exitCode = 2;
   }

@@ -1,9 +1,10 @@
 /**
  * /api/v1/import and /api/v1/export: the tenant archive over REST only (no MCP tool).
  *
- *   POST /api/v1/import?format=3ngram|mcp-memory|mem0   NDJSON body (application/x-ndjson or text/plain,
- *                                                       up to MAX_IMPORT_BODY_BYTES) → per-line results
- *   GET  /api/v1/export                                 the whole archive, streamed as NDJSON
+ *   POST /api/v1/import?format=3ngram|mcp-memory|mem0|basic-memory
+ *                                 NDJSON body (application/x-ndjson or text/plain, up to
+ *                                 MAX_IMPORT_BODY_BYTES) → per-line results
+ *   GET  /api/v1/export           the whole archive, streamed as NDJSON
  *
  * Both stream (docs/adr/0035): the import body goes to the memory service piece by piece as it
  * arrives, never held whole here, and the export's records are written to the response as they
@@ -28,7 +29,7 @@ export const ARCHIVE_ROUTES: readonly RestRoute[] = [
   {
     method: "post",
     path: "/api/v1/import",
-    summary: "import NDJSON (our export or the MCP memory server's JSONL), one transaction per record",
+    summary: "import NDJSON (our export, the MCP memory server's JSONL, mem0's memories or basic-memory notes), one transaction per record",
     tag: "archive",
     scope: SCOPES.write,
     query: queryOf(importQuerySchema),

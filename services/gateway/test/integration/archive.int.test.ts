@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { connectMcp, type McpConnection } from "../../../../test/support/mcp.js";
 import { MEM0_MEMORIES, MEM0_UNMAPPABLE } from "../../../../test/support/mem0-export.js";
+import { BASIC_MEMORY_RECORDS, basicMemoryNotes } from "../../../../test/support/import-fixtures.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { startTestGateway } from "../support/gateway.js";
 
@@ -269,6 +270,30 @@ describe("REST import bodies", () => {
     }
     const rerun = await importFile(mem0.apiKey, body, "mem0");
     expect(rerun).toMatchObject({ created: 0, skipped: 3, failed: 1 });
+  });
+
+  it("imports basic-memory notes sent as {path, content} lines, refuses a line that is no note, and the tools then find them", async () => {
+    const tenant = await core.createTenant("archive gateway basic-memory");
+    const notes = basicMemoryNotes();
+    const body = lines([...notes, { path: "stray.md" }, "just a string"]);
+    const records = BASIC_MEMORY_RECORDS.memories + BASIC_MEMORY_RECORDS.facts;
+    const result = await importFile(tenant.apiKey, body, "basic-memory");
+    expect(result).toMatchObject({ format: "basic-memory", created: records, skipped: 0, failed: 2 });
+    expect(result.results.filter((r) => r.outcome === "error").map((r) => [r.line, r.reason, r.message?.split(":")[0]])).toEqual([
+      [notes.length + 1, "invalid_input", "content"],
+      [notes.length + 2, "invalid_input", "line"],
+    ]);
+    const mcp = await connectMcp(`${gateway.url}/mcp`, tenant.apiKey);
+    try {
+      const found = await mcp.call<{ hits: Array<{ topic: string; memoryType: string }> }>("search", { query: "reviews before noon" });
+      expect(found.hits[0]).toMatchObject({ topic: "Team Preferences", memoryType: "preference" });
+      const facts = await mcp.call<{ facts: Array<{ predicate: string; value: string }> }>("get_facts", { subject: "Team Preferences" });
+      expect(facts.facts.map((f) => [f.predicate, f.value])).toEqual([["relates_to", "Ledger Database"]]);
+    } finally {
+      await mcp.close();
+    }
+    const rerun = await importFile(tenant.apiKey, body, "basic-memory");
+    expect(rerun).toMatchObject({ created: 0, skipped: records, failed: 2 });
   });
 
   it("streams an export of many pages whole", async () => {

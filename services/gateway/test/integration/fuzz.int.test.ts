@@ -199,7 +199,13 @@ const restRequest: fc.Arbitrary<RequestSpec> = fc.oneof(
   fc.record({
     method: fc.constant("POST" as const),
     path: fc.constant("/api/v1/import"),
-    query: fc.oneof(fc.constant("format=3ngram"), fc.constant("format=mcp-memory"), fc.constant("format=mem0"), hostileQuery),
+    query: fc.oneof(
+      fc.constant("format=3ngram"),
+      fc.constant("format=mcp-memory"),
+      fc.constant("format=mem0"),
+      fc.constant("format=basic-memory"),
+      hostileQuery,
+    ),
     body: fc.array(mutated({ kind: "memory", key: "k", memoryType: "note", topic: "imported", content: "Imported." }), { maxLength: 4 }).chain((records) =>
       fc.record({
         contentType: fc.constantFrom("application/x-ndjson", "text/plain", "application/json"),

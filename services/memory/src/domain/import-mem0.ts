@@ -13,8 +13,9 @@
  * know, so they become tags (mem0-user:<id>, …) and the memory lands in the default scope.
  */
 import { AppError } from "@3ngram/errors";
-import { MAX_TAG_LENGTH, MAX_TAGS, MEMORY_TYPES, mem0RecordSchema, parseInput, type MemoryType } from "@3ngram/schema";
+import { MEMORY_TYPES, mem0RecordSchema, parseInput, type MemoryType } from "@3ngram/schema";
 import { boundedKey } from "./import-keys.js";
+import { importTags } from "./import-tags.js";
 
 /** The topic of a memory whose source names none. */
 const FALLBACK_TOPIC = "mem0";
@@ -71,8 +72,7 @@ function topicOf(metadata: Record<string, unknown>, categories: readonly string[
 
 /**
  * Source ids first (they say whose memory it was, so they are the last to be cut), then categories
- * and metadata tags. A tag our rules cannot hold (empty, longer than a tag may be) is left out
- * rather than refusing the memory, repeats once, and the list stops at our tag count.
+ * and metadata tags.
  */
 function tagsOf(
   m: { user_id?: string | null; agent_id?: string | null; run_id?: string | null },
@@ -85,13 +85,5 @@ function tagsOf(
     m.run_id ? `mem0-run:${m.run_id}` : undefined,
   ];
   const metadataTags = Array.isArray(metadata.tags) ? metadata.tags : [];
-  const tags: string[] = [];
-  for (const candidate of [...sourceIds, ...categories, ...metadataTags]) {
-    if (typeof candidate !== "string") continue;
-    const tag = candidate.trim();
-    if (tag === "" || tag.length > MAX_TAG_LENGTH || tags.includes(tag)) continue;
-    tags.push(tag);
-    if (tags.length === MAX_TAGS) break;
-  }
-  return tags;
+  return importTags([...sourceIds, ...categories, ...metadataTags]);
 }

@@ -1,8 +1,8 @@
 /**
  * The reading half of an import: the stream of messages checked for order and size, the file split
  * into lines as its pieces arrive, and each line parsed and validated on its own (our archive's
- * records, the reference MCP memory server's knowledge-graph lines, or mem0's memories). Nothing here touches the
- * database: import.ts stores what this answers.
+ * records, the reference MCP memory server's knowledge-graph lines, mem0's memories, or
+ * basic-memory's notes). Nothing here touches the database: import.ts stores what this answers.
  */
 import { AppError } from "@3ngram/errors";
 import {
@@ -15,9 +15,16 @@ import {
   type ImportFormat,
   type ImportPart,
 } from "@3ngram/schema";
+import { recordsFromBasicMemoryNote } from "./import-basic-memory.js";
 import { lineError } from "./import-errors.js";
 import { recordsFromMcpLine } from "./import-mcp-memory.js";
 import { mem0Items, recordFromMem0 } from "./import-mem0.js";
+
+/** Formats whose line stands for several archive records, all refused together when the line cannot be read. */
+const TRANSLATORS: Partial<Record<ImportFormat, (value: unknown) => unknown[]>> = {
+  "mcp-memory": recordsFromMcpLine,
+  "basic-memory": recordsFromBasicMemoryNote,
+};
 
 /** A record ready to store, or the reason its line was refused before touching the database. */
 export type Parsed = { line: number; record: Exclude<ArchiveRecord, { kind: "archive" }> } | { line: number; error: AppError };
@@ -100,10 +107,11 @@ class ArchiveReader {
       parsed.push({ line, error: new AppError("invalid_input", "line: not valid JSON", { field: "line" }) });
       return;
     }
-    if (this.format === "mcp-memory") {
+    const translate = TRANSLATORS[this.format];
+    if (translate !== undefined) {
       let records: unknown[];
       try {
-        records = recordsFromMcpLine(value);
+        records = translate(value);
       } catch (err) {
         parsed.push({ line, error: lineError(err) });
         return;

@@ -1,7 +1,7 @@
 /**
  * Import and export over real gRPC against the real memory and search services on a fresh
  * PostgreSQL database: the export → import → export round trip on a tenant with a rich history,
- * idempotent re-runs, per-line errors, the import content bound, the MCP memory-server and mem0 importers,
+ * idempotent re-runs, per-line errors, the import content bound, the MCP memory-server, mem0 and basic-memory importers,
  * embedding jobs, paging, and tenant isolation.
  */
 import { randomUUID } from "node:crypto";
@@ -15,6 +15,7 @@ import { exportFile, importFile, importMessages } from "../../../../test/support
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { rejection } from "../../../../test/support/calls.js";
 import { MEM0_MEMORIES, MEM0_UNMAPPABLE } from "../../../../test/support/mem0-export.js";
+import { BASIC_MEMORY_RECORDS, basicMemoryNotes } from "../../../../test/support/import-fixtures.js";
 
 type Client = PublicMemoryClient;
 interface Tenant {
@@ -670,6 +671,72 @@ describe("the mem0 importer", () => {
     const result = await importFile(archiveRpc, { format: "mem0", ndjson: file }, as(tenant));
     expect(result).toMatchObject({ created: 0, skipped: 3, failed: 4 });
     expect(result.results.slice(0, 3).map((r) => r.outcome)).toEqual(["skipped", "skipped", "skipped"]);
+    expect(await counts(tenant.tenantId)).toEqual(before);
+  });
+});
+
+describe("the basic-memory importer", () => {
+  let tenant: Tenant;
+  const notes = basicMemoryNotes();
+  const unreadable = [
+    { line: ["not", "a", "note"], field: "line" },
+    { line: { path: "no-content.md" }, field: "content" },
+    { line: { path: "bad-yaml.md", content: "---\ntitle: [unclosed\n---\n- [fact] Never read" }, field: "content" },
+    { line: { path: "empty.md", content: "---\ntitle: Empty\n---\n\n## Observations\n" }, field: "content" },
+  ];
+  const file = ndjson([...notes.map((n) => ({ ...n, project: "atlas" })), ...unreadable.map((u) => u.line)]);
+
+  beforeAll(async () => {
+    tenant = await stack.createTenant("archive basic-memory");
+  });
+
+  it("stores observations and prose as typed memories and relations as facts, and names the field of each note it cannot read", async () => {
+    const result = await importFile(archiveRpc, { format: "basic-memory", ndjson: file }, as(tenant));
+    const records = BASIC_MEMORY_RECORDS.memories + BASIC_MEMORY_RECORDS.facts;
+    expect(result).toMatchObject({ format: "basic-memory", created: records, skipped: 0, failed: unreadable.length });
+    const errors = result.results.filter((r) => r.outcome === "error");
+    expect(errors.map((r) => [r.line, r.reason])).toEqual(unreadable.map((_, i) => [notes.length + 1 + i, "invalid_input"]));
+    unreadable.forEach((u, i) => expect(errors[i]!.message).toMatch(new RegExp(`^${u.field}: `)));
+
+    const created = result.results.filter((r) => r.outcome === "created").map((r) => r.id!);
+    const got = await memory.memories.getMemories({ ids: created }, as(tenant));
+    const byContent = new Map(got.memories.map((m) => [m.content, m]));
+    expect(got.memories).toHaveLength(BASIC_MEMORY_RECORDS.memories);
+    expect(byContent.get("Chose PostgreSQL for the ledger because it needs transactions #postgres (reviewed by the platform team)")).toMatchObject({
+      memoryType: "decision",
+      topic: "Ledger Database",
+      project: "atlas",
+      tags: ["postgres", "atlas", "databases", "basic-memory-folder:decisions"],
+    });
+    // A category that names none of our types becomes a fact tagged with it.
+    expect(byContent.get("Vacuum tuning is still untested #postgres")).toMatchObject({
+      memoryType: "fact",
+      tags: ["risk", "postgres", "atlas", "databases", "basic-memory-folder:decisions"],
+    });
+    expect(byContent.get("Reviews happen before noon #process")).toMatchObject({ memoryType: "preference", topic: "Team Preferences" });
+    expect(byContent.get("Ship the ledger beta by the end of March")).toMatchObject({
+      memoryType: "commitment",
+      tags: ["atlas", "basic-memory-folder:specs/ledger"],
+    });
+    // The prose: typed by the note's type when it is ours, else a note tagged with it.
+    expect(byContent.get("What the ledger must do before the beta.")).toMatchObject({
+      memoryType: "note",
+      tags: ["atlas", "basic-memory-folder:specs/ledger", "spec"],
+    });
+    expect([...byContent.keys()].some((c) => c.startsWith("We compared PostgreSQL and SQLite"))).toBe(true);
+
+    const implemented = await memory.memories.getFacts({ subject: "Ledger Database", predicate: "implements", limit: 10 }, as(tenant));
+    expect(implemented.facts.map((f) => f.value)).toEqual(["Ledger Requirements"]);
+    const partOf = await memory.memories.getFacts({ subject: "Ledger Requirements", limit: 10 }, as(tenant));
+    expect(partOf.facts.map((f) => [f.predicate, f.value])).toEqual([["part_of", "Atlas Project"]]);
+    const { rows } = await stack.ownerPool.query<{ import_key: string }>("SELECT import_key FROM memories WHERE tenant_id = $1", [tenant.tenantId]);
+    expect(rows.every((r) => r.import_key.startsWith("basic-memory:atlas/"))).toBe(true);
+  });
+
+  it("stores nothing twice when the same notes are imported again", async () => {
+    const before = await counts(tenant.tenantId);
+    const result = await importFile(archiveRpc, { format: "basic-memory", ndjson: file }, as(tenant));
+    expect(result).toMatchObject({ created: 0, skipped: BASIC_MEMORY_RECORDS.memories + BASIC_MEMORY_RECORDS.facts, failed: unreadable.length });
     expect(await counts(tenant.tenantId)).toEqual(before);
   });
 });

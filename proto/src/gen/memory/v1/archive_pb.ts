@@ -69,7 +69,8 @@ export const ArchiveServiceImportRequestSchema: GenMessage<ArchiveServiceImportR
  */
 export type ImportOptions = Message<"memory.v1.ImportOptions"> & {
   /**
-   * "3ngram" (our export format, the default), "mcp-memory" (the reference MCP memory server's JSONL) or "mem0" (mem0's get_all memories).
+   * "3ngram" (our export format, the default), "mcp-memory" (the reference MCP memory server's JSONL),
+   * "mem0" (mem0's get_all memories) or "basic-memory" (one {path, content} line per Markdown note).
    *
    * @generated from field: optional string format = 1;
    */
