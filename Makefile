@@ -94,11 +94,12 @@ test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check ser
 	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
 	$(if $(strip $(VITEST_ARGS)),@echo "LoCoMo gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/locomo/run.ts)
 
-# glibc's malloc arena cap (docs/adr/0036) is read only when a process starts, so it is set here,
-# where every Node.js version gets it; a value in the caller's environment wins. Keep the default
-# in step with STANDALONE_MALLOC_ARENA_MAX (standalone/src/malloc-arenas.ts).
+# glibc's malloc arena cap and mmap threshold (docs/adr/0036, 0043) are read only when a process
+# starts, so they are set here, where every Node.js version gets them; a value in the caller's
+# environment wins. Keep the defaults in step with STANDALONE_MALLOC_ARENA_MAX and
+# STANDALONE_MALLOC_MMAP_THRESHOLD (standalone/src/malloc-arenas.ts).
 run: $(INSTALL_STAMP) build models ## Start the standalone server (no PostgreSQL/Redis needed)
-	MALLOC_ARENA_MAX="$${MALLOC_ARENA_MAX-2}" $(NODE) standalone/dist/main.js
+	MALLOC_ARENA_MAX="$${MALLOC_ARENA_MAX-2}" MALLOC_MMAP_THRESHOLD_="$${MALLOC_MMAP_THRESHOLD_-131072}" $(NODE) standalone/dist/main.js
 
 clean: ## Remove build output (tsc -b --clean plus dist folders)
 	-$(NPM) run clean

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { STANDALONE_MALLOC_ARENA_MAX } from "@3ngram/standalone";
+import { STANDALONE_MALLOC_ARENA_MAX, STANDALONE_MALLOC_MMAP_THRESHOLD } from "@3ngram/standalone";
 import { connectMcp } from "../test/support/mcp.js";
 import { startStandalone } from "../test/support/standalone.js";
 import { processRssMb, type GeneratedMemory, type Target } from "./workload.js";
@@ -33,8 +33,10 @@ export async function startStandaloneTarget(
     dataDir,
     {
       // What `make run` puts in the environment (docs/adr/0036), so the bench measures what a user
-      // gets on any Node.js; MALLOC_ARENA_MAX in the bench's own environment replaces it (0: glibc's default).
+      // gets on any Node.js; MALLOC_ARENA_MAX or MALLOC_MMAP_THRESHOLD_ in the bench's own environment
+      // replaces it (0: glibc's default arenas).
       MALLOC_ARENA_MAX: STANDALONE_MALLOC_ARENA_MAX,
+      MALLOC_MMAP_THRESHOLD_: STANDALONE_MALLOC_MMAP_THRESHOLD,
       ...unlimited,
       ...env,
     },

@@ -7,6 +7,16 @@
  */
 export const STANDALONE_MALLOC_ARENA_MAX = "2";
 
+/**
+ * glibc serves a block of 128 kB or more with a mapping of its own, returned to the system when the
+ * block is freed, but it raises that threshold to the size of any such block freed (up to 32 MB):
+ * after ONNX Runtime and V8 have freed their large start-up and compilation buffers, blocks of that
+ * size come from the arenas instead, whose pages stay resident once freed. Setting the threshold
+ * explicitly turns the raising off; at 10,000 memories it kept ~50 MB less resident in the arenas
+ * (docs/benchmarks.md, 2026-12-07, issue 32).
+ */
+export const STANDALONE_MALLOC_MMAP_THRESHOLD = "131072";
+
 type Execve = (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => never;
 
 export interface ArenaCapCheck {
@@ -38,7 +48,7 @@ function runtimeIsGlibc(): boolean {
 
 /**
  * Replaces the process, keeping its pid, arguments, stdio and the rest of its environment, with
- * the same command plus MALLOC_ARENA_MAX. Being the same process (not a parent with a child), the
+ * the same command plus MALLOC_ARENA_MAX (and MALLOC_MMAP_THRESHOLD_, unless the caller set one). Being the same process (not a parent with a child), the
  * server receives signals directly and its exit code is the one its caller sees. Returns only when
  * nothing was done (see shouldReexecForArenaCap) or exec failed, and then the server starts as is.
  */
@@ -48,6 +58,7 @@ export function reexecWithArenaCap(): void {
   if (!shouldReexecForArenaCap(check) || !execve) return;
   try {
     execve.call(process, process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+      MALLOC_MMAP_THRESHOLD_: STANDALONE_MALLOC_MMAP_THRESHOLD,
       ...process.env,
       MALLOC_ARENA_MAX: STANDALONE_MALLOC_ARENA_MAX,
     });

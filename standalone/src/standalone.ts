@@ -10,6 +10,7 @@ import { loadSearchConfig, startSearchService } from "@3ngram/search";
 import { lockDataDir, readIdentity, readOrCreateDbPassword, writeDatabaseUrl, writeIdentity, type StandaloneIdentity } from "./data-dir.js";
 import { startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { startUpkeep } from "./db/upkeep.js";
+import { startHeapCompaction } from "./heap-compaction.js";
 
 export interface StandaloneOptions {
   /** Where the database and the owner's key live (default ./data). */
@@ -54,6 +55,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
   return composeService(async (defer) => {
     const unlock = lockDataDir(dataDir);
     defer(unlock);
+    // The four services share one JavaScript heap; keep its garbage from holding memory after a burst.
+    const compaction = startHeapCompaction();
+    defer(() => compaction.close());
     const socketDir = join(dataDir, "run");
     const dbPassword = options.dbPort === undefined ? undefined : readOrCreateDbPassword(dataDir);
     const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), {

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { STANDALONE_MALLOC_ARENA_MAX } from "../src/index.js";
+import { STANDALONE_MALLOC_ARENA_MAX, STANDALONE_MALLOC_MMAP_THRESHOLD } from "../src/index.js";
 import { shouldReexecForArenaCap, type ArenaCapCheck } from "../src/malloc-arenas.js";
 import { eventually, REPO_ROOT } from "../../test/support/processes.js";
 
@@ -137,6 +137,8 @@ describe("the standalone server's malloc arena cap", () => {
       // Read from the pid the caller started: the cap is in that process, not in a child of it, so
       // the server's signals and exit code are the ones the caller sees.
       expect(initialEnv(server.child.pid!).get("MALLOC_ARENA_MAX")).toBe(STANDALONE_MALLOC_ARENA_MAX);
+      // The mmap threshold comes with it (docs/adr/0043).
+      expect(initialEnv(server.child.pid!).get("MALLOC_MMAP_THRESHOLD_")).toBe(STANDALONE_MALLOC_MMAP_THRESHOLD);
       server.child.kill("SIGTERM");
       expect(await server.exited).toEqual({ code: 0, signal: null });
     } finally {

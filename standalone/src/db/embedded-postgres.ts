@@ -21,7 +21,7 @@ export interface EmbeddedPostgres {
 }
 
 export interface EmbeddedPostgresOptions {
-  /** PostgreSQL's shared_buffers, e.g. "64MB" (default DEFAULT_SHARED_BUFFERS). */
+  /** PostgreSQL's shared_buffers, e.g. "48MB" (default DEFAULT_SHARED_BUFFERS). */
   sharedBuffers?: string | undefined;
   /** The directory for the Unix socket (made 0700); default a fresh temporary one. */
   socketDir?: string | undefined;
@@ -40,14 +40,14 @@ const LOCAL_MAX_UNIT_BYTES = 1024 * 1024 * 1024;
 const TOOL_MAX_UNIT_BYTES = 16 * 1024 * 1024;
 
 /**
- * The buffer cache of the embedded database. Every page it has ever held stays resident in the
- * WebAssembly heap (which never shrinks), so it is sized to the working set of the store size
- * standalone is measured at, not to PGlite's 128MB default: at 10,000 memories the HNSW index,
- * the table and its GIN and btree indexes are ~50 MB, and a search or listing misses the cache
- * as rarely at 64MB as at 128MB (docs/adr/0031). A miss is a read from the operating system's
- * page cache, not from disk, so a larger store pays little for outgrowing it.
+ * The buffer cache of the embedded database. PGlite zero-fills its shared memory when it starts,
+ * so the whole cache is resident from the first second, in the WebAssembly heap, which never
+ * shrinks. Searches no longer walk the HNSW index (standalone scans the tenant's vectors in the
+ * search process), so at 10,000 memories what they read (the table, its GIN and btree indexes)
+ * fits in 32MB; writes still insert into the HNSW index, and their misses are reads from the
+ * operating system's page cache, not from disk (docs/adr/0043; 64MB before, docs/adr/0031).
  */
-export const DEFAULT_SHARED_BUFFERS = "64MB";
+export const DEFAULT_SHARED_BUFFERS = "32MB";
 
 /** What PostgreSQL accepts for a memory setting, narrowed to whole kB/MB/GB. */
 const MEMORY_SIZE = /^[1-9][0-9]{0,6}(kB|MB|GB)$/;
