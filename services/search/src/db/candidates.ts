@@ -208,19 +208,26 @@ export async function selectCandidates(
     const { vectorLeg, cosine } = vectorLegSql(p, { vector, leg, eligible, limit, tenant });
     return candidateStatement(vectorLeg, cosine);
   };
+  // Each leg answers its rows' addresses (ctid) beside their ids, so the pool reads each row back
+  // with one heap fetch instead of a walk down the primary key (~3 buffers less per candidate); the
+  // id is checked too. The vector leg also answers the distance it ordered by, so a row it found is
+  // not read from TOAST a second time for its cosine (~4 buffers per row at 512 dimensions).
   const candidateStatement = (vectorLeg: string, cosine: string) => `
     WITH q AS (SELECT ${tsquery} AS tsq),
     vec AS (${vectorLeg}),
     fts AS (
-      SELECT w.id FROM (
-        SELECT m.id, m.${tsv} AS tsv FROM memories m, q WHERE ${eligible} AND m.${tsv} @@ q.tsq LIMIT ${sqlInteger(params.rankWindow)}
+      SELECT w.id, w.tid FROM (
+        SELECT m.id, m.ctid AS tid, m.${tsv} AS tsv FROM memories m, q WHERE ${eligible} AND m.${tsv} @@ q.tsq LIMIT ${sqlInteger(params.rankWindow)}
       ) w, q
       ORDER BY ${lexicalOrder} DESC, w.id LIMIT ${limit}),
     rec AS (
-      SELECT m.id FROM memories m WHERE ${eligible} ORDER BY m.valid_from DESC, m.id LIMIT ${limit}),
+      SELECT m.id, m.ctid AS tid FROM memories m WHERE ${eligible} ORDER BY m.valid_from DESC, m.id LIMIT ${limit}),
     cand AS (
-      SELECT id, bool_or(leg = 'v') AS from_vector, bool_or(leg = 'f') AS from_fts, bool_or(leg = 'r') AS from_recency
-      FROM (SELECT id, 'v' AS leg FROM vec UNION ALL SELECT id, 'f' FROM fts UNION ALL SELECT id, 'r' FROM rec) legs
+      SELECT id, min(tid) AS tid, min(distance) AS distance,
+        bool_or(leg = 'v') AS from_vector, bool_or(leg = 'f') AS from_fts, bool_or(leg = 'r') AS from_recency
+      FROM (SELECT id, tid, distance, 'v' AS leg FROM vec
+            UNION ALL SELECT id, tid, NULL::float8, 'f' FROM fts
+            UNION ALL SELECT id, tid, NULL::float8, 'r' FROM rec) legs
       GROUP BY id)
     SELECT ${HIT_COLUMNS()},
       ${cosine} AS cosine,
@@ -231,7 +238,7 @@ export async function selectCandidates(
       (lower(m.topic) LIKE '%' || ${likePattern} || '%' ESCAPE '\\') AS "topicMatch",
       ${superseded} AS superseded,
       c.from_vector AS "fromVector", c.from_fts AS "fromFts", c.from_recency AS "fromRecency"
-    FROM cand c JOIN memories m ON m.id = c.id AND m.tenant_id = ${tenant}, q`;
+    FROM cand c JOIN memories m ON m.ctid = c.tid AND m.id = c.id AND m.tenant_id = ${tenant}, q`;
   const tenant = p.add(eligibility.tenantId);
   const mark = p.values.length;
   let vectorSource: VectorSource = vector === null ? null : nomination === null ? "database" : "memory";
@@ -262,7 +269,7 @@ function vectorLegSql(
   args: { vector: QueryVector | null; leg: VectorLeg; eligible: string; limit: string; tenant: string },
 ): { vectorLeg: string; cosine: string } {
   const { vector, leg, eligible, limit } = args;
-  if (!vector) return { vectorLeg: "SELECT NULL::uuid AS id WHERE false", cosine: "NULL::float8" };
+  if (!vector) return { vectorLeg: "SELECT NULL::uuid AS id, NULL::tid AS tid, NULL::float8 AS distance WHERE false", cosine: "NULL::float8" };
   // The dimension is a validated integer baked into the cast so the partial HNSW index applies.
   const dim = Number(vector.dimensions);
   if (!Number.isInteger(dim) || dim < 1 || dim > 2000) throw new Error("invalid vector dimension");
@@ -272,9 +279,11 @@ function vectorLegSql(
   const ofModel = `m.embedding_dim = ${dim} AND m.embedding_model = ${model}`;
   const vectorLeg =
     leg.kind === "index"
-      ? `SELECT m.id FROM memories m WHERE ${eligible} AND ${ofModel} ORDER BY ${distance} LIMIT ${limit}`
-      : `SELECT m.id FROM unnest(${p.add(leg.ids)}::uuid[]) WITH ORDINALITY n(id, place)
+      ? `SELECT m.id, m.ctid AS tid, ${distance} AS distance FROM memories m WHERE ${eligible} AND ${ofModel} ORDER BY ${distance} LIMIT ${limit}`
+      : `SELECT m.id, m.ctid AS tid, ${distance} AS distance FROM unnest(${p.add(leg.ids)}::uuid[]) WITH ORDINALITY n(id, place)
            JOIN memories m ON m.tenant_id = ${args.tenant} AND m.id = n.id
           WHERE ${eligible} AND ${ofModel} ORDER BY n.place LIMIT ${limit}`;
-  return { vectorLeg, cosine: `CASE WHEN ${ofModel} THEN 1 - ${distance} END` };
+  // A row the leg found carries the distance it was ordered by (the same operator on the same two
+  // vectors, so the same float); only the other legs' rows compute theirs here.
+  return { vectorLeg, cosine: `1 - coalesce(c.distance, CASE WHEN ${ofModel} THEN ${distance} END)` };
 }
