@@ -12,13 +12,17 @@
  *   npm run bench:load -- --search-replicas 2 --memory-replicas 2
  *   npm run bench:load -- --seed 2000                    # memories stored before the first step
  *   npm run bench:load -- --surface rest                 # the same load through the REST API
+ *   npm run bench:load -- --gateway-dist DIR             # another gateway build (a copy of a dist/), for before/after
+ *   npm run bench:load -- --profile-gateway DIR          # the gateway process writes a V8 CPU profile into DIR on exit
  *
  * The consolidator is not started: the jobs writes leave in the outbox wait in Redis, which
  * is deleted at the end. CPU is the processes' user + system time over the step (all threads,
- * so embedding workers count), as a share of one core.
+ * so embedding workers count), as a share of one core and per operation: on a shared machine the
+ * CPU a process spends per operation moves much less than wall-clock latency does.
  */
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { performance } from "node:perf_hooks";
 import { checkHealth } from "@3ngram/rpc";
@@ -45,6 +49,8 @@ interface Options {
   memoryReplicas: number;
   seed: number;
   surface: "mcp" | "rest";
+  gatewayScript: string;
+  profileGatewayDir: string | undefined;
 }
 
 interface Sample {
@@ -81,6 +87,8 @@ function parseArgs(argv: readonly string[]): Options {
     memoryReplicas: int("--memory-replicas", 1, 1, 8),
     seed: int("--seed", 1000, 0, 1_000_000),
     surface,
+    gatewayScript: `${value("--gateway-dist") ?? "services/gateway/dist"}/main.js`,
+    profileGatewayDir: value("--profile-gateway"),
   };
 }
 
@@ -198,7 +206,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...memoryPorts.slice(1).map((port, i) => startService(`memory-${i + 2}`, "services/memory/dist/main.js", port)),
       ...searchPorts.map((port, i) => startService(`search-${i + 1}`, "services/search/dist/main.js", port)),
     ]);
-    const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", { ...common, ...loadGatewayEnv(gatewayPort, prefix) });
+    const profile = options.profileGatewayDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(options.profileGatewayDir)}`];
+    const gateway = startServiceProcess("gateway", options.gatewayScript, { ...common, ...loadGatewayEnv(gatewayPort, prefix) }, profile);
     processes.push(gateway);
     const baseUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitFor("gateway ready", async () => (await fetch(`${baseUrl}/ready`)).status === 200, 60_000, gateway);
@@ -236,7 +245,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       `\nbench:load — distributed (gateway, ${options.memoryReplicas} memory, ${options.searchReplicas} search process(es)), ${options.surface === "mcp" ? "MCP" : "REST"}, ` +
         `${100 - options.writesPercent}% search / ${options.writesPercent}% remember, embedder ${options.embedder}, ${options.stepSeconds} s per step`,
     );
-    console.log("conc   ops/s  search/s  writes/s | search p50    p95    p99 | remember p50   p95    p99 | errors | CPU % of a core and RSS MB per process");
+    console.log(
+      "conc   ops/s  search/s  writes/s | search p50    p95    p99 | remember p50   p95    p99 | errors | CPU % of a core (ms per operation) and RSS MB per process",
+    );
     for (const concurrency of options.concurrency) {
       const samples: Sample[] = [];
       const before = processes.map((p) => usage(p.child.pid!));
@@ -251,7 +262,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       const client = process.cpuUsage(clientBefore);
       let backendTicks = 0;
       for (const [pid, ticks] of ticksOf([...backendsBefore.keys(), ...postgresBackends(database)])) backendTicks += ticks - (backendsBefore.get(pid) ?? 0);
-      const share = (ticks: number) => `${((ticks / TICKS_PER_SECOND / seconds) * 100).toFixed(0)}%`;
+      const operations = samples.length;
+      const share = (ticks: number) =>
+        `${((ticks / TICKS_PER_SECOND / seconds) * 100).toFixed(0)}% (${((ticks / TICKS_PER_SECOND / Math.max(operations, 1)) * 1000).toFixed(2)} ms/op)`;
       const of = (op: Sample["op"]) => samples.filter((s) => s.op === op && s.ok).map((s) => s.ms);
       const searches = of("search");
       const writes = of("remember");
