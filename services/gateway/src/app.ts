@@ -39,7 +39,7 @@ import { createSigningKeyRing, type SigningKeyRing } from "./oauth/signing-keys.
 import { clientIpLimitKey, credentialLimitKey, userLimitKey } from "./ratelimit/keys.js";
 import type { RateLimits } from "./ratelimit/limits.js";
 import { limitBatchCalls, withRefusedBatchCalls } from "./ratelimit/batch.js";
-import { limitRequests, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
+import { limitRequests, limitRequestsInLayers, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
 import { OPERATIONAL_ROUTES } from "./rest/operational.js";
 import { mountRoutes, type RouteDeps } from "./rest/route.js";
@@ -123,11 +123,18 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   // Each layer answers a refusal in its endpoint's own error shape.
   const limited = (responder: LimitedResponder) => ({
     byIp: limitRequests(limits.ip, clientIp, responder, { metrics, log }),
-    // Authentication, then the narrower per-credential budget, then the user's budget across credentials.
+    // Authentication, then the narrower per-credential budget, then the user's budget across
+    // credentials: checked in that order, counted in one round trip.
     authenticated: Router().use(
       authenticate,
-      limitRequests(limits.key, byCredential, responder, { metrics, log }),
-      limitRequests(limits.user, byUser, responder, { metrics, log }),
+      limitRequestsInLayers(
+        [
+          { limiter: limits.key, keyOf: byCredential },
+          { limiter: limits.user, keyOf: byUser },
+        ],
+        responder,
+        { metrics, log },
+      ),
     ),
   });
   const mcpLimits = limited(mcpLimited(log));
