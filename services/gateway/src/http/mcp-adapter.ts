@@ -61,7 +61,7 @@ async function answer(handler: McpHttpHandler, req: McpNodeRequest, parsedBody: 
 /** A JSON answer in one write with its length; anything else (an event stream) as it comes. */
 async function writeResponse(response: Response, res: ServerResponse, signal: AbortSignal): Promise<void> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of response.headers) headers[name] = value;
+  response.headers.forEach((value, name) => (headers[name] = value));
   if (response.body === null) {
     res.writeHead(response.status, headers);
     res.end();
@@ -109,13 +109,16 @@ async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse,
     drained = undefined;
   });
   const closed = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  const reader = body.getReader();
   try {
-    for await (const chunk of body) {
-      if (signal.aborted) break;
-      if (!res.write(chunk)) await Promise.race([new Promise<void>((resolve) => (drained = resolve)), closed]);
+    for (let read = await reader.read(); !read.done && !signal.aborted; read = await reader.read()) {
+      if (!res.write(read.value)) await Promise.race([new Promise<void>((resolve) => (drained = resolve)), closed]);
     }
   } catch {
     // The stream failed mid-answer: end what was sent, as toNodeHandler does.
+  } finally {
+    // Leaving early (the caller went away) stops the SDK's side of the stream, as ending a for await loop would.
+    await reader.cancel().catch(() => undefined);
   }
 }
 
