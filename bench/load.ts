@@ -14,6 +14,8 @@
  *   npm run bench:load -- --surface rest                 # the same load through the REST API
  *   npm run bench:load -- --gateway-dist DIR             # another gateway build (a copy of a dist/), for before/after
  *   npm run bench:load -- --profile-gateway DIR          # the gateway process writes a V8 CPU profile into DIR on exit
+ *   npm run bench:load -- --compare-gateway-dist DIR     # a second gateway process from another build beside the first, every
+ *                                                        # other client on it: both see the same moments of a busy machine
  *
  * The consolidator is not started: the jobs writes leave in the outbox wait in Redis, which
  * is deleted at the end. CPU is the processes' user + system time over the step (all threads,
@@ -51,10 +53,13 @@ interface Options {
   surface: "mcp" | "rest";
   gatewayScript: string;
   profileGatewayDir: string | undefined;
+  compareGatewayScript: string | undefined;
 }
 
 interface Sample {
   op: "search" | "remember";
+  /** Which gateway served it: 0, or 1 for the --compare-gateway-dist one. */
+  gateway: number;
   ms: number;
   ok: boolean;
 }
@@ -89,6 +94,7 @@ function parseArgs(argv: readonly string[]): Options {
     surface,
     gatewayScript: `${value("--gateway-dist") ?? "services/gateway/dist"}/main.js`,
     profileGatewayDir: value("--profile-gateway"),
+    compareGatewayScript: value("--compare-gateway-dist") === undefined ? undefined : `${value("--compare-gateway-dist")}/main.js`,
   };
 }
 
@@ -130,7 +136,7 @@ function ticksOf(pids: number[]): Map<number, number> {
 }
 
 /** Where operations go: an MCP client, or the REST API with an API key. */
-type Client = { surface: "mcp"; mcp: McpConnection } | { surface: "rest"; baseUrl: string; apiKey: string };
+type Client = ({ surface: "mcp"; mcp: McpConnection } | { surface: "rest"; baseUrl: string; apiKey: string }) & { gateway: number };
 
 async function send(client: Client, op: Sample["op"], args: Record<string, unknown>): Promise<boolean> {
   if (client.surface === "mcp") {
@@ -161,7 +167,7 @@ async function operation(client: Client, op: Sample["op"], id: number, n: number
       : { query: `what did the ${subject} team decide about ${object} ${id}-${n}`, limit: 5 };
   const started = performance.now();
   const ok = await send(client, op, args).catch(() => false);
-  return { op, ms: performance.now() - started, ok };
+  return { op, gateway: client.gateway, ms: performance.now() - started, ok };
 }
 
 /** One virtual user: its own MCP client, operations back to back until `until`. */
@@ -209,8 +215,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     const profile = options.profileGatewayDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(options.profileGatewayDir)}`];
     const gateway = startServiceProcess("gateway", options.gatewayScript, { ...common, ...loadGatewayEnv(gatewayPort, prefix) }, profile);
     processes.push(gateway);
-    const baseUrl = `http://127.0.0.1:${gatewayPort}`;
-    await waitFor("gateway ready", async () => (await fetch(`${baseUrl}/ready`)).status === 200, 60_000, gateway);
+    const baseUrls = [`http://127.0.0.1:${gatewayPort}`];
+    const gateways = [gateway];
+    if (options.compareGatewayScript !== undefined) {
+      const port = await freePort();
+      const compared = startServiceProcess("gateway-compared", options.compareGatewayScript, { ...common, ...loadGatewayEnv(port, prefix) });
+      processes.push(compared);
+      gateways.push(compared);
+      baseUrls.push(`http://127.0.0.1:${port}`);
+    }
+    for (const [i, url] of baseUrls.entries()) await waitFor("gateway ready", async () => (await fetch(`${url}/ready`)).status === 200, 60_000, gateways[i]);
     const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "load"], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url },
@@ -220,12 +234,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     const maxUsers = Math.max(...options.concurrency);
     const clients: Client[] = [];
     for (let i = 0; i < maxUsers; i++) {
+      const gatewayIndex = i % baseUrls.length;
+      const baseUrl = baseUrls[gatewayIndex]!;
       if (options.surface === "rest") {
-        clients.push({ surface: "rest", baseUrl, apiKey });
+        clients.push({ surface: "rest", baseUrl, apiKey, gateway: gatewayIndex });
       } else {
         const mcp = await connectMcp(`${baseUrl}/mcp`, apiKey, { modern: true });
         mcps.push(mcp);
-        clients.push({ surface: "mcp", mcp });
+        clients.push({ surface: "mcp", mcp, gateway: gatewayIndex });
       }
     }
     if (options.seed > 0) {
@@ -282,6 +298,17 @@ export async function main(argv: readonly string[]): Promise<number> {
           `${f(writeP.p50)} ${f(writeP.p95)} ${f(writeP.p99)} |` +
           ` ${String(errors).padStart(6)} | ${perProcess}`,
       );
+      if (gateways.length > 1) {
+        // Each gateway's CPU over the operations it served, and their latency, side by side.
+        const side = gateways.map((g, i) => {
+          const at = processes.indexOf(g);
+          const served = samples.filter((s) => s.gateway === i && s.ok).map((s) => s.ms);
+          const ms = ((after[at]!.cpuTicks - before[at]!.cpuTicks) / TICKS_PER_SECOND / Math.max(served.length, 1)) * 1000;
+          const p = percentiles(served);
+          return `${i === 0 ? options.gatewayScript : options.compareGatewayScript}: ${served.length} ops, ${ms.toFixed(2)} ms CPU/op, p50 ${f(p.p50)} p95 ${f(p.p95)}`;
+        });
+        console.log(`     gateways side by side: ${side.join(" | ")}`);
+      }
     }
     return 0;
   } finally {

@@ -66,7 +66,7 @@ export interface CountedLayer {
  * spent in one wait: every layer is charged at once, so with Redis the counters cost one round
  * trip instead of one per layer. A layer after the one that refused would never have been asked
  * in turn, so its point is given back before the refusal is answered; what is counted afterwards
- * is what checking one layer after another would have left. See ADR 0042.
+ * is what checking one layer after another would have left (ADR-0043).
  */
 export function limitRequestsInLayers(layers: readonly CountedLayer[], onLimited: LimitedResponder, deps: LimitDeps): RequestHandler {
   return async (req, res, next) => {
