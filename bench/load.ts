@@ -12,13 +12,19 @@
  *   npm run bench:load -- --search-replicas 2 --memory-replicas 2
  *   npm run bench:load -- --seed 2000                    # memories stored before the first step
  *   npm run bench:load -- --surface rest                 # the same load through the REST API
+ *   npm run bench:load -- --gateway-dist DIR             # another gateway build (a copy of a dist/), for before/after
+ *   npm run bench:load -- --profile-gateway DIR          # the gateway process writes a V8 CPU profile into DIR on exit
+ *   npm run bench:load -- --compare-gateway-dist DIR     # a second gateway process from another build beside the first, every
+ *                                                        # other client on it: both see the same moments of a busy machine
  *
  * The consolidator is not started: the jobs writes leave in the outbox wait in Redis, which
  * is deleted at the end. CPU is the processes' user + system time over the step (all threads,
- * so embedding workers count), as a share of one core.
+ * so embedding workers count), as a share of one core and per operation: on a shared machine the
+ * CPU a process spends per operation moves much less than wall-clock latency does.
  */
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { performance } from "node:perf_hooks";
 import { checkHealth } from "@3ngram/rpc";
@@ -45,10 +51,15 @@ interface Options {
   memoryReplicas: number;
   seed: number;
   surface: "mcp" | "rest";
+  gatewayScript: string;
+  profileGatewayDir: string | undefined;
+  compareGatewayScript: string | undefined;
 }
 
 interface Sample {
   op: "search" | "remember";
+  /** Which gateway served it: 0, or 1 for the --compare-gateway-dist one. */
+  gateway: number;
   ms: number;
   ok: boolean;
 }
@@ -81,6 +92,9 @@ function parseArgs(argv: readonly string[]): Options {
     memoryReplicas: int("--memory-replicas", 1, 1, 8),
     seed: int("--seed", 1000, 0, 1_000_000),
     surface,
+    gatewayScript: `${value("--gateway-dist") ?? "services/gateway/dist"}/main.js`,
+    profileGatewayDir: value("--profile-gateway"),
+    compareGatewayScript: value("--compare-gateway-dist") === undefined ? undefined : `${value("--compare-gateway-dist")}/main.js`,
   };
 }
 
@@ -122,7 +136,7 @@ function ticksOf(pids: number[]): Map<number, number> {
 }
 
 /** Where operations go: an MCP client, or the REST API with an API key. */
-type Client = { surface: "mcp"; mcp: McpConnection } | { surface: "rest"; baseUrl: string; apiKey: string };
+type Client = ({ surface: "mcp"; mcp: McpConnection } | { surface: "rest"; baseUrl: string; apiKey: string }) & { gateway: number };
 
 async function send(client: Client, op: Sample["op"], args: Record<string, unknown>): Promise<boolean> {
   if (client.surface === "mcp") {
@@ -153,7 +167,7 @@ async function operation(client: Client, op: Sample["op"], id: number, n: number
       : { query: `what did the ${subject} team decide about ${object} ${id}-${n}`, limit: 5 };
   const started = performance.now();
   const ok = await send(client, op, args).catch(() => false);
-  return { op, ms: performance.now() - started, ok };
+  return { op, gateway: client.gateway, ms: performance.now() - started, ok };
 }
 
 /** One virtual user: its own MCP client, operations back to back until `until`. */
@@ -198,10 +212,19 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...memoryPorts.slice(1).map((port, i) => startService(`memory-${i + 2}`, "services/memory/dist/main.js", port)),
       ...searchPorts.map((port, i) => startService(`search-${i + 1}`, "services/search/dist/main.js", port)),
     ]);
-    const gateway = startServiceProcess("gateway", "services/gateway/dist/main.js", { ...common, ...loadGatewayEnv(gatewayPort, prefix) });
+    const profile = options.profileGatewayDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(options.profileGatewayDir)}`];
+    const gateway = startServiceProcess("gateway", options.gatewayScript, { ...common, ...loadGatewayEnv(gatewayPort, prefix) }, profile);
     processes.push(gateway);
-    const baseUrl = `http://127.0.0.1:${gatewayPort}`;
-    await waitFor("gateway ready", async () => (await fetch(`${baseUrl}/ready`)).status === 200, 60_000, gateway);
+    const baseUrls = [`http://127.0.0.1:${gatewayPort}`];
+    const gateways = [gateway];
+    if (options.compareGatewayScript !== undefined) {
+      const port = await freePort();
+      const compared = startServiceProcess("gateway-compared", options.compareGatewayScript, { ...common, ...loadGatewayEnv(port, prefix) });
+      processes.push(compared);
+      gateways.push(compared);
+      baseUrls.push(`http://127.0.0.1:${port}`);
+    }
+    for (const [i, url] of baseUrls.entries()) await waitFor("gateway ready", async () => (await fetch(`${url}/ready`)).status === 200, 60_000, gateways[i]);
     const { stdout } = await run(process.execPath, ["services/memory/dist/cli.js", "create-tenant", "load"], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url },
@@ -211,12 +234,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     const maxUsers = Math.max(...options.concurrency);
     const clients: Client[] = [];
     for (let i = 0; i < maxUsers; i++) {
+      const gatewayIndex = i % baseUrls.length;
+      const baseUrl = baseUrls[gatewayIndex]!;
       if (options.surface === "rest") {
-        clients.push({ surface: "rest", baseUrl, apiKey });
+        clients.push({ surface: "rest", baseUrl, apiKey, gateway: gatewayIndex });
       } else {
         const mcp = await connectMcp(`${baseUrl}/mcp`, apiKey, { modern: true });
         mcps.push(mcp);
-        clients.push({ surface: "mcp", mcp });
+        clients.push({ surface: "mcp", mcp, gateway: gatewayIndex });
       }
     }
     if (options.seed > 0) {
@@ -236,7 +261,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       `\nbench:load — distributed (gateway, ${options.memoryReplicas} memory, ${options.searchReplicas} search process(es)), ${options.surface === "mcp" ? "MCP" : "REST"}, ` +
         `${100 - options.writesPercent}% search / ${options.writesPercent}% remember, embedder ${options.embedder}, ${options.stepSeconds} s per step`,
     );
-    console.log("conc   ops/s  search/s  writes/s | search p50    p95    p99 | remember p50   p95    p99 | errors | CPU % of a core and RSS MB per process");
+    console.log(
+      "conc   ops/s  search/s  writes/s | search p50    p95    p99 | remember p50   p95    p99 | errors | CPU % of a core (ms per operation) and RSS MB per process",
+    );
     for (const concurrency of options.concurrency) {
       const samples: Sample[] = [];
       const before = processes.map((p) => usage(p.child.pid!));
@@ -251,7 +278,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       const client = process.cpuUsage(clientBefore);
       let backendTicks = 0;
       for (const [pid, ticks] of ticksOf([...backendsBefore.keys(), ...postgresBackends(database)])) backendTicks += ticks - (backendsBefore.get(pid) ?? 0);
-      const share = (ticks: number) => `${((ticks / TICKS_PER_SECOND / seconds) * 100).toFixed(0)}%`;
+      const operations = samples.length;
+      const share = (ticks: number) =>
+        `${((ticks / TICKS_PER_SECOND / seconds) * 100).toFixed(0)}% (${((ticks / TICKS_PER_SECOND / Math.max(operations, 1)) * 1000).toFixed(2)} ms/op)`;
       const of = (op: Sample["op"]) => samples.filter((s) => s.op === op && s.ok).map((s) => s.ms);
       const searches = of("search");
       const writes = of("remember");
@@ -269,6 +298,17 @@ export async function main(argv: readonly string[]): Promise<number> {
           `${f(writeP.p50)} ${f(writeP.p95)} ${f(writeP.p99)} |` +
           ` ${String(errors).padStart(6)} | ${perProcess}`,
       );
+      if (gateways.length > 1) {
+        // Each gateway's CPU over the operations it served, and their latency, side by side.
+        const side = gateways.map((g, i) => {
+          const at = processes.indexOf(g);
+          const served = samples.filter((s) => s.gateway === i && s.ok).map((s) => s.ms);
+          const ms = ((after[at]!.cpuTicks - before[at]!.cpuTicks) / TICKS_PER_SECOND / Math.max(served.length, 1)) * 1000;
+          const p = percentiles(served);
+          return `${i === 0 ? options.gatewayScript : options.compareGatewayScript}: ${served.length} ops, ${ms.toFixed(2)} ms CPU/op, p50 ${f(p.p50)} p95 ${f(p.p95)}`;
+        });
+        console.log(`     gateways side by side: ${side.join(" | ")}`);
+      }
     }
     return 0;
   } finally {

@@ -8,6 +8,8 @@
  *   npm run bench:search -- --sizes 100000 --keep   # leave the database for EXPLAIN
  *   npm run bench:search -- --reuse <line printed by --keep>   # measure a kept database again
  *   npm run bench:search -- --warmup 1000       # steady state: warm buffers before measuring (default 200)
+ *   npm run bench:search -- --compare-gateway DIR  # a second gateway from another build's dist (e.g. a copy
+ *                                                 # taken before a change), MCP queries alternating between the two
  *
  * SEARCH_TERM_CACHE_SIZE=0 in the environment measures with every query word counted afresh
  * (the queries reuse a small vocabulary, so by default most word counts come from the cache).
@@ -17,6 +19,8 @@
  * query-embedding cache never answers for the model.
  */
 import { performance } from "node:perf_hooks";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { HashingEmbedder } from "@3ngram/embeddings";
 import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
@@ -87,6 +91,8 @@ interface Row {
   indexS: number;
   grpc: ReturnType<typeof percentiles>;
   mcp: ReturnType<typeof percentiles>;
+  /** Through the --compare-gateway build, its queries alternating with the column above. */
+  mcpCompared: ReturnType<typeof percentiles> | undefined;
   chrono: ReturnType<typeof percentiles>;
 }
 
@@ -135,7 +141,10 @@ async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: 
   return { loadS, indexS };
 }
 
-async function benchOne(n: number, queryCount: number, warmup: number, keep: boolean, reuse: Reuse | null): Promise<Row> {
+/** Node's own import(): the module runner this script is loaded by has closed once main() runs. */
+const nativeImport = new Function("specifier", "return import(specifier)") as (specifier: string) => Promise<unknown>;
+
+async function benchOne(n: number, queryCount: number, warmup: number, keep: boolean, reuse: Reuse | null, compareDir: string | undefined): Promise<Row> {
   const db = reuse ? { url: reuse.url, drop: async () => {} } : await createTestDatabase(`bench${n}`);
   const log = createLogger({ service: "bench", level: "silent" });
   const embedder = new HashingEmbedder({ dimensions: 512 });
@@ -155,10 +164,9 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
   const queue = createMemoryQueueBackend();
   const memory = await startMemoryService(loadMemoryConfig(env), { embedder, queue: queue.queue, queueCounts: queue.counts, log });
   const search = await startSearchService(loadSearchConfig(env), { embedder, log });
-  const gateway = await startGateway(
-    loadConfig(gatewayConfigSchema, { ...env, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address }),
-    { log },
-  );
+  const gatewayEnv = { ...env, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address };
+  const gateway = await startGateway(loadConfig(gatewayConfigSchema, gatewayEnv), { log });
+  const compared = compareDir === undefined ? undefined : await startComparedGateway(compareDir, gatewayEnv, log);
   let tenant: Omit<Reuse, "url"> | null = reuse;
   try {
     tenant ??= await createTenantWithKey(memory.pool, { tenantName: "bench" });
@@ -172,18 +180,42 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
     const as = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read] } };
     // Warm-up queries are distinct from the measured ones (their own query numbers), so they warm the
     // process and the database's buffers without answering a measured query from any cache.
-    const texts = queries(warmup + queryCount * 2);
+    const texts = queries(warmup + queryCount * 3);
     await timed(warmup, (i) => client.search({ query: texts[queryCount * 2 + i]!, limit: 5 }, as));
     const grpc = await timed(queryCount, (i) => client.search({ query: texts[i]!, limit: 5 }, as));
     const mcp = await connectMcp(`${gateway.url}/mcp`, tenant.apiKey, { modern: true });
-    const viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[queryCount + i]!, limit: 5 }));
+    let viaMcp: number[];
+    let viaCompared: number[] | undefined;
+    if (compared === undefined) {
+      viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[queryCount + i]!, limit: 5 }));
+    } else {
+      // One query through each gateway in turn, each its own query text, so both see the same moments of a busy machine.
+      const other = await connectMcp(`${compared.url}/mcp`, tenant.apiKey, { modern: true });
+      const turns = await timed(queryCount * 2, (i) =>
+        i % 2 === 0
+          ? mcp.call("search", { query: texts[queryCount + i / 2]!, limit: 5 })
+          : other.call("search", { query: texts[warmup + queryCount * 2 + (i - 1) / 2]!, limit: 5 }),
+      );
+      viaMcp = turns.filter((_, i) => i % 2 === 0);
+      viaCompared = turns.filter((_, i) => i % 2 === 1);
+      await other.close();
+    }
     await mcp.close();
     const chrono = await timed(queryCount, (i) =>
       client.search({ order: "chronological", memoryTypes: [TYPES[i % TYPES.length]!], projects: [`project-${i % 20}`], limit: 25 }, as),
     );
     peer.close();
-    return { n, loadS, indexS, grpc: percentiles(grpc), mcp: percentiles(viaMcp), chrono: percentiles(chrono) };
+    return {
+      n,
+      loadS,
+      indexS,
+      grpc: percentiles(grpc),
+      mcp: percentiles(viaMcp),
+      mcpCompared: viaCompared === undefined ? undefined : percentiles(viaCompared),
+      chrono: percentiles(chrono),
+    };
   } finally {
+    await compared?.close();
     await gateway.close();
     await search.close();
     await memory.close();
@@ -194,7 +226,25 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
   }
 }
 
-function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number; warmup: number; keep: boolean; reuse: Reuse | null } {
+interface ComparedGatewayModule {
+  startGateway: typeof startGateway;
+  gatewayConfigSchema: typeof gatewayConfigSchema;
+}
+
+/** The gateway of another build (its compiled dist directory), on the same services and database. */
+async function startComparedGateway(dir: string, env: Record<string, string>, log: ReturnType<typeof createLogger>) {
+  const module = (await nativeImport(pathToFileURL(resolve(dir, "index.js")).href)) as ComparedGatewayModule;
+  return module.startGateway(loadConfig(module.gatewayConfigSchema, env), { log });
+}
+
+function parseArgs(argv: readonly string[]): {
+  sizes: number[];
+  queries: number;
+  warmup: number;
+  keep: boolean;
+  reuse: Reuse | null;
+  compareGateway: string | undefined;
+} {
   const value = (flag: string) => flagValue(argv, flag);
   const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
   const count = Number(value("--queries") ?? 200);
@@ -209,15 +259,15 @@ function parseArgs(argv: readonly string[]): { sizes: number[]; queries: number;
     if (!url || !tenantId || !userId || !apiKey) throw new Error("usage: --reuse <database url>,<tenant id>,<user id>,<api key> (printed by --keep)");
     reuse = { url, tenantId, userId, apiKey };
   }
-  return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse };
+  return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse, compareGateway: value("--compare-gateway") };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, queries: queryCount, warmup, keep, reuse } = parseArgs(argv);
+  const { sizes, queries: queryCount, warmup, keep, reuse, compareGateway } = parseArgs(argv);
   const results: Row[] = [];
   for (const n of sizes) {
     if (!reuse) process.stderr.write(`loading ${n} memories…\n`);
-    results.push(await benchOne(n, queryCount, warmup, keep, reuse));
+    results.push(await benchOne(n, queryCount, warmup, keep, reuse, compareGateway));
   }
   const ms = (x: number) => x.toFixed(1).padStart(7);
   console.log(
@@ -228,6 +278,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(
       `${String(r.n).padStart(8)} ${r.loadS.toFixed(1).padStart(7)} ${r.indexS.toFixed(1).padStart(8)} |${ms(r.grpc.p50)} ${ms(r.grpc.p95)} ${ms(r.grpc.p99)} |${ms(r.mcp.p50)} ${ms(r.mcp.p95)} ${ms(r.mcp.p99)} |${ms(r.chrono.p50)} ${ms(r.chrono.p95)} ${ms(r.chrono.p99)}`,
     );
+    if (r.mcpCompared !== undefined)
+      console.log(`${" ".repeat(34)}MCP via ${compareGateway}: ${ms(r.mcpCompared.p50)} ${ms(r.mcpCompared.p95)} ${ms(r.mcpCompared.p99)}`);
   }
   return 0;
 }

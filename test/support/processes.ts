@@ -26,9 +26,9 @@ export interface ServiceProcess {
   exited(): Promise<number | null>;
 }
 
-/** Starts a built service (`<dir>/dist/main.js`) as its own Node.js process. */
-export function startServiceProcess(name: string, script: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [script], {
+/** Starts a built service (`<dir>/dist/main.js`) as its own Node.js process; `nodeArgs` go to node before the script (e.g. --cpu-prof). */
+export function startServiceProcess(name: string, script: string, env: Record<string, string>, nodeArgs: readonly string[] = []): ServiceProcess {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],

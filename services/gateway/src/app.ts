@@ -15,7 +15,6 @@ import type { Logger } from "@3ngram/runtime";
 import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
 import { AppError } from "@3ngram/errors";
 import type { McpHttpHandler } from "@modelcontextprotocol/server";
-import { toNodeHandler } from "@modelcontextprotocol/node";
 import express, { Router, type Express } from "express";
 import { createApiKeyResolver, requireApiKey, type ApiKeyResolver } from "./auth/api-key.js";
 import { createMembershipCheck } from "./auth/membership.js";
@@ -27,6 +26,7 @@ import { createGatewayMetrics, type GatewayMetrics } from "./http/metrics.js";
 import { observeRequests } from "./http/observe.js";
 import { traceRequests } from "./http/trace-requests.js";
 import { countMcpRequests } from "./http/mcp-headers.js";
+import { serveMcpOverNode } from "./http/mcp-adapter.js";
 import { readMcpBody, refuseMalformedParams } from "./http/mcp-body.js";
 import { requireAllowedOrigin } from "./http/origin.js";
 import type { TrustProxy } from "./http/trust-proxy.js";
@@ -39,7 +39,7 @@ import { createSigningKeyRing, type SigningKeyRing } from "./oauth/signing-keys.
 import { clientIpLimitKey, credentialLimitKey, userLimitKey } from "./ratelimit/keys.js";
 import type { RateLimits } from "./ratelimit/limits.js";
 import { limitBatchCalls, withRefusedBatchCalls } from "./ratelimit/batch.js";
-import { limitRequests, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
+import { limitRequests, limitRequestsInLayers, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
 import { OPERATIONAL_ROUTES } from "./rest/operational.js";
 import { mountRoutes, type RouteDeps } from "./rest/route.js";
@@ -105,7 +105,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
       : { verifyAccessToken: createAccessTokenVerifier(keys, oauth.location, isMember), resourceMetadataUrl: () => oauth.location.resourceMetadataUrl() },
   );
   const mcp = deps.mcp ?? createMcpEndpoint({ memory: deps.memory, search: deps.search, log, metrics, completionLimiter: limits.completion });
-  const serveMcp = toNodeHandler(withRefusedBatchCalls(mcp), {
+  const serveMcp = serveMcpOverNode(withRefusedBatchCalls(mcp), {
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     onerror: (error) => log.error({ error: { type: error.name } }, "mcp adapter failed"),
   });
@@ -123,11 +123,18 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   // Each layer answers a refusal in its endpoint's own error shape.
   const limited = (responder: LimitedResponder) => ({
     byIp: limitRequests(limits.ip, clientIp, responder, { metrics, log }),
-    // Authentication, then the narrower per-credential budget, then the user's budget across credentials.
+    // Authentication, then the narrower per-credential budget, then the user's budget across
+    // credentials: checked in that order, counted in one round trip.
     authenticated: Router().use(
       authenticate,
-      limitRequests(limits.key, byCredential, responder, { metrics, log }),
-      limitRequests(limits.user, byUser, responder, { metrics, log }),
+      limitRequestsInLayers(
+        [
+          { limiter: limits.key, keyOf: byCredential },
+          { limiter: limits.user, keyOf: byUser },
+        ],
+        responder,
+        { metrics, log },
+      ),
     ),
   });
   const mcpLimits = limited(mcpLimited(log));

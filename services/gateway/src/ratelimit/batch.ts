@@ -16,8 +16,8 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import type { RequestHandler } from "express";
 import { requestIdOf } from "../http/locals.js";
 import type { GatewayMetrics } from "../http/metrics.js";
-import type { LayerLimiter, LimitLayer, Quota } from "./limiter.js";
-import { advertise, rateLimitedRpcError, type LimitKeyOf } from "./middleware.js";
+import type { LimitLayer, Quota } from "./limiter.js";
+import { advertise, rateLimitedRpcError, type CountedLayer } from "./middleware.js";
 
 /** The one protocol revision with JSON-RPC batches; also what a request naming no version is taken to speak. */
 const BATCHING_PROTOCOL_VERSION = "2025-03-26";
@@ -28,10 +28,7 @@ type RpcError = ReturnType<typeof rateLimitedRpcError>;
 /** The refusals each batch handed on to the SDK is owed, keyed by that (already filtered) batch. */
 const owedRefusals = new WeakMap<object, { errors: RpcError[] }>();
 
-export interface BatchLayer {
-  limiter: LayerLimiter;
-  keyOf: LimitKeyOf;
-}
+export type BatchLayer = CountedLayer;
 
 /**
  * Runs after the body is read (req.body holds the parsed JSON) and before the SDK. A single

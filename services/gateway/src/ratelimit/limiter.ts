@@ -33,6 +33,11 @@ export interface LayerLimiter {
    * a refused request is. Rejects only on a bug: store failures are absorbed (see createLayerLimiter).
    */
   consume(key: string, points?: number): Promise<Quota>;
+  /**
+   * Gives back `points` (default one) spent on `key`, for a point charged alongside a layer that
+   * refused the request (see limitRequestsInLayers). Best effort: a store failure leaves the point spent.
+   */
+  refund(key: string, points?: number): Promise<void>;
 }
 
 export interface LimiterStore {
@@ -67,6 +72,10 @@ export function createLayerLimiter(layer: LimitLayer, limit: number, store: Limi
         if (refusal instanceof RateLimiterRes) return toQuota(refusal, limit, points, false);
         throw refusal;
       }
+    },
+    async refund(key, points = 1) {
+      // One point too many costs a caller at most one request of its minute; not worth failing a response over.
+      await limiter.reward(key, points).catch(() => undefined);
     },
   };
 }

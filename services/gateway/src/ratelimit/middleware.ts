@@ -55,6 +55,46 @@ export function limitRequests(limiter: LayerLimiter, keyOf: LimitKeyOf, onLimite
   };
 }
 
+/** One budget a request is counted in, and the key it is counted under there. */
+export interface CountedLayer {
+  limiter: LayerLimiter;
+  keyOf: LimitKeyOf;
+}
+
+/**
+ * Several layers checked in their order (the first one that refuses answers the request), but
+ * spent in one wait: every layer is charged at once, so with Redis the counters cost one round
+ * trip instead of one per layer. A layer after the one that refused would never have been asked
+ * in turn, so its point is given back before the refusal is answered; what is counted afterwards
+ * is what checking one layer after another would have left (ADR-0045).
+ */
+export function limitRequestsInLayers(layers: readonly CountedLayer[], onLimited: LimitedResponder, deps: LimitDeps): RequestHandler {
+  return async (req, res, next) => {
+    const counted: Array<{ limiter: LayerLimiter; key: string }> = [];
+    for (const { limiter, keyOf } of layers) {
+      const key = keyOf(req, res);
+      if (key !== undefined) counted.push({ limiter, key });
+    }
+    const outcomes = await Promise.allSettled(counted.map(({ limiter, key }) => limiter.consume(key)));
+    for (const [i, outcome] of outcomes.entries()) {
+      const { limiter } = counted[i]!;
+      if (outcome.status === "rejected") {
+        // As in limitRequests: a bug in the limiter lets the request through on this layer (fail open).
+        deps.log.error({ request_id: requestIdOf(res), layer: limiter.layer, error: errorSummary(outcome.reason) }, "rate limit check failed");
+        continue;
+      }
+      const quota = outcome.value;
+      advertise(res, quota);
+      if (quota.allowed) continue;
+      await Promise.all(counted.slice(i + 1).map(({ limiter: later, key }) => later.refund(key)));
+      deps.metrics.rateLimited.inc({ layer: limiter.layer });
+      onLimited(res, quota, limiter.layer);
+      return;
+    }
+    next();
+  };
+}
+
 /**
  * RateLimit-* headers (draft-ietf-httpapi-ratelimit-headers, the separate-field form) for the
  * tightest layer this request was counted in. A refusal always shows the layer that refused.
