@@ -99,7 +99,7 @@ test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check ser
 # environment wins. Keep the defaults in step with STANDALONE_MALLOC_ARENA_MAX and
 # STANDALONE_MALLOC_MMAP_THRESHOLD (standalone/src/malloc-arenas.ts).
 run: $(INSTALL_STAMP) build models ## Start the standalone server (no PostgreSQL/Redis needed)
-	MALLOC_ARENA_MAX="$${MALLOC_ARENA_MAX-2}" MALLOC_MMAP_THRESHOLD_="$${MALLOC_MMAP_THRESHOLD_-131072}" $(NODE) standalone/dist/main.js
+	MALLOC_ARENA_MAX="$${MALLOC_ARENA_MAX-2}" MALLOC_MMAP_THRESHOLD_="$${MALLOC_MMAP_THRESHOLD_-131072}" $(NODE) --max-semi-space-size=4 standalone/dist/main.js
 
 clean: ## Remove build output (tsc -b --clean plus dist folders)
 	-$(NPM) run clean

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { STANDALONE_MALLOC_ARENA_MAX, STANDALONE_MALLOC_MMAP_THRESHOLD } from "@3ngram/standalone";
+import { STANDALONE_MALLOC_ARENA_MAX, STANDALONE_MALLOC_MMAP_THRESHOLD, STANDALONE_MAX_SEMI_SPACE_MB } from "@3ngram/standalone";
 import { connectMcp } from "../test/support/mcp.js";
 import { startStandalone } from "../test/support/standalone.js";
 import { processRssMb, type GeneratedMemory, type Target } from "./workload.js";
@@ -37,6 +37,8 @@ export async function startStandaloneTarget(
       // replaces it (0: glibc's default arenas).
       MALLOC_ARENA_MAX: STANDALONE_MALLOC_ARENA_MAX,
       MALLOC_MMAP_THRESHOLD_: STANDALONE_MALLOC_MMAP_THRESHOLD,
+      // `make run` passes the young generation's cap on node's command line; the spawned server gets it this way.
+      NODE_OPTIONS: `--max-semi-space-size=${STANDALONE_MAX_SEMI_SPACE_MB}`,
       ...unlimited,
       ...env,
     },

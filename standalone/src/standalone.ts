@@ -11,6 +11,7 @@ import { lockDataDir, readIdentity, readOrCreateDbPassword, writeDatabaseUrl, wr
 import { startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { startUpkeep } from "./db/upkeep.js";
 import { startHeapCompaction } from "./heap-compaction.js";
+import { limitOldGenerationGrowth } from "./v8-heap-sizing.js";
 
 export interface StandaloneOptions {
   /** Where the database and the owner's key live (default ./data). */
@@ -56,6 +57,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const unlock = lockDataDir(dataDir);
     defer(unlock);
     // The four services share one JavaScript heap; keep its garbage from holding memory after a burst.
+    limitOldGenerationGrowth();
     const compaction = startHeapCompaction();
     defer(() => compaction.close());
     const socketDir = join(dataDir, "run");
