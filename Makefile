@@ -96,8 +96,10 @@ test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check ser
 
 # glibc's malloc arena cap and mmap threshold (docs/adr/0036, 0043) are read only when a process
 # starts, so they are set here, where every Node.js version gets them; a value in the caller's
-# environment wins. Keep the defaults in step with STANDALONE_MALLOC_ARENA_MAX and
-# STANDALONE_MALLOC_MMAP_THRESHOLD (standalone/src/malloc-arenas.ts).
+# environment wins. V8's young-generation cap is likewise fixed at start-up. Keep the defaults in
+# step with STANDALONE_MALLOC_ARENA_MAX, STANDALONE_MALLOC_MMAP_THRESHOLD (standalone/src/malloc-arenas.ts)
+# and STANDALONE_MAX_SEMI_SPACE_MB (standalone/src/v8-heap-sizing.ts), which a direct start applies
+# when it re-executes itself.
 run: $(INSTALL_STAMP) build models ## Start the standalone server (no PostgreSQL/Redis needed)
 	MALLOC_ARENA_MAX="$${MALLOC_ARENA_MAX-2}" MALLOC_MMAP_THRESHOLD_="$${MALLOC_MMAP_THRESHOLD_-131072}" $(NODE) --max-semi-space-size=4 standalone/dist/main.js
 

@@ -31,7 +31,7 @@ export interface HeapCompactionOptions {
   now?: () => number;
 }
 
-/** 64 MB of growth over the live heap and its 32 MB young generation; at most one pause in 20 s. */
+/** 96 MB of growth over what the last compaction left (sized for V8's default 32 MB young generation; under the 8 MB cap of ADR-0043 it fires later); at most one pause in 20 s. */
 const DEFAULT_HEAP_COMPACTION: HeapCompactionOptions = { budgetBytes: 96 * 1024 * 1024, checkMs: 1_000, minIntervalMs: 20_000 };
 
 export interface HeapCompaction {

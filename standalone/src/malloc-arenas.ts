@@ -1,3 +1,5 @@
+import { STANDALONE_MAX_SEMI_SPACE_MB } from "./v8-heap-sizing.js";
+
 /**
  * glibc's malloc gives each thread that contends for the heap an arena of its own (up to eight per
  * core) and keeps those arenas resident. Standalone runs PGlite's WebAssembly compilation threads,
@@ -48,7 +50,8 @@ function runtimeIsGlibc(): boolean {
 
 /**
  * Replaces the process, keeping its pid, arguments, stdio and the rest of its environment, with
- * the same command plus MALLOC_ARENA_MAX (and MALLOC_MMAP_THRESHOLD_, unless the caller set one). Being the same process (not a parent with a child), the
+ * the same command plus MALLOC_ARENA_MAX (and MALLOC_MMAP_THRESHOLD_ and the young generation's cap,
+ * unless the caller set them). Being the same process (not a parent with a child), the
  * server receives signals directly and its exit code is the one its caller sees. Returns only when
  * nothing was done (see shouldReexecForArenaCap) or exec failed, and then the server starts as is.
  */
@@ -57,7 +60,9 @@ export function reexecWithArenaCap(): void {
   const check: ArenaCapCheck = { platform: process.platform, env: process.env, execve, isGlibc: runtimeIsGlibc };
   if (!shouldReexecForArenaCap(check) || !execve) return;
   try {
-    execve.call(process, process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    // The young generation's cap, like the malloc settings, is only read when a process starts.
+    const semiSpace = process.execArgv.some((arg) => arg.startsWith("--max-semi-space-size")) ? [] : [`--max-semi-space-size=${STANDALONE_MAX_SEMI_SPACE_MB}`];
+    execve.call(process, process.execPath, [process.execPath, ...semiSpace, ...process.execArgv, ...process.argv.slice(1)], {
       MALLOC_MMAP_THRESHOLD_: STANDALONE_MALLOC_MMAP_THRESHOLD,
       ...process.env,
       MALLOC_ARENA_MAX: STANDALONE_MALLOC_ARENA_MAX,
