@@ -81,18 +81,16 @@ services: ## Install and start what the tests need when missing: PostgreSQL with
 
 # gen-check runs before build so a stale generated file is reported as such
 # rather than as a confusing type error.
-# The retrieval gate (eval/retrieval, two fixtures, ~60-70 s) and the LoCoMo gate (eval/locomo, five
-# public conversations read from LOCOMO_DIR, ~1.5 min) run after vitest on a full run; a run
-# narrowed with VITEST_ARGS skips them. `npm run eval:retrieval` and `npm run eval:locomo` run
-# them alone.
+# The retrieval gate (eval/retrieval, two fixtures, ~10 s) and the LoCoMo gate (eval/locomo, five
+# public conversations read from LOCOMO_DIR, ~35 s) run beside vitest at a lower CPU priority on a
+# full run (scripts/test-and-gates.sh says why); a run narrowed with VITEST_ARGS skips them.
+# `npm run eval:retrieval` and `npm run eval:locomo` run them alone.
 test: MODELS = --all
 # The tests' type-check and the lint are single-threaded and independent, so they run side by side
 # (each one's output printed whole when it ends).
-test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests and lint (side by side), start services, run vitest (conformance suite included) and the retrieval and LoCoMo gates
+test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests and lint (side by side), start services, run vitest (conformance suite included) with the retrieval and LoCoMo gates beside it
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target typecheck-tests lint
-	npx vitest run $(VITEST_ARGS)
-	$(if $(strip $(VITEST_ARGS)),@echo "retrieval gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/retrieval/run.ts)
-	$(if $(strip $(VITEST_ARGS)),@echo "LoCoMo gate skipped (VITEST_ARGS narrows the run)",$(NODE) scripts/run-ts.mjs eval/locomo/run.ts)
+	NODE="$(NODE)" bash scripts/test-and-gates.sh $(VITEST_ARGS)
 
 # glibc's malloc arena cap and mmap threshold (docs/adr/0036, 0043) are read only when a process
 # starts, so they are set here, where every Node.js version gets them; a value in the caller's
