@@ -163,19 +163,24 @@ async function inTransaction<T>(pool: Pool, begin: string, fn: (client: PoolClie
  * clients; a checked-out one whose server goes away (restart, 57P01) emits 'error', and an
  * 'error' nobody listens to ends the process. The failure still reaches the pending query,
  * which is where it is handled; the listener only records that the connection is broken.
+ *
+ * The listener is attached inside the pool's callback, in the same turn that hands the client
+ * out. A new connection whose server is shutting down receives "ready" and the FATAL message in
+ * one read, and node-postgres emits 'error' straight after the hand-out: a listener added after
+ * `await pool.connect()` would come one microtask too late (test/checkout-race.int.test.ts).
  */
 async function checkout(pool: Pool): Promise<{ client: PoolClient; release(failure: unknown): void }> {
-  let client: PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (err) {
-    throw asUnavailable(err);
-  }
   let broken: Error | undefined;
   const onError = (err: Error) => {
     broken = err;
   };
-  client.on("error", onError);
+  const client = await new Promise<PoolClient>((resolve, reject) => {
+    pool.connect((err, connected) => {
+      if (err || !connected) return reject(asUnavailable(err ?? new Error("the pool gave no connection")));
+      connected.on("error", onError);
+      resolve(connected);
+    });
+  });
   return {
     client,
     release(failure: unknown) {
