@@ -19,7 +19,7 @@ INSTALL_STAMP := node_modules/.install-stamp
 # node_modules/.bin/node can never shadow the node the project's own scripts run on.
 CONFORMANCE_STAMP := test/conformance/node_modules/.install-stamp
 
-.PHONY: help install conformance-install gen gen-check build models k8s k8s-check typecheck-tests lint services test run clean
+.PHONY: help install conformance-install gen gen-check build models k8s k8s-check typecheck-tests lint services test-ready test run clean
 
 help: ## Show this list
 	@echo "Targets:"
@@ -79,16 +79,23 @@ services: ## Install and start what the tests need when missing: PostgreSQL with
 	@bash scripts/ensure-redis.sh
 	@bash scripts/ensure-chromium.sh
 
-# gen-check runs before build so a stale generated file is reported as such
-# rather than as a confusing type error.
 # The retrieval gate (eval/retrieval, two fixtures, ~10 s) and the LoCoMo gate (eval/locomo, five
 # public conversations read from LOCOMO_DIR, ~35 s) run beside vitest at a lower CPU priority on a
 # full run (scripts/test-and-gates.sh says why); a run narrowed with VITEST_ARGS skips them.
 # `npm run eval:retrieval` and `npm run eval:locomo` run them alone.
-test: MODELS = --all
-# The tests' type-check and the lint are single-threaded and independent, so they run side by side
-# (each one's output printed whole when it ends).
-test: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services ## Check, build, type-check tests and lint (side by side), start services, run vitest (conformance suite included) with the retrieval and LoCoMo gates beside it
+# `make test` runs in three steps, each target's output printed whole when it ends:
+# 1. what the tests need, two targets at a time: the two npm installs side by side, PostgreSQL,
+#    Redis and chromium (minutes of apt and a pgvector build on a fresh machine) beside the install
+#    and the build, then the checks of generated code and manifests and the models (gen-check runs
+#    beside the build, so a stale generated file is named as such even when it breaks the build);
+# 2. the tests' type-check and the lint, single-threaded and independent, side by side, once the
+#    build has written the packages' types;
+# 3. vitest, with the retrieval and LoCoMo gates beside it.
+test-ready: MODELS = --all
+test-ready: $(INSTALL_STAMP) $(CONFORMANCE_STAMP) gen-check build models k8s-check services
+
+test: ## Check, build, type-check tests and lint (side by side), start services, run vitest (conformance suite included) with the retrieval and LoCoMo gates beside it
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-ready
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target typecheck-tests lint
 	NODE="$(NODE)" bash scripts/test-and-gates.sh $(VITEST_ARGS)
 
