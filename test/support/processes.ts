@@ -4,15 +4,35 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** A port that was free a moment ago (the OS hands out a fresh ephemeral port each time). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for the servers a test starts come from a band below Linux's ephemeral range (32768-60999),
+ * one slice per vitest worker. A port the OS handed out for listening was in the ephemeral range,
+ * so any outgoing connection (to PostgreSQL, Redis, a peer) could take it as its local port before
+ * the service bound it, or while a service was down for a restart round, and the service failed
+ * with EADDRINUSE. Slices keep two workers from choosing the same port.
+ */
+const PORT_BAND_START = 20_000;
+const PORTS_PER_WORKER = 2_000;
+const PORT_SLICES = 6;
+let nextPortOffset = 0;
+
+/** A port in this worker's slice that nothing listened on a moment ago, never one given out before in this worker. */
+export async function freePort(): Promise<number> {
+  const worker = Number(process.env.VITEST_POOL_ID ?? "1");
+  const sliceStart = PORT_BAND_START + ((Number.isInteger(worker) && worker > 0 ? worker - 1 : 0) % PORT_SLICES) * PORTS_PER_WORKER;
+  for (let tried = 0; tried < PORTS_PER_WORKER; tried++) {
+    const port = sliceStart + (nextPortOffset++ % PORTS_PER_WORKER);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${sliceStart} and ${sliceStart + PORTS_PER_WORKER - 1}`);
+}
+
+/** Whether a server can listen on every address at `port` (as the services do) right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
   });
 }
 
