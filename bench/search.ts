@@ -8,6 +8,7 @@
  *   npm run bench:search -- --sizes 100000 --keep   # leave the database for EXPLAIN
  *   npm run bench:search -- --reuse <line printed by --keep>   # measure a kept database again
  *   npm run bench:search -- --warmup 1000       # steady state: warm buffers before measuring (default 200)
+ *   npm run bench:search -- --dimensions 512    # vectors of 512 dimensions (default: the default model's 384)
  *   npm run bench:search -- --compare-gateway DIR  # a second gateway from another build's dist (e.g. a copy
  *                                                 # taken before a change), MCP queries alternating between the two
  *
@@ -15,13 +16,15 @@
  * (the queries reuse a small vocabulary, so by default most word counts come from the cache).
  *
  * Content is generated deterministically; vectors come from the hashing embedder (bulk load
- * speed), so the figures exclude model time by construction. Each query string is unique, so the
+ * speed), so the figures exclude model time by construction. They have the dimension of the model
+ * a server runs by default (e5-small-v2: 384) unless `--dimensions 512` asks for the other indexed
+ * one; 512-dimension vectors are stored out of line (TOAST), 384-dimension ones in the row. Each query string is unique, so the
  * query-embedding cache never answers for the model.
  */
 import { performance } from "node:perf_hooks";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { HashingEmbedder } from "@3ngram/embeddings";
+import { bundledModel, HashingEmbedder } from "@3ngram/embeddings";
 import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
 import { searchServices } from "@3ngram/proto/search/v1";
@@ -30,7 +33,7 @@ import { connectPeer, SCOPES } from "@3ngram/rpc";
 import { searchContracts } from "@3ngram/schema";
 import { createLogger, loadConfig } from "@3ngram/runtime";
 import { loadSearchConfig, startSearchService } from "@3ngram/search";
-import { toVectorLiteral, type Pool } from "@3ngram/db";
+import { createPool, toVectorLiteral, type Pool } from "@3ngram/db";
 import { createTestDatabase } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp } from "../test/support/mcp.js";
@@ -108,14 +111,15 @@ interface Reuse {
 async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: number): Promise<{ loadS: number; indexS: number }> {
   // Load first, index afterwards: several times faster than maintaining HNSW row by row.
   const loadStart = performance.now();
-  await pool.query("DROP INDEX memories_embedding_512_hnsw");
+  const dims = embedder.dimensions;
+  await pool.query(`DROP INDEX memories_embedding_${dims}_hnsw`);
   const rows = generate(n);
   for (let at = 0; at < rows.length; at += BATCH) {
     const batch = rows.slice(at, at + BATCH);
     const vectors = await embedder.embed(batch.map((r) => `${r.topic}\n${r.content}`));
     await pool.query(
       `INSERT INTO memories (id, tenant_id, memory_type, topic, content, content_hash, scope, project, embedding, embedding_model, embedding_dim, recorded_at)
-       SELECT gen_random_uuid(), $1, t, tp, c, md5(c), 'personal', p, v::vector, $2, 512, now() - (i * interval '1 minute')
+       SELECT gen_random_uuid(), $1, t, tp, c, md5(c), 'personal', p, v::vector, $2, $9, now() - (i * interval '1 minute')
        FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS u(t, tp, c, p, v, i)`,
       [
         tenantId,
@@ -126,13 +130,17 @@ async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: 
         batch.map((r) => r.project),
         vectors.map((v) => toVectorLiteral(v)),
         batch.map((_, j) => at + j),
+        dims,
       ],
     );
   }
   const loadS = (performance.now() - loadStart) / 1000;
   const indexStart = performance.now();
   await pool.query("SET maintenance_work_mem = '512MB'");
-  await pool.query("CREATE INDEX memories_embedding_512_hnsw ON memories USING hnsw ((embedding::vector(512)) vector_cosine_ops) WHERE embedding_dim = 512");
+  // The same partial index as the migrations create for this dimension (0001: 512, 0013: 384).
+  await pool.query(
+    `CREATE INDEX memories_embedding_${dims}_hnsw ON memories USING hnsw ((embedding::vector(${dims})) vector_cosine_ops) WHERE embedding_dim = ${dims}`,
+  );
   const indexS = (performance.now() - indexStart) / 1000;
   // What autovacuum does soon after a bulk load in production: without it the GIN index's metapage
   // statistics still describe the empty index and the planner prices a full-text probe as dearer
@@ -141,13 +149,36 @@ async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: 
   return { loadS, indexS };
 }
 
+/** The dimensions an HNSW index exists for (migrations 0001 and 0013). */
+const INDEXED_DIMENSIONS = [384, 512];
+/** The bundled model a server runs by default: its vectors' dimension is what a default deployment searches. */
+const DEFAULT_MODEL = "e5-small-v2";
+
+/** The dimension of the vectors a kept database holds. */
+async function storedDimension(url: string): Promise<number> {
+  const pool = createPool({ connectionString: url, max: 1, applicationName: "bench-search" });
+  try {
+    const { rows } = await pool.query<{ dim: number }>("SELECT embedding_dim AS dim FROM memories WHERE embedding_dim IS NOT NULL LIMIT 1");
+    if (!rows[0]) throw new Error("the kept database holds no embedded memory");
+    return rows[0].dim;
+  } finally {
+    await pool.end();
+  }
+}
+
 /** Node's own import(): the module runner this script is loaded by has closed once main() runs. */
 const nativeImport = new Function("specifier", "return import(specifier)") as (specifier: string) => Promise<unknown>;
 
-async function benchOne(n: number, queryCount: number, warmup: number, keep: boolean, reuse: Reuse | null, compareDir: string | undefined): Promise<Row> {
+async function benchOne(
+  n: number,
+  options: { queryCount: number; warmup: number; keep: boolean; reuse: Reuse | null; compareDir: string | undefined; dimensions: number },
+): Promise<Row> {
+  const { queryCount, warmup, keep, reuse, compareDir } = options;
   const db = reuse ? { url: reuse.url, drop: async () => {} } : await createTestDatabase(`bench${n}`);
   const log = createLogger({ service: "bench", level: "silent" });
-  const embedder = new HashingEmbedder({ dimensions: 512 });
+  // A kept database is searched with the vectors' own dimension, whatever --dimensions says.
+  const dimensions = reuse ? await storedDimension(db.url) : options.dimensions;
+  const embedder = new HashingEmbedder({ dimensions });
   const keys = await createTestKeys();
   const env = {
     DATABASE_URL: db.url,
@@ -158,6 +189,7 @@ async function benchOne(n: number, queryCount: number, warmup: number, keep: boo
     GRPC_PORT: "0",
     METRICS_PORT: "0",
     EMBEDDINGS_PROVIDER: "hashing",
+    EMBEDDINGS_DIMENSIONS: String(dimensions),
     LOG_LEVEL: "silent",
     ...(process.env.SEARCH_TERM_CACHE_SIZE !== undefined ? { SEARCH_TERM_CACHE_SIZE: process.env.SEARCH_TERM_CACHE_SIZE } : {}),
   };
@@ -244,6 +276,7 @@ function parseArgs(argv: readonly string[]): {
   keep: boolean;
   reuse: Reuse | null;
   compareGateway: string | undefined;
+  dimensions: number;
 } {
   const value = (flag: string) => flagValue(argv, flag);
   const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
@@ -259,15 +292,17 @@ function parseArgs(argv: readonly string[]): {
     if (!url || !tenantId || !userId || !apiKey) throw new Error("usage: --reuse <database url>,<tenant id>,<user id>,<api key> (printed by --keep)");
     reuse = { url, tenantId, userId, apiKey };
   }
-  return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse, compareGateway: value("--compare-gateway") };
+  const dimensions = Number(value("--dimensions") ?? bundledModel(DEFAULT_MODEL).dimensions);
+  if (!INDEXED_DIMENSIONS.includes(dimensions)) throw new Error(`usage: --dimensions ${INDEXED_DIMENSIONS.join(" | ")} (the dimensions the migrations index)`);
+  return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse, compareGateway: value("--compare-gateway"), dimensions };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, queries: queryCount, warmup, keep, reuse, compareGateway } = parseArgs(argv);
+  const { sizes, queries: queryCount, warmup, keep, reuse, compareGateway, dimensions } = parseArgs(argv);
   const results: Row[] = [];
   for (const n of sizes) {
     if (!reuse) process.stderr.write(`loading ${n} memories…\n`);
-    results.push(await benchOne(n, queryCount, warmup, keep, reuse, compareGateway));
+    results.push(await benchOne(n, { queryCount, warmup, keep, reuse, compareDir: compareGateway, dimensions }));
   }
   const ms = (x: number) => x.toFixed(1).padStart(7);
   console.log(
