@@ -9,6 +9,7 @@
  *   npm run bench:load -- --step-seconds 15 --concurrency 8,32
  *   npm run bench:load -- --writes 100                   # writes only (write throughput)
  *   npm run bench:load -- --embedder local               # the bundled model instead of hashing
+ *   npm run bench:load -- --dimensions 512               # hashing vectors of 512 dimensions (default 384, the default model's)
  *   npm run bench:load -- --search-replicas 2 --memory-replicas 2
  *   npm run bench:load -- --seed 2000                    # memories stored before the first step
  *   npm run bench:load -- --surface rest                 # the same load through the REST API
@@ -27,6 +28,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { performance } from "node:perf_hooks";
+import { bundledModel, DEFAULT_BUNDLED_MODEL } from "@3ngram/embeddings";
 import { checkHealth } from "@3ngram/rpc";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
@@ -47,6 +49,8 @@ interface Options {
   stepSeconds: number;
   writesPercent: number;
   embedder: "hashing" | "local";
+  /** The hashing embedder's vector size; the bundled model has its own. */
+  dimensions: number;
   searchReplicas: number;
   memoryReplicas: number;
   seed: number;
@@ -81,6 +85,11 @@ function parseArgs(argv: readonly string[]): Options {
   if (concurrency.some((c) => !Number.isInteger(c) || c < 1 || c > 256)) throw new Error("--concurrency takes a list of levels from 1 to 256, e.g. 1,8,32");
   const embedder = value("--embedder") ?? "hashing";
   if (embedder !== "hashing" && embedder !== "local") throw new Error("--embedder is hashing or local");
+  // Hashing vectors as long as the default model's (e5-small-v2: 384), so PostgreSQL stores and
+  // indexes what a default deployment does; 512 is the other dimension the migrations index.
+  const dimensions = int("--dimensions", bundledModel(DEFAULT_BUNDLED_MODEL).dimensions, 1, 2000);
+  if (![384, 512].includes(dimensions)) throw new Error("--dimensions is 384 or 512 (the dimensions the migrations index)");
+  if (embedder === "local" && value("--dimensions") !== undefined) throw new Error("--dimensions is for the hashing embedder; the model has its own");
   const surface = value("--surface") ?? "mcp";
   if (surface !== "mcp" && surface !== "rest") throw new Error("--surface is mcp or rest");
   return {
@@ -88,6 +97,7 @@ function parseArgs(argv: readonly string[]): Options {
     stepSeconds: int("--step-seconds", 60, 1, 3600),
     writesPercent: int("--writes", 20, 0, 100),
     embedder,
+    dimensions,
     searchReplicas: int("--search-replicas", 1, 1, 8),
     memoryReplicas: int("--memory-replicas", 1, 1, 8),
     seed: int("--seed", 1000, 0, 1_000_000),
@@ -197,6 +207,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       MEMORY_ADDR: target(memoryPorts),
       SEARCH_ADDR: target(searchPorts),
       EMBEDDINGS_PROVIDER: options.embedder,
+      ...(options.embedder === "hashing" ? { EMBEDDINGS_DIMENSIONS: String(options.dimensions) } : {}),
       ...(process.env.EMBEDDINGS_WORKERS !== undefined ? { EMBEDDINGS_WORKERS: process.env.EMBEDDINGS_WORKERS } : {}),
       ...(process.env.EMBEDDINGS_LOCAL_MODEL !== undefined ? { EMBEDDINGS_LOCAL_MODEL: process.env.EMBEDDINGS_LOCAL_MODEL } : {}),
     };
@@ -259,7 +270,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
     console.log(
       `\nbench:load — distributed (gateway, ${options.memoryReplicas} memory, ${options.searchReplicas} search process(es)), ${options.surface === "mcp" ? "MCP" : "REST"}, ` +
-        `${100 - options.writesPercent}% search / ${options.writesPercent}% remember, embedder ${options.embedder}, ${options.stepSeconds} s per step`,
+        `${100 - options.writesPercent}% search / ${options.writesPercent}% remember, embedder ${options.embedder}${options.embedder === "hashing" ? ` (${options.dimensions} dimensions)` : ""}, ${options.stepSeconds} s per step`,
     );
     console.log(
       "conc   ops/s  search/s  writes/s | search p50    p95    p99 | remember p50   p95    p99 | errors | CPU % of a core (ms per operation) and RSS MB per process",

@@ -24,7 +24,7 @@
 import { performance } from "node:perf_hooks";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { bundledModel, HashingEmbedder } from "@3ngram/embeddings";
+import { bundledModel, DEFAULT_BUNDLED_MODEL, HashingEmbedder } from "@3ngram/embeddings";
 import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
 import { searchServices } from "@3ngram/proto/search/v1";
@@ -151,8 +151,6 @@ async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: 
 
 /** The dimensions an HNSW index exists for (migrations 0001 and 0013). */
 const INDEXED_DIMENSIONS = [384, 512];
-/** The bundled model a server runs by default: its vectors' dimension is what a default deployment searches. */
-const DEFAULT_MODEL = "e5-small-v2";
 
 /** The dimension of the vectors a kept database holds. */
 async function storedDimension(url: string): Promise<number> {
@@ -292,7 +290,7 @@ function parseArgs(argv: readonly string[]): {
     if (!url || !tenantId || !userId || !apiKey) throw new Error("usage: --reuse <database url>,<tenant id>,<user id>,<api key> (printed by --keep)");
     reuse = { url, tenantId, userId, apiKey };
   }
-  const dimensions = Number(value("--dimensions") ?? bundledModel(DEFAULT_MODEL).dimensions);
+  const dimensions = Number(value("--dimensions") ?? bundledModel(DEFAULT_BUNDLED_MODEL).dimensions);
   if (!INDEXED_DIMENSIONS.includes(dimensions)) throw new Error(`usage: --dimensions ${INDEXED_DIMENSIONS.join(" | ")} (the dimensions the migrations index)`);
   return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse, compareGateway: value("--compare-gateway"), dimensions };
 }

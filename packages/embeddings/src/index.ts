@@ -5,7 +5,7 @@ export { cosineSimilarity } from "./cosine.js";
 export { memoryEmbeddingText } from "./input.js";
 export { HashingEmbedder, MAX_VECTOR_DIMENSIONS } from "./hashing.js";
 export { LOCAL_BATCH_SIZE } from "./local-model.js";
-export { bundledModel } from "./bundled-models.js";
+export { bundledModel, DEFAULT_BUNDLED_MODEL } from "./bundled-models.js";
 export { defaultServiceWorkers } from "./local-model-pool.js";
 export { createOpenAIClient, describeOpenAIFailure, type OpenAIClient } from "./openai-client.js";
 export { OpenAIEmbedder } from "./openai.js";
