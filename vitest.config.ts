@@ -23,7 +23,8 @@ export default defineConfig({
     // services afresh (~1-3 s each, 159 s of the run's work for 156 files); shared, 38 s, and vitest
     // took 227 s instead of 297 s back to back. Safe here because no test mocks a module, replaces a
     // global without putting it back or sets the environment: each test builds its own servers,
-    // database and key prefix (CONTRIBUTING.md says so for new ones).
+    // database and key prefix (CONTRIBUTING.md says so for new ones). Vitest reuses a worker only
+    // for files of the same project, so the unit tier's guard never reaches an integration file.
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 120_000,
