@@ -3,9 +3,11 @@
 #
 # The gates need no test's output, so they start beside vitest at a lower CPU priority (nice 10):
 # vitest's workers spend part of the run waiting on databases, restarts and child processes, and the
-# gates use those idle cycles instead of ~45 s after vitest. Vitest keeps the CPU whenever it wants
-# it, so its timings are not squeezed. The gates' report is held in a file and printed whole after
-# vitest's, so the two never interleave.
+# gates take the cycles left idle; at nice 10 the scheduler gives vitest's processes the CPU first
+# whenever both want it. On the 2-core machine this gains little (2026-12-07: vitest 275-288 s with
+# the gates beside it, against 227 s alone plus ~45 s of gates after it): vitest leaves few idle
+# cycles. The gates' report is held in a file and printed whole after vitest's, so the two never
+# interleave.
 #
 # Usage: scripts/test-and-gates.sh [vitest arguments]. With arguments the run is narrowed, and the
 # gates are skipped, as they measure the whole system.
