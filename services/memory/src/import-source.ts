@@ -10,7 +10,7 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import { createInterface } from "node:readline";
 import type { ImportFormat } from "@3ngram/schema";
-import { readTar } from "./tar-reader.js";
+import { readTarFiles } from "./tar-reader.js";
 
 export interface SourceLine {
   text: string;
@@ -48,9 +48,10 @@ async function* notes(path: string, isFolder: boolean): AsyncGenerator<{ path: s
       yield { path: relative(path, file).split(sep).join("/"), content: await readFile(file, "utf8") };
     }
   } else if (TAR_NAME.test(path)) {
-    const files = readTar(await readFile(path))
-      .map((f) => ({ path: f.path.replace(/^(\.\/)+/, ""), content: f.content }))
-      .filter((f) => NOTE_NAME.test(f.path) && !f.path.split("/").some((part) => part.startsWith(".")));
+    const files = (await readTarFiles(path, (name) => isVisibleNote(withoutDotSlash(name)))).map((f) => ({
+      path: withoutDotSlash(f.path),
+      content: f.content,
+    }));
     const root = commonFolder(files.map((f) => f.path));
     for (const file of files.sort((a, b) => compare(a.path, b.path))) {
       yield { path: file.path.slice(root.length), content: file.content.toString("utf8") };
@@ -64,15 +65,20 @@ async function* notes(path: string, isFolder: boolean): AsyncGenerator<{ path: s
 async function markdownFiles(folder: string): Promise<string[]> {
   const entries = await readdir(folder, { recursive: true, withFileTypes: true });
   const files = entries
-    .filter((e) => e.isFile() && NOTE_NAME.test(e.name))
+    .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
-    .filter(
-      (file) =>
-        !relative(folder, file)
-          .split(sep)
-          .some((part) => part.startsWith(".")),
-    );
+    .filter((file) => isVisibleNote(relative(folder, file).split(sep).join("/")));
   return files.sort(compare);
+}
+
+/** `tar cf notes.tar .` names its entries ./a.md. */
+function withoutDotSlash(name: string): string {
+  return name.replace(/^(\.\/)+/, "");
+}
+
+/** A Markdown note outside any hidden folder (.git, .obsidian), by its `/`-separated path inside the folder or archive. */
+function isVisibleNote(path: string): boolean {
+  return NOTE_NAME.test(path) && !path.split("/").some((part) => part.startsWith("."));
 }
 
 /**

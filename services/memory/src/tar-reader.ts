@@ -1,95 +1,62 @@
 /**
- * The regular files of a tar archive (optionally gzip-compressed), as the operator CLI's import
- * reads a packed basic-memory folder. Enough of the format for what tar, GNU tar and bsdtar
- * write: ustar headers (with the name prefix), GNU long names (`L`) and pax path records (`x`).
- * Links, devices and directories are passed over; only file contents matter to an import.
+ * The regular files of a tar archive (optionally gzip-compressed) that a caller wants, as the
+ * operator CLI's import reads a packed basic-memory folder. The archive is read as a stream by
+ * tar-stream (ustar, GNU long names and pax headers, as tar, GNU tar and bsdtar write them), so
+ * only the files kept are held in memory; links, devices, directories and unwanted files are
+ * passed over unread.
  */
-import { gunzipSync } from "node:zlib";
+import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+import { extract } from "tar-stream";
 
 export interface TarFile {
   path: string;
   content: Buffer;
 }
 
-const BLOCK = 512;
+/** Refuses to keep more than this: a folder of notes is far smaller, a compression bomb is not. */
+const MAX_KEPT_BYTES = 1024 * 1024 * 1024;
 
-/** Refuses to unpack more than this: a folder of notes is far smaller, a compression bomb is not. */
-const MAX_TAR_BYTES = 1024 * 1024 * 1024;
-
-export function readTar(packed: Buffer): TarFile[] {
-  const isGzip = packed[0] === 0x1f && packed[1] === 0x8b;
-  const tar = isGzip ? gunzip(packed) : packed;
+/** The files of the archive at `path` whose names `keep` accepts, in archive order. */
+export async function readTarFiles(path: string, keep: (name: string) => boolean): Promise<TarFile[]> {
+  const unpack = extract();
+  const source = createReadStream(path);
+  const unpacking = (await isGzip(path)) ? pipeline(source, createGunzip(), unpack) : pipeline(source, unpack);
+  // Its failure also ends the loop below, which reports it; this keeps it from counting as unhandled meanwhile.
+  unpacking.catch(() => undefined);
   const files: TarFile[] = [];
-  let longName: string | undefined;
-  let paxPath: string | undefined;
-  for (let offset = 0; offset + BLOCK <= tar.length;) {
-    const header = tar.subarray(offset, offset + BLOCK);
-    // Two zero blocks end the archive; one is enough to know nothing follows.
-    if (header.every((byte) => byte === 0)) break;
-    if (!checksumMatches(header)) throw new Error(`not a tar archive (bad header checksum at byte ${offset})`);
-    const size = octal(header.subarray(124, 136));
-    const type = String.fromCharCode(header[156]!);
-    const start = offset + BLOCK;
-    if (start + size > tar.length) throw new Error("the tar archive is cut short");
-    const body = tar.subarray(start, start + size);
-    offset = start + Math.ceil(size / BLOCK) * BLOCK;
-    if (type === "L") {
-      longName = text(body);
-      continue;
+  let kept = 0;
+  try {
+    for await (const entry of unpack) {
+      if (entry.header.type !== "file" || !keep(entry.header.name)) {
+        entry.resume();
+        continue;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) {
+        kept += (chunk as Buffer).length;
+        if (kept > MAX_KEPT_BYTES) throw new Error(`the tar archive holds more than ${MAX_KEPT_BYTES} bytes of notes`);
+        chunks.push(chunk as Buffer);
+      }
+      files.push({ path: entry.header.name, content: Buffer.concat(chunks) });
     }
-    if (type === "x") {
-      paxPath = paxRecord(body, "path") ?? paxPath;
-      continue;
-    }
-    const prefix = text(header.subarray(345, 500));
-    const name = paxPath ?? longName ?? (prefix === "" ? text(header.subarray(0, 100)) : `${prefix}/${text(header.subarray(0, 100))}`);
-    longName = undefined;
-    paxPath = undefined;
-    if (type === "0" || type === "\0") files.push({ path: name, content: Buffer.from(body) });
+    await unpacking;
+  } catch (err) {
+    source.destroy();
+    throw new Error(`not a tar archive that can be read: ${(err as Error).message}`, { cause: err });
   }
   return files;
 }
 
-function gunzip(packed: Buffer): Buffer {
+/** gzip's two magic bytes at the start of the file. */
+async function isGzip(path: string): Promise<boolean> {
+  const file = await open(path);
   try {
-    return gunzipSync(packed, { maxOutputLength: MAX_TAR_BYTES });
-  } catch (err) {
-    if ((err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE")
-      throw new Error(`the tar archive unpacks to more than ${MAX_TAR_BYTES} bytes`, { cause: err });
-    throw new Error(`the gzip stream cannot be read: ${(err as Error).message}`, { cause: err });
+    const { bytesRead, buffer } = await file.read(Buffer.alloc(2), 0, 2, 0);
+    return bytesRead === 2 && buffer[0] === 0x1f && buffer[1] === 0x8b;
+  } finally {
+    await file.close();
   }
-}
-
-/** The header's checksum: the sum of its bytes with the checksum field read as spaces. */
-function checksumMatches(header: Buffer): boolean {
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i += 1) sum += i >= 148 && i < 156 ? 0x20 : header[i]!;
-  return sum === octal(header.subarray(148, 156));
-}
-
-function octal(field: Buffer): number {
-  const digits = text(field).trim();
-  return digits === "" ? 0 : parseInt(digits, 8);
-}
-
-/** A NUL-terminated field as UTF-8. */
-function text(field: Buffer): string {
-  const end = field.indexOf(0);
-  return field.subarray(0, end === -1 ? field.length : end).toString("utf8");
-}
-
-/** One key of a pax extended header: lines of `<length> <key>=<value>\n`. */
-function paxRecord(body: Buffer, key: string): string | undefined {
-  let value: string | undefined;
-  for (let offset = 0; offset < body.length;) {
-    const space = body.indexOf(0x20, offset);
-    if (space === -1) break;
-    const length = parseInt(body.subarray(offset, space).toString("ascii"), 10);
-    if (!(length > 0)) break;
-    const record = body.subarray(space + 1, offset + length - 1).toString("utf8");
-    const equals = record.indexOf("=");
-    if (record.slice(0, equals) === key) value = record.slice(equals + 1);
-    offset += length;
-  }
-  return value;
 }
