@@ -39,7 +39,7 @@ import { createSigningKeyRing, type SigningKeyRing } from "./oauth/signing-keys.
 import { clientIpLimitKey, credentialLimitKey, userLimitKey } from "./ratelimit/keys.js";
 import type { RateLimits } from "./ratelimit/limits.js";
 import { limitBatchCalls, withRefusedBatchCalls } from "./ratelimit/batch.js";
-import { limitRequests, limitRequestsInLayers, mcpLimited, restLimited, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
+import { limitRequests, mcpLimited, restLimited, type CountedLayer, type LimitedResponder, type LimitKeyOf } from "./ratelimit/middleware.js";
 import { restErrorHandler, sendError } from "./rest/errors.js";
 import { OPERATIONAL_ROUTES } from "./rest/operational.js";
 import { mountRoutes, type RouteDeps } from "./rest/route.js";
@@ -120,22 +120,17 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   const routeDeps: RouteDeps = { memory: deps.memory, search: deps.search, log, peers: deps.peers, metrics };
   app.use(mountRoutes(OPERATIONAL_ROUTES, routeDeps));
 
+  // The edge budget, and once the caller is known the narrower per-credential budget, then the
+  // user's budget across credentials (checked in that order, counted in one round trip).
+  const byAddress: CountedLayer[] = [{ limiter: limits.ip, keyOf: clientIp }];
+  const byCaller: CountedLayer[] = [
+    { limiter: limits.key, keyOf: byCredential },
+    { limiter: limits.user, keyOf: byUser },
+  ];
   // Each layer answers a refusal in its endpoint's own error shape.
   const limited = (responder: LimitedResponder) => ({
-    byIp: limitRequests(limits.ip, clientIp, responder, { metrics, log }),
-    // Authentication, then the narrower per-credential budget, then the user's budget across
-    // credentials: checked in that order, counted in one round trip.
-    authenticated: Router().use(
-      authenticate,
-      limitRequestsInLayers(
-        [
-          { limiter: limits.key, keyOf: byCredential },
-          { limiter: limits.user, keyOf: byUser },
-        ],
-        responder,
-        { metrics, log },
-      ),
-    ),
+    byIp: limitRequests(byAddress, responder, { metrics, log }),
+    authenticated: Router().use(authenticate, limitRequests(byCaller, responder, { metrics, log })),
   });
   const mcpLimits = limited(mcpLimited(log));
   const restLimits = limited(restLimited(log));
@@ -166,14 +161,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
     mcpLimits.byIp,
     mcpLimits.authenticated,
     readMcpBody(log),
-    limitBatchCalls(
-      [
-        { limiter: limits.ip, keyOf: clientIp },
-        { limiter: limits.key, keyOf: byCredential },
-        { limiter: limits.user, keyOf: byUser },
-      ],
-      { metrics, log },
-    ),
+    limitBatchCalls([...byAddress, ...byCaller], { metrics, log }),
     countMcpRequests(metrics),
     refuseMalformedParams(),
     (req, res) => serveMcp(req, res, req.body),
@@ -182,7 +170,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   // The review UI: the edge budget first, then (once the session is known) the same per-credential
   // and per-user budgets the API key spends on /api/v1.
   const uiResponder = uiLimited(log);
-  app.use("/ui", limitRequests(limits.ip, clientIp, uiResponder, { metrics, log }));
+  app.use("/ui", limitRequests(byAddress, uiResponder, { metrics, log }));
   app.use(
     "/ui",
     reviewUi({
@@ -191,10 +179,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
       resolveApiKey,
       sessions: createSessionCodec(deps.ui?.sessionSecret ?? generateSessionSecret(), { membership: isMember }),
       secureCookies: () => deps.ui?.secureCookies ?? false,
-      signedInLimits: [
-        limitRequests(limits.key, byCredential, uiResponder, { metrics, log }),
-        limitRequests(limits.user, byUser, uiResponder, { metrics, log }),
-      ],
+      signedInLimit: limitRequests(byCaller, uiResponder, { metrics, log }),
       log,
     }),
   );

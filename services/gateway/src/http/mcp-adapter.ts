@@ -16,6 +16,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { toWebRequest } from "@modelcontextprotocol/node";
 import { isJsonContentType, type AuthInfo, type McpHttpHandler } from "@modelcontextprotocol/server";
+import { isRpcRequest } from "./mcp-body.js";
 
 type McpNodeRequest = IncomingMessage & { auth?: AuthInfo };
 
@@ -128,8 +129,5 @@ function firstOf(value: string | string[] | undefined): string | undefined {
 
 /** The id a JSON-RPC request carried, to echo in an error; null for anything else (as the SDK does). */
 function echoableId(body: unknown): string | number | null {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return null;
-  const { method, id } = body as { method?: unknown; id?: unknown };
-  if (typeof method !== "string") return null;
-  return typeof id === "string" || typeof id === "number" ? id : null;
+  return isRpcRequest(body) ? body.id : null;
 }

@@ -65,14 +65,15 @@ const REQUEST_TYPES: Readonly<Record<string, SpecTypeName>> = {
   "completion/complete": "CompleteRequest",
 };
 
-interface RpcRequest {
+export interface RpcRequest {
   id: string | number;
   method: string;
   params?: unknown;
 }
 
-function isRequest(message: unknown): message is RpcRequest {
-  if (message === null || typeof message !== "object") return false;
+/** A single JSON-RPC request (a method and an id), told apart cheaply: notifications, responses and batches are not. */
+export function isRpcRequest(message: unknown): message is RpcRequest {
+  if (message === null || typeof message !== "object" || Array.isArray(message)) return false;
   const { id, method } = message as Record<string, unknown>;
   return typeof method === "string" && (typeof id === "string" || typeof id === "number");
 }
@@ -97,7 +98,7 @@ async function paramsProblem(request: RpcRequest): Promise<string | undefined> {
 export function refuseMalformedParams(): RequestHandler {
   return async (req, res, next) => {
     const body: unknown = req.body;
-    const problem = isRequest(body) ? await paramsProblem(body) : undefined;
+    const problem = isRpcRequest(body) ? await paramsProblem(body) : undefined;
     if (problem === undefined) {
       next();
       return;

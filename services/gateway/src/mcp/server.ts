@@ -55,6 +55,7 @@ import { trace } from "@opentelemetry/api";
 import { fromAuthInfo } from "../auth/api-key.js";
 import type { MemoryPeer } from "../clients/memory.js";
 import type { SearchPeer } from "../clients/search.js";
+import { isRpcRequest } from "../http/mcp-body.js";
 import type { GatewayMetrics } from "../http/metrics.js";
 import type { LayerLimiter } from "../ratelimit/limiter.js";
 import { CACHE_HINTS } from "./cache.js";
@@ -306,9 +307,9 @@ export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
   return { fetch, close: () => handler.close(), notify: handler.notify, bus: handler.bus };
 }
 
-/** The tool a single tools/call message names (its params already fit CallToolRequest: http/mcp-body.ts). */
+/** The tool a single tools/call request names (its params already fit CallToolRequest: http/mcp-body.ts). */
 function calledTool(message: unknown): string | undefined {
-  if (message === null || typeof message !== "object" || Array.isArray(message)) return undefined;
-  const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
-  return method === "tools/call" && typeof params?.name === "string" ? params.name : undefined;
+  if (!isRpcRequest(message) || message.method !== "tools/call") return undefined;
+  const name = (message.params as { name?: unknown } | undefined)?.name;
+  return typeof name === "string" ? name : undefined;
 }

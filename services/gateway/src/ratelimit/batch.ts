@@ -28,13 +28,11 @@ type RpcError = ReturnType<typeof rateLimitedRpcError>;
 /** The refusals each batch handed on to the SDK is owed, keyed by that (already filtered) batch. */
 const owedRefusals = new WeakMap<object, { errors: RpcError[] }>();
 
-export type BatchLayer = CountedLayer;
-
 /**
  * Runs after the body is read (req.body holds the parsed JSON) and before the SDK. A single
  * message passes untouched.
  */
-export function limitBatchCalls(layers: readonly BatchLayer[], deps: { metrics: GatewayMetrics; log: Logger }): RequestHandler {
+export function limitBatchCalls(layers: readonly CountedLayer[], deps: { metrics: GatewayMetrics; log: Logger }): RequestHandler {
   return async (req, res, next) => {
     const body: unknown = req.body;
     if (!Array.isArray(body)) {

@@ -35,7 +35,7 @@ export interface LayerLimiter {
   consume(key: string, points?: number): Promise<Quota>;
   /**
    * Gives back `points` (default one) spent on `key`, for a point charged alongside a layer that
-   * refused the request (see limitRequestsInLayers). Best effort: a store failure leaves the point spent.
+   * refused the request (see limitRequests). Best effort: a store failure leaves the point spent.
    */
   refund(key: string, points?: number): Promise<void>;
 }

@@ -28,33 +28,6 @@ const LAYER_NAMES: Record<LimitLayer, string> = {
   completion: "completions per user",
 };
 
-export function limitRequests(limiter: LayerLimiter, keyOf: LimitKeyOf, onLimited: LimitedResponder, deps: LimitDeps): RequestHandler {
-  return async (req, res, next) => {
-    const key = keyOf(req, res);
-    if (key === undefined) {
-      next();
-      return;
-    }
-    let quota: Quota;
-    try {
-      quota = await limiter.consume(key);
-    } catch (err) {
-      // Store failures are absorbed by the insurance limiter; reaching here is a bug. A bug in the
-      // limiter must not take the API down with it, so this request goes through (fail open).
-      deps.log.error({ request_id: requestIdOf(res), layer: limiter.layer, error: errorSummary(err) }, "rate limit check failed");
-      next();
-      return;
-    }
-    advertise(res, quota);
-    if (quota.allowed) {
-      next();
-      return;
-    }
-    deps.metrics.rateLimited.inc({ layer: limiter.layer });
-    onLimited(res, quota, limiter.layer);
-  };
-}
-
 /** One budget a request is counted in, and the key it is counted under there. */
 export interface CountedLayer {
   limiter: LayerLimiter;
@@ -62,13 +35,16 @@ export interface CountedLayer {
 }
 
 /**
- * Several layers checked in their order (the first one that refuses answers the request), but
- * spent in one wait: every layer is charged at once, so with Redis the counters cost one round
- * trip instead of one per layer. A layer after the one that refused would never have been asked
- * in turn, so its point is given back before the refusal is answered; what is counted afterwards
- * is what checking one layer after another would have left (ADR-0045).
+ * Charges a request one point in each layer (a layer whose key is undefined skips it). Layers are
+ * checked in their order (the first one that refuses answers the request) but spent in one wait:
+ * every layer is charged at once, so with Redis the counters cost one round trip instead of one
+ * per layer. A layer after the one that refused would never have been asked in turn, so its point
+ * is given back before the refusal is answered; what is counted afterwards is what checking one
+ * layer after another would have left (ADR-0045). Store failures are absorbed by the insurance
+ * limiter; a limiter that still throws is a bug, and must not take the API down with it, so that
+ * layer lets the request through (fail open).
  */
-export function limitRequestsInLayers(layers: readonly CountedLayer[], onLimited: LimitedResponder, deps: LimitDeps): RequestHandler {
+export function limitRequests(layers: readonly CountedLayer[], onLimited: LimitedResponder, deps: LimitDeps): RequestHandler {
   return async (req, res, next) => {
     const counted: Array<{ limiter: LayerLimiter; key: string }> = [];
     for (const { limiter, keyOf } of layers) {
@@ -79,7 +55,6 @@ export function limitRequestsInLayers(layers: readonly CountedLayer[], onLimited
     for (const [i, outcome] of outcomes.entries()) {
       const { limiter } = counted[i]!;
       if (outcome.status === "rejected") {
-        // As in limitRequests: a bug in the limiter lets the request through on this layer (fail open).
         deps.log.error({ request_id: requestIdOf(res), layer: limiter.layer, error: errorSummary(outcome.reason) }, "rate limit check failed");
         continue;
       }

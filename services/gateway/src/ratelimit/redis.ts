@@ -23,7 +23,7 @@ export function connectLimitStore(redisUrl: string, log: Logger, metrics: Gatewa
     enableOfflineQueue: false,
     // Reconnect quickly at first, then every 2 s at most, forever.
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-    // The layers a request is counted in are charged in the same tick (limitRequestsInLayers):
+    // The layers a request is counted in are charged in the same tick (limitRequests):
     // sent as one write, they cost one round trip.
     enableAutoPipelining: true,
   });

@@ -44,8 +44,8 @@ export interface ReviewUiDeps {
   sessions: SessionCodec;
   /** Whether cookies get the Secure attribute (the gateway is reached over https). */
   secureCookies: () => boolean;
-  /** Budgets spent after the session is known (per credential, per user); they read res.locals.principal. */
-  signedInLimits: RequestHandler[];
+  /** The budgets spent once the session is known (per credential, per user); it reads res.locals.principal. */
+  signedInLimit: RequestHandler;
   log: Logger;
 }
 
@@ -80,7 +80,7 @@ export function reviewUi(deps: ReviewUiDeps): Router {
     log,
     page,
     signedInView,
-    signedIn: [requireSession, ...deps.signedInLimits],
+    signedIn: [requireSession, deps.signedInLimit],
     form,
     requireCsrf,
   };
