@@ -13,8 +13,8 @@ const HEAP_GROWING_PERCENT = 25;
 /**
  * The young generation's semi-space cap in MB (V8's default is 16: two semi-spaces, 32 MB, all of
  * it resident once a burst of requests has grown it). V8 sizes the young generation only when the
- * heap is set up, so this has to be on node's command line (`make run`, the bench); unlike the
- * growing factor it cannot be applied from inside the running process.
+ * heap is set up, so this has to be on node's command line (`make run`, the bench, and the exec in
+ * place in malloc-arenas.ts); unlike the growing factor it cannot be set from inside the process.
  */
 export const STANDALONE_MAX_SEMI_SPACE_MB = "4";
 

@@ -1,8 +1,9 @@
 /**
  * A fact's numeric history as an inline SVG step chart over valid time: each generation is a
  * point where it became true, held flat until the next one replaced it. Points link to the version
- * of the memory that asserted them, where its page shows what that version changed; replaced generations are hollow, the current one filled. No script: the
- * links and the <title> tooltips are plain SVG, so the strict CSP stays as it is.
+ * of the memory that asserted them, where its page shows what that version changed; replaced
+ * generations are hollow, the current one filled. No script: the links and the <title> tooltips
+ * are plain SVG, so the strict CSP stays as it is.
  */
 import type { FactRecord } from "@3ngram/schema";
 import { versionHref } from "./anchors.js";
