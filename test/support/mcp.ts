@@ -36,3 +36,13 @@ export async function connectMcp(mcpUrl: string, apiKey: string, options: { mode
     close: () => client.close(),
   };
 }
+
+/** Runs `use` on a fresh connection and closes it afterwards, whatever `use` did. */
+export async function withMcp<T>(mcpUrl: string, apiKey: string, use: (mcp: McpConnection) => Promise<T>): Promise<T> {
+  const mcp = await connectMcp(mcpUrl, apiKey);
+  try {
+    return await use(mcp);
+  } finally {
+    await mcp.close();
+  }
+}

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { html, render } from "../src/http/html.js";
 import { fullTime, timeAgo } from "../src/ui/format.js";
 import { factChart, isNumericSeries } from "../src/ui/chart.js";
+import { factRecord } from "./support/fact-record.js";
 
 describe("the html template", () => {
   it("escapes every interpolated value for text and attributes, once", () => {
@@ -34,27 +35,16 @@ describe("dates for people", () => {
 });
 
 describe("the fact chart", () => {
-  const fact = (value: string, from: string, to: string | null, memoryId: string | null = "m") => ({
-    id: value,
-    subject: "s",
-    predicate: "p",
-    value,
-    confidence: null,
-    validFrom: from,
-    validTo: to,
-    recordedAt: from,
-    memoryId,
-  });
   it("draws numbers only", () => {
-    expect(isNumericSeries([fact("80", "2026-01-01T00:00:00Z", null)])).toBe(true);
-    expect(isNumericSeries([fact("80 kg", "2026-01-01T00:00:00Z", null)])).toBe(false);
+    expect(isNumericSeries([factRecord("80", "2026-01-01T00:00:00Z", null)])).toBe(true);
+    expect(isNumericSeries([factRecord("80 kg", "2026-01-01T00:00:00Z", null)])).toBe(false);
     expect(isNumericSeries([])).toBe(false);
   });
   it("puts one point per generation, hollow when replaced, linked to its version when it has a memory", () => {
     const out = render(
       factChart(
         "s p",
-        [fact("80", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "m1"), fact("90", "2026-02-01T00:00:00Z", null, null)],
+        [factRecord("80", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "m1"), factRecord("90", "2026-02-01T00:00:00Z", null, null)],
         Date.parse("2026-03-01T00:00:00Z"),
       ),
     );

@@ -3,13 +3,14 @@
  * hostile text kept as text inside them, the stable anchor of each version, and the Facts page's
  * links to those anchors.
  */
-import type { FactRecord, HistoryOutput, MemoryRecord } from "@3ngram/schema";
+import type { HistoryOutput, MemoryRecord } from "@3ngram/schema";
 import { describe, expect, it } from "vitest";
 import { render } from "../src/http/html.js";
 import { versionAnchor, versionHref } from "../src/ui/anchors.js";
 import { renderFactsPage } from "../src/ui/pages/facts.js";
 import { renderMemoryPage } from "../src/ui/pages/memory.js";
 import { wordDiff } from "../src/ui/word-diff.js";
+import { factRecord } from "./support/fact-record.js";
 
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>`;
 const NOW = Date.parse("2026-03-10T12:00:00Z");
@@ -125,17 +126,8 @@ describe("a memory's history", () => {
 });
 
 describe("the Facts page", () => {
-  const fact = (value: string, from: string, to: string | null, memoryId: string | null): FactRecord => ({
-    id: value,
-    subject: "lifter:ana",
-    predicate: "top_set.weight_kg",
-    value,
-    confidence: null,
-    validFrom: from,
-    validTo: to,
-    recordedAt: from,
-    memoryId,
-  });
+  const fact = (value: string, from: string, to: string | null, memoryId: string) =>
+    factRecord(value, from, to, memoryId, { subject: "lifter:ana", predicate: "top_set.weight_kg" });
 
   it("links each value, in the chart and in the table, to the change of the version that recorded it", () => {
     const facts = [fact("80", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "m1"), fact("90", "2026-02-01T00:00:00Z", null, "m2")];

@@ -10,7 +10,7 @@ import { SCOPES } from "@3ngram/rpc";
 import { MAX_IMPORT_BODY_BYTES, importOutputSchema, rememberOutputSchema, type ImportOutput } from "@3ngram/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
-import { connectMcp, type McpConnection } from "../../../../test/support/mcp.js";
+import { connectMcp, withMcp, type McpConnection } from "../../../../test/support/mcp.js";
 import { MEM0_MEMORIES, MEM0_UNMAPPABLE } from "../../../../test/support/mem0-export.js";
 import { BASIC_MEMORY_RECORDS, basicMemoryNotes } from "../../../../test/support/import-fixtures.js";
 import type { RunningGateway } from "../../src/gateway.js";
@@ -241,15 +241,12 @@ describe("REST import bodies", () => {
     ];
     const result = await importFile(tenant.apiKey, lines(graph), "mcp-memory");
     expect(result).toMatchObject({ format: "mcp-memory", created: 4, failed: 0 });
-    const mcp = await connectMcp(`${gateway.url}/mcp`, tenant.apiKey);
-    try {
+    await withMcp(`${gateway.url}/mcp`, tenant.apiKey, async (mcp) => {
       const found = await mcp.call<{ hits: Array<{ topic: string; content: string }> }>("search", { query: "term debugging" });
       expect(found.hits[0]).toMatchObject({ topic: "Grace_Hopper", content: "Popularised the term debugging" });
       const facts = await mcp.call<{ facts: Array<{ predicate: string; value: string }> }>("get_facts", { subject: "Grace_Hopper" });
       expect(facts.facts.map((f) => [f.predicate, f.value])).toEqual([["influenced", "COBOL"]]);
-    } finally {
-      await mcp.close();
-    }
+    });
     const rerun = await importFile(tenant.apiKey, lines(graph), "mcp-memory");
     expect(rerun).toMatchObject({ created: 0, skipped: 4, failed: 0 });
   });
@@ -261,13 +258,10 @@ describe("REST import bodies", () => {
     expect(result).toMatchObject({ format: "mem0", created: 3, skipped: 0, failed: 1 });
     expect(result.results[3]).toMatchObject({ line: 4, outcome: "error", reason: "invalid_input" });
     expect(result.results[3]!.message).toMatch(/^created_at: /);
-    const mcp = await connectMcp(`${gateway.url}/mcp`, mem0.apiKey);
-    try {
+    await withMcp(`${gateway.url}/mcp`, mem0.apiKey, async (mcp) => {
       const found = await mcp.call<{ hits: Array<{ topic: string; content: string; memoryType: string }> }>("search", { query: "green tea afternoon" });
       expect(found.hits[0]).toMatchObject({ topic: "food", content: MEM0_MEMORIES[0]!.memory, memoryType: "fact" });
-    } finally {
-      await mcp.close();
-    }
+    });
     const rerun = await importFile(mem0.apiKey, body, "mem0");
     expect(rerun).toMatchObject({ created: 0, skipped: 3, failed: 1 });
   });
@@ -283,15 +277,12 @@ describe("REST import bodies", () => {
       [notes.length + 1, "invalid_input", "content"],
       [notes.length + 2, "invalid_input", "line"],
     ]);
-    const mcp = await connectMcp(`${gateway.url}/mcp`, tenant.apiKey);
-    try {
+    await withMcp(`${gateway.url}/mcp`, tenant.apiKey, async (mcp) => {
       const found = await mcp.call<{ hits: Array<{ topic: string; memoryType: string }> }>("search", { query: "reviews before noon" });
       expect(found.hits[0]).toMatchObject({ topic: "Team Preferences", memoryType: "preference" });
       const facts = await mcp.call<{ facts: Array<{ predicate: string; value: string }> }>("get_facts", { subject: "Team Preferences" });
       expect(facts.facts.map((f) => [f.predicate, f.value])).toEqual([["relates_to", "Ledger Database"]]);
-    } finally {
-      await mcp.close();
-    }
+    });
     const rerun = await importFile(tenant.apiKey, body, "basic-memory");
     expect(rerun).toMatchObject({ created: 0, skipped: records, failed: 2 });
   });
