@@ -84,7 +84,7 @@ services: ## Install and start what the tests need when missing: PostgreSQL with
 # with VITEST_ARGS skips them. `npm run eval:retrieval` and `npm run eval:locomo` run them alone.
 # (Run beside vitest at a lower CPU priority they saved nothing on two cores: vitest took 275-288 s
 # instead of 227 s, about what the gates take after it.)
-# `make test` runs in three steps, each target's output printed whole when it ends:
+# `make test` runs in three steps (in the first two, each target's output is printed whole when it ends):
 # 1. what the tests need, two targets at a time: the two npm installs side by side, PostgreSQL,
 #    Redis and chromium (minutes of apt and a pgvector build on a fresh machine) beside the install
 #    and the build, then the checks of generated code and manifests and the models (gen-check runs
