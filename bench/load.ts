@@ -28,11 +28,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { performance } from "node:perf_hooks";
-import { bundledModel, DEFAULT_BUNDLED_MODEL } from "@3ngram/embeddings";
 import { checkHealth } from "@3ngram/rpc";
 import { createTestDatabase, deleteKeyPrefix, TEST_REDIS_URL, uniqueKeyPrefix } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
-import { flagValue, percentiles } from "./stats.js";
+import { flagValue, hashingDimensions, percentiles } from "./stats.js";
 import { connectMcp, type McpConnection } from "../test/support/mcp.js";
 import { freePort, REPO_ROOT, startServiceProcess, waitFor, type ServiceProcess } from "../test/support/processes.js";
 import { loadGatewayEnv, serviceEnv } from "../test/support/service-env.js";
@@ -85,10 +84,7 @@ function parseArgs(argv: readonly string[]): Options {
   if (concurrency.some((c) => !Number.isInteger(c) || c < 1 || c > 256)) throw new Error("--concurrency takes a list of levels from 1 to 256, e.g. 1,8,32");
   const embedder = value("--embedder") ?? "hashing";
   if (embedder !== "hashing" && embedder !== "local") throw new Error("--embedder is hashing or local");
-  // Hashing vectors as long as the default model's (e5-small-v2: 384), so PostgreSQL stores and
-  // indexes what a default deployment does; 512 is the other dimension the migrations index.
-  const dimensions = int("--dimensions", bundledModel(DEFAULT_BUNDLED_MODEL).dimensions, 1, 2000);
-  if (![384, 512].includes(dimensions)) throw new Error("--dimensions is 384 or 512 (the dimensions the migrations index)");
+  const dimensions = hashingDimensions(argv);
   if (embedder === "local" && value("--dimensions") !== undefined) throw new Error("--dimensions is for the hashing embedder; the model has its own");
   const surface = value("--surface") ?? "mcp";
   if (surface !== "mcp" && surface !== "rest") throw new Error("--surface is mcp or rest");

@@ -24,7 +24,7 @@
 import { performance } from "node:perf_hooks";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { bundledModel, DEFAULT_BUNDLED_MODEL, HashingEmbedder } from "@3ngram/embeddings";
+import { HashingEmbedder } from "@3ngram/embeddings";
 import { gatewayConfigSchema, startGateway } from "@3ngram/gateway";
 import { createTenantWithKey, loadMemoryConfig, startMemoryService } from "@3ngram/memory";
 import { searchServices } from "@3ngram/proto/search/v1";
@@ -37,7 +37,7 @@ import { createPool, toVectorLiteral, type Pool } from "@3ngram/db";
 import { createTestDatabase } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp } from "../test/support/mcp.js";
-import { flagValue, percentiles, pick, prng } from "./stats.js";
+import { flagValue, hashingDimensions, percentiles, pick, prng } from "./stats.js";
 import { OBJECTS, SUBJECTS } from "./vocabulary.js";
 
 const TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
@@ -148,9 +148,6 @@ async function load(pool: Pool, embedder: HashingEmbedder, tenantId: string, n: 
   await pool.query("VACUUM ANALYZE memories");
   return { loadS, indexS };
 }
-
-/** The dimensions an HNSW index exists for (migrations 0001 and 0013). */
-const INDEXED_DIMENSIONS = [384, 512];
 
 /** The dimension of the vectors a kept database holds. */
 async function storedDimension(url: string): Promise<number> {
@@ -290,8 +287,7 @@ function parseArgs(argv: readonly string[]): {
     if (!url || !tenantId || !userId || !apiKey) throw new Error("usage: --reuse <database url>,<tenant id>,<user id>,<api key> (printed by --keep)");
     reuse = { url, tenantId, userId, apiKey };
   }
-  const dimensions = Number(value("--dimensions") ?? bundledModel(DEFAULT_BUNDLED_MODEL).dimensions);
-  if (!INDEXED_DIMENSIONS.includes(dimensions)) throw new Error(`usage: --dimensions ${INDEXED_DIMENSIONS.join(" | ")} (the dimensions the migrations index)`);
+  const dimensions = hashingDimensions(argv);
   return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse, compareGateway: value("--compare-gateway"), dimensions };
 }
 
