@@ -4,7 +4,7 @@
  * checked once too: it is V8's, and it runs.
  */
 import { describe, expect, it } from "vitest";
-import { compactingGc, exposedGc, startHeapCompaction } from "../src/heap-compaction.js";
+import { compactingGc, exposedGc, startHeapCompaction, type HeapCompaction } from "../src/heap-compaction.js";
 
 const MB = 1024 * 1024;
 
@@ -28,57 +28,56 @@ function fakeHeap(startBytes: number) {
   };
 }
 
+/** Runs `steps` against a compaction watching a heap that starts with 60 MB resident, and stops it afterwards. */
+function withCompaction(steps: (heap: ReturnType<typeof fakeHeap>["state"], compaction: HeapCompaction) => void): void {
+  const heap = fakeHeap(60 * MB);
+  const compaction = startHeapCompaction(heap.options);
+  try {
+    steps(heap.state, compaction);
+  } finally {
+    compaction.close();
+  }
+}
+
 describe("heap compaction", () => {
   it("leaves a heap that grows within its budget alone", () => {
-    const heap = fakeHeap(60 * MB);
-    const compaction = startHeapCompaction(heap.options);
-    try {
-      heap.state.at = 60_000;
-      heap.state.used = 156 * MB;
+    withCompaction((heap, compaction) => {
+      heap.at = 60_000;
+      heap.used = 156 * MB;
       expect(compaction.check()).toBe(false);
-      expect(heap.state.collected).toBe(0);
-    } finally {
-      compaction.close();
-    }
+      expect(heap.collected).toBe(0);
+    });
   });
 
   it("collects once the heap outgrows the budget, and measures the next growth from what the collection left", () => {
-    const heap = fakeHeap(60 * MB);
-    const compaction = startHeapCompaction(heap.options);
-    try {
-      heap.state.at = 20_000;
-      heap.state.used = 160 * MB;
-      heap.state.liveAfterCollection = 80 * MB;
+    withCompaction((heap, compaction) => {
+      heap.at = 20_000;
+      heap.used = 160 * MB;
+      heap.liveAfterCollection = 80 * MB;
       expect(compaction.check()).toBe(true);
       expect(compaction.collections).toBe(1);
       // 90 MB over the new baseline of 80: within the budget.
-      heap.state.at = 40_000;
-      heap.state.used = 170 * MB;
+      heap.at = 40_000;
+      heap.used = 170 * MB;
       expect(compaction.check()).toBe(false);
-      heap.state.used = 177 * MB;
+      heap.used = 177 * MB;
       expect(compaction.check()).toBe(true);
-      expect(heap.state.collected).toBe(2);
-    } finally {
-      compaction.close();
-    }
+      expect(heap.collected).toBe(2);
+    });
   });
 
   it("waits out the minimum interval however fast the heap grows", () => {
-    const heap = fakeHeap(60 * MB);
-    const compaction = startHeapCompaction(heap.options);
-    try {
-      heap.state.at = 1_000;
-      heap.state.used = 400 * MB;
+    withCompaction((heap, compaction) => {
+      heap.at = 1_000;
+      heap.used = 400 * MB;
       expect(compaction.check()).toBe(false);
-      heap.state.at = 20_000;
+      heap.at = 20_000;
       expect(compaction.check()).toBe(true);
-      heap.state.used = 400 * MB;
-      heap.state.at = 39_999;
+      heap.used = 400 * MB;
+      heap.at = 39_999;
       expect(compaction.check()).toBe(false);
-      expect(heap.state.collected).toBe(1);
-    } finally {
-      compaction.close();
-    }
+      expect(heap.collected).toBe(1);
+    });
   });
 
   it("gets V8's own full collection without --expose-gc, and leaves the flag off for later contexts", () => {
