@@ -11,6 +11,8 @@
  *   npm run bench:search -- --dimensions 512    # vectors of 512 dimensions (default: the default model's 384)
  *   npm run bench:search -- --compare-gateway DIR  # a second gateway from another build's dist (e.g. a copy
  *                                                 # taken before a change), MCP queries alternating between the two
+ *   npm run bench:search -- --layers            # also each layer's share of an MCP search: gRPC, REST, MCP over
+ *                                                 # plain HTTP, MCP with the official client, interleaved (search-layers.ts)
  *
  * SEARCH_TERM_CACHE_SIZE=0 in the environment measures with every query word counted afresh
  * (the queries reuse a small vocabulary, so by default most word counts come from the cache).
@@ -37,7 +39,8 @@ import { createPool, toVectorLiteral, type Pool } from "@3ngram/db";
 import { createTestDatabase } from "../test/support/database.js";
 import { createTestKeys } from "../test/support/keys.js";
 import { connectMcp } from "../test/support/mcp.js";
-import { flagValue, hashingDimensions, percentiles, pick, prng } from "./stats.js";
+import { LAYERS, layerQueryCount, measureLayers, type Layer } from "./search-layers.js";
+import { flagValue, hashingDimensions, percentiles, pick, prng, type Percentiles } from "./stats.js";
 import { OBJECTS, SUBJECTS } from "./vocabulary.js";
 
 const TYPES = ["decision", "commitment", "blocker", "fact", "preference", "pattern", "note", "event"] as const;
@@ -97,6 +100,8 @@ interface Row {
   /** Through the --compare-gateway build, its queries alternating with the column above. */
   mcpCompared: ReturnType<typeof percentiles> | undefined;
   chrono: ReturnType<typeof percentiles>;
+  /** With --layers: each layer in front of the search service, measured interleaved. */
+  layers: Record<Layer, Percentiles> | undefined;
 }
 
 /** A database kept by an earlier --keep run: its URL, the bench tenant and user, and their API key. */
@@ -166,7 +171,7 @@ const nativeImport = new Function("specifier", "return import(specifier)") as (s
 
 async function benchOne(
   n: number,
-  options: { queryCount: number; warmup: number; keep: boolean; reuse: Reuse | null; compareDir: string | undefined; dimensions: number },
+  options: { queryCount: number; warmup: number; keep: boolean; reuse: Reuse | null; compareDir: string | undefined; dimensions: number; layers: boolean },
 ): Promise<Row> {
   const { queryCount, warmup, keep, reuse, compareDir } = options;
   const db = reuse ? { url: reuse.url, drop: async () => {} } : await createTestDatabase(`bench${n}`);
@@ -191,7 +196,10 @@ async function benchOne(
   const queue = createMemoryQueueBackend();
   const memory = await startMemoryService(loadMemoryConfig(env), { embedder, queue: queue.queue, queueCounts: queue.counts, log });
   const search = await startSearchService(loadSearchConfig(env), { embedder, log });
-  const gatewayEnv = { ...env, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address };
+  // Budgets far above what the bench sends (--layers sends 800 requests a minute on one key): the
+  // limiter's work per request is the same whatever the budget, and a 429 would end the run.
+  const unlimited = { RATE_LIMIT_IP_PER_MINUTE: "1000000", RATE_LIMIT_USER_PER_MINUTE: "1000000", RATE_LIMIT_KEY_PER_MINUTE: "1000000" };
+  const gatewayEnv = { ...env, ...unlimited, PORT: "0", HOST: "127.0.0.1", MEMORY_ADDR: memory.address, SEARCH_ADDR: search.address };
   const gateway = await startGateway(loadConfig(gatewayConfigSchema, gatewayEnv), { log });
   const compared = compareDir === undefined ? undefined : await startComparedGateway(compareDir, gatewayEnv, log);
   let tenant: Omit<Reuse, "url"> | null = reuse;
@@ -205,23 +213,31 @@ async function benchOne(
     const peer = connectPeer(searchServices, searchContracts, { address: search.address, audience: "search", signer });
     const client = peer.search;
     const as = { identity: { tenantId: tenant.tenantId, userId: tenant.userId, scopes: [SCOPES.read] } };
-    // Warm-up queries are distinct from the measured ones (their own query numbers), so they warm the
-    // process and the database's buffers without answering a measured query from any cache.
-    const texts = queries(warmup + queryCount * 3);
-    await timed(warmup, (i) => client.search({ query: texts[queryCount * 2 + i]!, limit: 5 }, as));
+    // Every query text is used once. Measured: [0, Q) gRPC, [Q, 2Q) MCP, [2Q, 3Q) the compared
+    // gateway, then --layers' own; then the warm-up queries, distinct from all of them (their own
+    // query numbers), so they warm the process and the database's buffers without answering a
+    // measured query from any cache. Each measured path is warmed: a gateway whose MCP path had
+    // never run answered its first measured queries with code V8 had not yet optimised (the MCP
+    // p50 was ~0.5 ms higher than with its own warm-up, docs/benchmarks.md 2026-12-07 19:40).
+    const measured = queryCount * 3 + (options.layers ? layerQueryCount(queryCount) : 0);
+    const texts = queries(measured + warmup * 2);
+    const warmupText = (path: "grpc" | "mcp", i: number) => texts[measured + (path === "grpc" ? 0 : warmup) + i]!;
+    await timed(warmup, (i) => client.search({ query: warmupText("grpc", i), limit: 5 }, as));
     const grpc = await timed(queryCount, (i) => client.search({ query: texts[i]!, limit: 5 }, as));
     const mcp = await connectMcp(`${gateway.url}/mcp`, tenant.apiKey, { modern: true });
     let viaMcp: number[];
     let viaCompared: number[] | undefined;
     if (compared === undefined) {
+      await timed(warmup, (i) => mcp.call("search", { query: warmupText("mcp", i), limit: 5 }));
       viaMcp = await timed(queryCount, (i) => mcp.call("search", { query: texts[queryCount + i]!, limit: 5 }));
     } else {
       // One query through each gateway in turn, each its own query text, so both see the same moments of a busy machine.
       const other = await connectMcp(`${compared.url}/mcp`, tenant.apiKey, { modern: true });
+      await timed(warmup, (i) => (i % 2 === 0 ? mcp : other).call("search", { query: warmupText("mcp", i), limit: 5 }));
       const turns = await timed(queryCount * 2, (i) =>
         i % 2 === 0
           ? mcp.call("search", { query: texts[queryCount + i / 2]!, limit: 5 })
-          : other.call("search", { query: texts[warmup + queryCount * 2 + (i - 1) / 2]!, limit: 5 }),
+          : other.call("search", { query: texts[queryCount * 2 + (i - 1) / 2]!, limit: 5 }),
       );
       viaMcp = turns.filter((_, i) => i % 2 === 0);
       viaCompared = turns.filter((_, i) => i % 2 === 1);
@@ -231,6 +247,13 @@ async function benchOne(
     const chrono = await timed(queryCount, (i) =>
       client.search({ order: "chronological", memoryTypes: [TYPES[i % TYPES.length]!], projects: [`project-${i % 20}`], limit: 25 }, as),
     );
+    const layers = options.layers
+      ? await measureLayers(
+          { gatewayUrl: gateway.url, apiKey: tenant.apiKey, grpcSearch: (query) => client.search({ query, limit: 5 }, as) },
+          texts.slice(queryCount * 3, measured),
+          queryCount,
+        )
+      : undefined;
     peer.close();
     return {
       n,
@@ -240,6 +263,7 @@ async function benchOne(
       mcp: percentiles(viaMcp),
       mcpCompared: viaCompared === undefined ? undefined : percentiles(viaCompared),
       chrono: percentiles(chrono),
+      layers,
     };
   } finally {
     await compared?.close();
@@ -272,6 +296,7 @@ function parseArgs(argv: readonly string[]): {
   reuse: Reuse | null;
   compareGateway: string | undefined;
   dimensions: number;
+  layers: boolean;
 } {
   const value = (flag: string) => flagValue(argv, flag);
   const sizes = (value("--sizes") ?? "10000,100000").split(",").map(Number);
@@ -288,15 +313,24 @@ function parseArgs(argv: readonly string[]): {
     reuse = { url, tenantId, userId, apiKey };
   }
   const dimensions = hashingDimensions(argv);
-  return { sizes: reuse ? [0] : sizes, queries: count, warmup, keep: argv.includes("--keep"), reuse, compareGateway: value("--compare-gateway"), dimensions };
+  return {
+    sizes: reuse ? [0] : sizes,
+    queries: count,
+    warmup,
+    keep: argv.includes("--keep"),
+    reuse,
+    compareGateway: value("--compare-gateway"),
+    dimensions,
+    layers: argv.includes("--layers"),
+  };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const { sizes, queries: queryCount, warmup, keep, reuse, compareGateway, dimensions } = parseArgs(argv);
+  const { sizes, queries: queryCount, warmup, keep, reuse, compareGateway, dimensions, layers } = parseArgs(argv);
   const results: Row[] = [];
   for (const n of sizes) {
     if (!reuse) process.stderr.write(`loading ${n} memories…\n`);
-    results.push(await benchOne(n, { queryCount, warmup, keep, reuse, compareDir: compareGateway, dimensions }));
+    results.push(await benchOne(n, { queryCount, warmup, keep, reuse, compareDir: compareGateway, dimensions, layers }));
   }
   const ms = (x: number) => x.toFixed(1).padStart(7);
   console.log(
@@ -310,5 +344,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (r.mcpCompared !== undefined)
       console.log(`${" ".repeat(34)}MCP via ${compareGateway}: ${ms(r.mcpCompared.p50)} ${ms(r.mcpCompared.p95)} ${ms(r.mcpCompared.p99)}`);
   }
+  for (const r of results) if (r.layers !== undefined) printLayers(r.n, r.layers, queryCount);
   return 0;
+}
+
+/** Each layer's percentiles and what its p50 adds to the one below it. */
+function printLayers(n: number, layers: Record<Layer, Percentiles>, rounds: number): void {
+  const ms = (x: number) => x.toFixed(1).padStart(7);
+  console.log(`\nlayers at ${n} memories (${rounds} rounds, one query per layer in turn)`);
+  console.log("layer          p50     p95     p99 | p50 added (ms)");
+  LAYERS.forEach((layer, i) => {
+    const below = i === 0 ? 0 : layers[LAYERS[i - 1]!].p50;
+    const { p50, p95, p99 } = layers[layer];
+    console.log(`${layer.padEnd(11)}${ms(p50)} ${ms(p95)} ${ms(p99)} |${ms(p50 - below)}`);
+  });
 }
