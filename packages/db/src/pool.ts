@@ -119,7 +119,7 @@ async function inRoleTransaction<T>(
     `SET LOCAL ROLE ${quoteIdentifier(scope.role)}`,
   ];
   statements.push(...settingStatements(scope.tenantId, scope.settings ?? {}));
-  return inTransaction(pool, statements.join("; "), fn);
+  return inTransaction(pool, statements.join("; "), fn, { readOnly: scope.readOnly });
 }
 
 /** The transaction-local settings (the tenant first, when there is one) as checked statements. */
@@ -140,14 +140,23 @@ function settingStatements(tenantId: string | undefined, extra: Readonly<Record<
  * us, the connection refused) is answered as `unavailable` and the connection is dropped rather
  * than pooled again; a COMMIT lost that way may or may not have landed, which is what idempotency
  * keys are for.
+ *
+ * A read-only transaction answers without waiting for its COMMIT (one round trip less on every
+ * read, ~0.2 ms of a search). It has written nothing, so nothing can be lost, and its settings
+ * end with it whichever way the COMMIT goes. The connection goes back to the pool with the COMMIT
+ * still in flight: node-postgres sends one query at a time, in order, so the next transaction's
+ * BEGIN reaches the server after it. Should the connection die before the COMMIT is answered, the
+ * pool drops it (or its next user's first query fails as unavailable, as after any restart).
  */
-async function inTransaction<T>(pool: Pool, begin: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+async function inTransaction<T>(pool: Pool, begin: string, fn: (client: PoolClient) => Promise<T>, options: { readOnly?: boolean } = {}): Promise<T> {
   const { client, release } = await checkout(pool);
   let failure: unknown;
   try {
     await client.query(begin);
     const result = await fn(client);
-    await client.query("COMMIT");
+    const committed = client.query("COMMIT");
+    if (options.readOnly) committed.catch(() => {});
+    else await committed;
     return result;
   } catch (err) {
     failure = err;
