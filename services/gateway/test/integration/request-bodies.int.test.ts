@@ -40,12 +40,21 @@ async function post(path: string, type: string, body: Uint8Array | string, heade
   return { status: res.status, text: await res.text() };
 }
 
-/** The answer, and the CPU this process spent on it. */
-async function measured<T>(act: () => Promise<T>): Promise<{ answer: T; cpuMs: number }> {
-  const before = process.cpuUsage();
-  const answer = await act();
-  const used = process.cpuUsage(before);
-  return { answer, cpuMs: (used.user + used.system) / 1000 };
+/**
+ * The answers to three tries, and the least CPU this process spent on one of them. Whatever else
+ * the process does meanwhile (collecting an earlier file's garbage, in a worker that runs several
+ * files) only ever adds to a try, while decoding a whole bomb would cost seconds on every try.
+ */
+async function measured<T>(act: () => Promise<T>): Promise<{ answers: T[]; cpuMs: number }> {
+  const answers: T[] = [];
+  let cpuMs = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const before = process.cpuUsage();
+    answers.push(await act());
+    const used = process.cpuUsage(before);
+    cpuMs = Math.min(cpuMs, (used.user + used.system) / 1000);
+  }
+  return { answers, cpuMs };
 }
 
 async function stored(marker: string): Promise<number> {
@@ -65,11 +74,13 @@ describe("a decompression bomb", () => {
   it.each(Object.keys(BOMBS) as (keyof typeof BOMBS)[])(
     "to the streamed import (%s) is refused 413 at the limit, for a limit's worth of CPU",
     async (encoding) => {
-      const { answer, cpuMs } = await measured(() =>
+      const { answers, cpuMs } = await measured(() =>
         post("/api/v1/import?format=3ngram", "application/x-ndjson", BOMBS[encoding], { "Content-Encoding": encoding }),
       );
-      expect(answer.status).toBe(413);
-      expect(JSON.parse(answer.text)).toMatchObject({ error: "invalid_input", detail: expect.stringMatching(/^request body exceeds \d+ bytes$/) });
+      for (const answer of answers) {
+        expect(answer.status).toBe(413);
+        expect(JSON.parse(answer.text)).toMatchObject({ error: "invalid_input", detail: expect.stringMatching(/^request body exceeds \d+ bytes$/) });
+      }
       expect(cpuMs).toBeLessThan(CPU_BOUND_MS);
     },
   );
@@ -85,9 +96,11 @@ describe("a decompression bomb", () => {
     ];
     for (const [path, type, status] of cases) {
       for (const encoding of Object.keys(BOMBS) as (keyof typeof BOMBS)[]) {
-        const { answer, cpuMs } = await measured(() => post(path, type, BOMBS[encoding], { "Content-Encoding": encoding }));
-        if (status === undefined) expect([400, 403, 413], `${path} ${encoding}`).toContain(answer.status);
-        else expect(answer.status, `${path} ${encoding}`).toBe(status);
+        const { answers, cpuMs } = await measured(() => post(path, type, BOMBS[encoding], { "Content-Encoding": encoding }));
+        for (const answer of answers) {
+          if (status === undefined) expect([400, 403, 413], `${path} ${encoding}`).toContain(answer.status);
+          else expect(answer.status, `${path} ${encoding}`).toBe(status);
+        }
         expect(cpuMs, `${path} ${encoding}`).toBeLessThan(CPU_BOUND_MS);
       }
     }
