@@ -9,10 +9,10 @@
  * The server here is the real test database behind a small TCP relay that appends the FATAL
  * message to the server's first ReadyForQuery, as a shutting-down server sends it.
  */
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
 import { createPool, withClient, withOwnerTransaction } from "../src/index.js";
+import { messageEnd, startPgRelay, type PgRelay } from "./support/pg-relay.js";
 
 /** ErrorResponse: FATAL, SQLSTATE 57P01, as PostgreSQL words it on shutdown. */
 function adminShutdownMessage(): Buffer {
@@ -30,52 +30,33 @@ function adminShutdownMessage(): Buffer {
   return Buffer.concat([header, body]);
 }
 
-/** Relays to `upstream`; the server's first ReadyForQuery reaches the client with the FATAL message after it, in one write, then the connection ends. */
-async function shutdownOnReadyRelay(upstream: URL): Promise<{ port: number; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const server = net.connect(Number(upstream.port || 5432), upstream.hostname);
-    sockets.add(client).add(server);
-    client.on("error", () => server.destroy());
-    server.on("error", () => client.destroy());
-    client.pipe(server);
+/** The server's first ReadyForQuery reaches the client with the FATAL message after it, in one write, then the connection ends. */
+function shutdownOnReadyRelay(databaseUrl: string): Promise<PgRelay> {
+  return startPgRelay(databaseUrl, ({ client, server }) => {
     let pending = Buffer.alloc(0);
-    server.on("data", (chunk: Buffer) => {
+    return (chunk) => {
       pending = Buffer.concat([pending, chunk]);
-      // Walk whole messages (type byte, then a length that counts itself) up to the first 'Z'.
-      let at = 0;
-      while (pending.length >= at + 5) {
-        const end = at + 1 + pending.readInt32BE(at + 1);
-        if (pending.length < end) break;
+      // Walk whole messages up to the first 'Z'.
+      for (let at = 0, end = messageEnd(pending, at); end !== undefined; at = end, end = messageEnd(pending, at)) {
         if (pending[at] === "Z".charCodeAt(0)) {
           client.end(Buffer.concat([pending.subarray(0, end), adminShutdownMessage()]));
           server.destroy();
           return;
         }
-        at = end;
       }
-    });
+    };
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 describe("a connection ended as it opens", () => {
   let db: TestDatabase;
-  let relay: Awaited<ReturnType<typeof shutdownOnReadyRelay>>;
+  let relay: PgRelay;
   const escaped: unknown[] = [];
   const record = (err: unknown) => escaped.push(err);
 
   beforeAll(async () => {
     db = await createTestDatabase("checkoutrace");
-    relay = await shutdownOnReadyRelay(new URL(db.url));
+    relay = await shutdownOnReadyRelay(db.url);
     process.on("uncaughtException", record);
   });
 
@@ -85,15 +66,8 @@ describe("a connection ended as it opens", () => {
     await db.drop();
   });
 
-  const relayedUrl = () => {
-    const url = new URL(db.url);
-    url.hostname = "127.0.0.1";
-    url.port = String(relay.port);
-    return url.toString();
-  };
-
   it("fails a transaction as unavailable, with no 'error' event escaping to the process", async () => {
-    const pool = createPool({ connectionString: relayedUrl(), applicationName: "db-checkout-race" });
+    const pool = createPool({ connectionString: relay.url, applicationName: "db-checkout-race" });
     try {
       for (let round = 0; round < 5; round++) {
         await expect(withOwnerTransaction(pool, async (client) => (await client.query("SELECT 1")).rowCount)).rejects.toMatchObject({

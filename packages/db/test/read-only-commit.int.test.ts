@@ -3,11 +3,11 @@
  * server is the real test database behind a TCP relay that can hold back the server's answer to
  * COMMIT, so whether a transaction waited for it is seen directly, with no timing involved.
  */
-import net from "node:net";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
 import { createPool, withTenant, type Pool } from "../src/index.js";
+import { messageEnd, startPgRelay } from "./support/pg-relay.js";
 
 // A role of our own (no BYPASSRLS): the transaction switches to it like the services do.
 const ROLE = "read_only_commit_probe";
@@ -18,29 +18,21 @@ function isCommitComplete(message: Buffer): boolean {
 }
 
 /**
- * Relays to `upstream`. While held, the server's answer to a COMMIT (and everything after it on
- * that connection) waits in the relay until release().
+ * While held, the server's answer to a COMMIT (and everything after it on that connection) waits
+ * in the relay until release().
  */
-async function commitHoldingRelay(upstream: URL) {
-  const sockets = new Set<net.Socket>();
+async function commitHoldingRelay(databaseUrl: string) {
   let holding = false;
   const waiting: (() => void)[] = [];
-  const server = net.createServer((client) => {
-    const server = net.connect(Number(upstream.port || 5432), upstream.hostname);
-    sockets.add(client).add(server);
-    client.on("error", () => server.destroy());
-    server.on("error", () => client.destroy());
-    client.pipe(server);
+  const relay = await startPgRelay(databaseUrl, ({ client }) => {
     let pending = Buffer.alloc(0);
     let held = false;
-    server.on("data", (chunk: Buffer) => {
+    return (chunk) => {
       pending = Buffer.concat([pending, chunk]);
       if (held) return;
-      // Pass on whole messages (type byte, then a length that counts itself) until a held COMMIT answer.
+      // Pass on whole messages until a held COMMIT answer.
       let at = 0;
-      while (pending.length >= at + 5) {
-        const end = at + 1 + pending.readInt32BE(at + 1);
-        if (pending.length < end) break;
+      for (let end = messageEnd(pending, at); end !== undefined; at = end, end = messageEnd(pending, at)) {
         if (holding && isCommitComplete(pending.subarray(at, end))) {
           held = true;
           waiting.push(() => {
@@ -50,15 +42,13 @@ async function commitHoldingRelay(upstream: URL) {
           });
           break;
         }
-        at = end;
       }
       client.write(pending.subarray(0, at));
       pending = pending.subarray(at);
-    });
+    };
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
-    port: (server.address() as net.AddressInfo).port,
+    ...relay,
     hold: () => (holding = true),
     /** How many COMMIT answers are held now. */
     held: () => waiting.length,
@@ -69,11 +59,6 @@ async function commitHoldingRelay(upstream: URL) {
       for (const pass of released) pass();
       return released.length;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
   };
 }
 
@@ -84,12 +69,9 @@ describe("COMMIT of a tenant transaction", () => {
 
   beforeAll(async () => {
     db = await createTestDatabase("readonlycommit");
-    relay = await commitHoldingRelay(new URL(db.url));
-    const url = new URL(db.url);
-    url.hostname = "127.0.0.1";
-    url.port = String(relay.port);
+    relay = await commitHoldingRelay(db.url);
     // One connection: the transaction after a held COMMIT runs on the same one.
-    pool = createPool({ connectionString: url.toString(), max: 1, applicationName: "db-read-only-commit" });
+    pool = createPool({ connectionString: relay.url, max: 1, applicationName: "db-read-only-commit" });
     await pool.query(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${ROLE}') THEN CREATE ROLE ${ROLE} NOLOGIN; END IF; END $$`);
     await pool.query(`GRANT ${ROLE} TO CURRENT_USER`);
   });
