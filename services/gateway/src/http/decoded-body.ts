@@ -17,6 +17,7 @@
  */
 import { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate, type ZlibOptions, type BrotliOptions } from "node:zlib";
+import type { IncomingMessage } from "node:http";
 import type { Request } from "express";
 
 type Decoder = (options: ZlibOptions & BrotliOptions) => NodeJS.ReadWriteStream;
@@ -43,13 +44,18 @@ function fault(status: number, type: string, message: string, cause?: unknown): 
 }
 
 /** The request's Content-Encoding, normalised; absent is identity. */
-function contentEncodingOf(req: Request): string {
+function contentEncodingOf(req: IncomingMessage): string {
   return (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
 }
 
-/** Whether the body's Content-Encoding is one this reader decodes. */
-export function isDecodableEncoding(req: Request): boolean {
+/** Whether the body's Content-Encoding is one the gateway decodes (here, and in http/json-body.ts). */
+export function isDecodableEncoding(req: IncomingMessage): boolean {
   return Object.hasOwn(DECODERS, contentEncodingOf(req));
+}
+
+/** The refusal of a Content-Encoding the gateway does not decode. */
+export function unsupportedEncoding(): BodyFault {
+  return fault(415, "encoding.unsupported", "unsupported Content-Encoding");
 }
 
 /**
@@ -60,7 +66,7 @@ export function isDecodableEncoding(req: Request): boolean {
  */
 export async function* decodedBody(req: Request, limit: number): AsyncGenerator<Buffer> {
   const encoding = contentEncodingOf(req);
-  if (!Object.hasOwn(DECODERS, encoding)) throw fault(415, "encoding.unsupported", "unsupported Content-Encoding");
+  if (!Object.hasOwn(DECODERS, encoding)) throw unsupportedEncoding();
   const decoder = DECODERS[encoding];
   // One iterator over the request, never returned early: returning it would destroy the request,
   // and with it the socket the refusal is to be answered on (Node discards what is left unread).

@@ -3,12 +3,15 @@
  * MAX_REQUEST_BODY_BYTES. It decodes gzip, deflate and br and counts the decoded bytes as they come
  * out of the decoder (raw-body over the decompression stream), destroying the decoder at the
  * limit, so a compressed bomb costs a limit's worth of decoding and is answered 413 at once. Any
- * other Content-Encoding is 415 (encoding.unsupported) and is never read as plain. Failures are
- * http-errors, which http/request-faults.ts turns into answers.
+ * other Content-Encoding is 415 (encoding.unsupported) and is never read as plain: refused here
+ * before body-parser, which would decode whatever node:zlib can (zstd too from Node.js 23.8), so
+ * the gateway decodes the same encodings on every Node.js, for JSON and the import alike
+ * (http/decoded-body.ts). Failures are http-errors, which http/request-faults.ts turns into answers.
  */
 import { MAX_REQUEST_BODY_BYTES } from "@3ngram/schema";
 import type { IncomingMessage } from "node:http";
 import express, { type RequestHandler } from "express";
+import { isDecodableEncoding, unsupportedEncoding } from "./decoded-body.js";
 
 interface JsonBodyOptions {
   /** Only objects and arrays at the top level (REST); /mcp leaves any other JSON to the SDK to refuse. */
@@ -21,7 +24,7 @@ interface JsonBodyOptions {
 const decodedLengths = new WeakMap<IncomingMessage, number>();
 
 export function readJsonBody(options: JsonBodyOptions): RequestHandler {
-  return express.json({
+  const parse = express.json({
     limit: MAX_REQUEST_BODY_BYTES,
     strict: options.strict,
     ...(options.accepts === undefined ? {} : { type: options.accepts }),
@@ -29,6 +32,17 @@ export function readJsonBody(options: JsonBodyOptions): RequestHandler {
       decodedLengths.set(req, buf.length);
     },
   });
+  return (req, res, next) => {
+    // Only what body-parser would read: a request with a body, of the accepted type.
+    const accepted = options.accepts ? options.accepts(req) : Boolean(req.is("application/json"));
+    if (hasBody(req) && accepted && !isDecodableEncoding(req)) return next(unsupportedEncoding());
+    parse(req, res, next);
+  };
+}
+
+/** Whether the request carries a body, as body-parser (through type-is) decides it: a Transfer-Encoding or a Content-Length. */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers["transfer-encoding"] !== undefined || !Number.isNaN(Number.parseInt(req.headers["content-length"] ?? "", 10));
 }
 
 /** True when the request had a body to read and it decoded to nothing. */
