@@ -10,7 +10,8 @@ import type { JobHandler } from "./queue.js";
 /** traceparent, tracestate, baggage: as the propagators wrote them. */
 export type TraceCarrier = Record<string, string>;
 
-const tracer = trace.getTracer("@3ngram/queue");
+// Looked up at each use, never kept from module load: see startTracing (@3ngram/runtime).
+const tracer = () => trace.getTracer("@3ngram/queue");
 
 /** The current trace context as a carrier, or undefined when there is none to carry. */
 export function currentTraceCarrier(): TraceCarrier | undefined {
@@ -36,7 +37,7 @@ export function traceEnqueue<T>(queue: string, name: string, enqueue: (carrier: 
     "messaging.operation.type": "send",
     "messaging.message.type": name,
   };
-  return tracer.startActiveSpan(`send ${queue}`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
+  return tracer().startActiveSpan(`send ${queue}`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
     try {
       return await enqueue(currentTraceCarrier());
     } finally {
@@ -69,7 +70,7 @@ export function traceJob(queue: string, handler: JobHandler): (job: Parameters<J
       "messaging.message.type": job.name,
       "messaging.message.id": job.id,
     };
-    return tracer.startActiveSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, attributes }, parent, async (span) => {
+    return tracer().startActiveSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, attributes }, parent, async (span) => {
       try {
         await handler(job);
       } catch (err) {

@@ -7,7 +7,8 @@
 import * as grpc from "@grpc/grpc-js";
 import { SpanKind, SpanStatusCode, context, propagation, trace, type Span, type TextMapGetter, type TextMapSetter } from "@opentelemetry/api";
 
-const tracer = trace.getTracer("@3ngram/rpc");
+// Looked up at each use, never kept from module load: see startTracing (@3ngram/runtime).
+const tracer = () => trace.getTracer("@3ngram/rpc");
 
 const metadataSetter: TextMapSetter<grpc.Metadata> = { set: (metadata, key, value) => metadata.set(key, value) };
 const metadataGetter: TextMapGetter<grpc.Metadata> = {
@@ -25,7 +26,7 @@ function attributes(fullName: string): Record<string, string> {
 
 /** Runs one outgoing call inside a CLIENT span whose context travels in `metadata`. */
 export function traceClientCall<T>(fullName: string, metadata: grpc.Metadata, call: () => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(fullName, { kind: SpanKind.CLIENT, attributes: attributes(fullName) }, async (span) => {
+  return tracer().startActiveSpan(fullName, { kind: SpanKind.CLIENT, attributes: attributes(fullName) }, async (span) => {
     propagation.inject(context.active(), metadata, metadataSetter);
     try {
       return await call();
@@ -43,7 +44,7 @@ export function traceClientCall<T>(fullName: string, metadata: grpc.Metadata, ca
  * reader ends it (with the failure, if any) when the stream is done.
  */
 export function traceClientStream(fullName: string, metadata: grpc.Metadata): { end(failure?: unknown): void } {
-  const span = tracer.startSpan(fullName, { kind: SpanKind.CLIENT, attributes: attributes(fullName) });
+  const span = tracer().startSpan(fullName, { kind: SpanKind.CLIENT, attributes: attributes(fullName) });
   propagation.inject(trace.setSpan(context.active(), span), metadata, metadataSetter);
   return {
     end(failure) {
@@ -56,7 +57,7 @@ export function traceClientStream(fullName: string, metadata: grpc.Metadata): { 
 /** Runs one incoming call inside a SERVER span, the child of whatever the caller's metadata carries. */
 export function traceServerCall<T>(fullName: string, metadata: grpc.Metadata, handle: (span: Span) => Promise<T>): Promise<T> {
   const parent = propagation.extract(context.active(), metadata, metadataGetter);
-  return tracer.startActiveSpan(fullName, { kind: SpanKind.SERVER, attributes: attributes(fullName) }, parent, async (span) => {
+  return tracer().startActiveSpan(fullName, { kind: SpanKind.SERVER, attributes: attributes(fullName) }, parent, async (span) => {
     try {
       return await handle(span);
     } finally {

@@ -64,6 +64,10 @@ export function startTracing(options: TracingOptions): Tracing {
     spanProcessors: [processor],
   });
   // Sets the global tracer provider, the AsyncLocalStorage context manager and the propagators.
+  // Code that traces asks trace.getTracer() at each use rather than keeping a tracer from module
+  // load: the API binds a tracer to the provider that was registered when it was first used, so
+  // one kept from load would never reach a provider registered after an earlier one was shut down
+  // (test files sharing one worker do exactly that: ADR-0046).
   provider.register();
   return {
     enabled: true,

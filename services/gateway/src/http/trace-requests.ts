@@ -9,12 +9,13 @@ import { SpanKind, SpanStatusCode, ROOT_CONTEXT, context, propagation, trace } f
 import type { RequestHandler } from "express";
 import { routeOf } from "./locals.js";
 
-const tracer = trace.getTracer("@3ngram/gateway");
+// Looked up at each use, never kept from module load: see startTracing (@3ngram/runtime).
+const tracer = () => trace.getTracer("@3ngram/gateway");
 
 export function traceRequests(): RequestHandler {
   return (req, res, next) => {
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, parent);
+    const span = tracer().startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, parent);
     const active = trace.setSpan(parent, span);
     res.on("finish", () => {
       const route = routeOf(res);

@@ -235,7 +235,7 @@ function outputJsonSchema(tool: ToolDefinition<z.ZodType, z.ZodType>): Record<st
 function toolEntry<I extends z.ZodType, O extends z.ZodType>(tool: ToolDefinition<I, O>, deps: McpDeps): RegistryEntry {
   const handle = (input: z.output<I>, ctx: ServerContext): Promise<CallToolResult> =>
     // A span per tool call under the request's span; the service calls it makes are its children.
-    tracer.startActiveSpan(`tools/call ${tool.name}`, { attributes: { "mcp.method.name": "tools/call", "gen_ai.tool.name": tool.name } }, async (span) => {
+    tracer().startActiveSpan(`tools/call ${tool.name}`, { attributes: { "mcp.method.name": "tools/call", "gen_ai.tool.name": tool.name } }, async (span) => {
       try {
         return await runTool(input, ctx);
       } finally {
@@ -282,7 +282,8 @@ function toolEntry<I extends z.ZodType, O extends z.ZodType>(tool: ToolDefinitio
   };
 }
 
-const tracer = trace.getTracer("@3ngram/gateway");
+// Looked up at each use, never kept from module load: see startTracing (@3ngram/runtime).
+const tracer = () => trace.getTracer("@3ngram/gateway");
 
 /** The fetch-shaped handler /mcp is served by; close() aborts in-flight modern exchanges. */
 export function createMcpEndpoint(deps: McpDeps): McpHttpHandler {
