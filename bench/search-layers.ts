@@ -12,7 +12,7 @@
  * (headers and protocol version included), with only the query and the JSON-RPC id changed.
  */
 import { performance } from "node:perf_hooks";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { connectMcp } from "../test/support/mcp.js";
 import { percentiles, type Percentiles } from "./stats.js";
 
 export const LAYERS = ["gRPC", "REST", "MCP, HTTP", "MCP, client"] as const;
@@ -52,15 +52,10 @@ export async function measureLayers(targets: LayerTargets, queries: readonly str
     }
     return fetch(input, init);
   };
-  const client = new Client({ name: "3ngram-bench", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${targets.gatewayUrl}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${targets.apiKey}` } },
-      fetch: recordingFetch,
-    }),
-  );
+  const mcp = await connectMcp(`${targets.gatewayUrl}/mcp`, targets.apiKey, { modern: true, fetch: recordingFetch });
+  const search = (query: string) => mcp.call("search", { query, limit: 5 });
   try {
-    await callTool(client, "layers: recording the client's request");
+    await search("layers: recording the client's request");
     const call = recorded;
     if (call === undefined) throw new Error("the MCP client sent no tools/call to record");
     let nextId = 1_000_000;
@@ -82,9 +77,9 @@ export async function measureLayers(targets: LayerTargets, queries: readonly str
             body: JSON.stringify({ ...call.body, id: nextId++, params: { ...call.body.params, arguments: { query, limit: 5 } } }),
           }),
         ),
-      "MCP, client": (query) => callTool(client, query),
+      "MCP, client": search,
     };
-    const samples: Record<Layer, number[]> = { gRPC: [], REST: [], "MCP, HTTP": [], "MCP, client": [] };
+    const samples = Object.fromEntries(LAYERS.map((layer) => [layer, [] as number[]])) as Record<Layer, number[]>;
     const perLayer = WARMUP_ROUNDS + rounds;
     for (let round = 0; round < perLayer; round++) {
       for (const [index, layer] of LAYERS.entries()) {
@@ -96,20 +91,10 @@ export async function measureLayers(targets: LayerTargets, queries: readonly str
         if (round >= WARMUP_ROUNDS) samples[layer].push(performance.now() - started);
       }
     }
-    return {
-      gRPC: percentiles(samples.gRPC),
-      REST: percentiles(samples.REST),
-      "MCP, HTTP": percentiles(samples["MCP, HTTP"]),
-      "MCP, client": percentiles(samples["MCP, client"]),
-    };
+    return Object.fromEntries(LAYERS.map((layer) => [layer, percentiles(samples[layer])])) as Record<Layer, Percentiles>;
   } finally {
-    await client.close();
+    await mcp.close();
   }
-}
-
-async function callTool(client: Client, query: string): Promise<void> {
-  const result = await client.callTool({ name: "search", arguments: { query, limit: 5 } });
-  if (result.isError) throw new Error("the search tool answered an error");
 }
 
 /** Reads the whole answer (as a client must) and refuses anything but a 200. */

@@ -218,7 +218,8 @@ async function benchOne(
     // query numbers), so they warm the process and the database's buffers without answering a
     // measured query from any cache. Each measured path is warmed: a gateway whose MCP path had
     // never run answered its first measured queries with code V8 had not yet optimised (the MCP
-    // p50 was ~0.5 ms higher than with its own warm-up, docs/benchmarks.md 2026-12-07 19:40).
+    // p50 was ~0.5 ms higher than with its own warm-up: docs/benchmarks.md, the 2026-12-07 18:00–19:00
+    // section).
     const measured = queryCount * 3 + (options.layers ? layerQueryCount(queryCount) : 0);
     const texts = queries(measured + warmup * 2);
     const warmupText = (path: "grpc" | "mcp", i: number) => texts[measured + (path === "grpc" ? 0 : warmup) + i]!;
@@ -332,7 +333,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (!reuse) process.stderr.write(`loading ${n} memories…\n`);
     results.push(await benchOne(n, { queryCount, warmup, keep, reuse, compareDir: compareGateway, dimensions, layers }));
   }
-  const ms = (x: number) => x.toFixed(1).padStart(7);
   console.log(
     `\nsearch benchmark (${warmup} warm-up queries, then ${queryCount} per column, sequential, limit 5; chronological: limit 25, type + project filter)`,
   );
@@ -350,7 +350,6 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 /** Each layer's percentiles and what its p50 adds to the one below it. */
 function printLayers(n: number, layers: Record<Layer, Percentiles>, rounds: number): void {
-  const ms = (x: number) => x.toFixed(1).padStart(7);
   console.log(`\nlayers at ${n} memories (${rounds} rounds, one query per layer in turn)`);
   console.log("layer          p50     p95     p99 | p50 added (ms)");
   LAYERS.forEach((layer, i) => {
@@ -358,4 +357,9 @@ function printLayers(n: number, layers: Record<Layer, Percentiles>, rounds: numb
     const { p50, p95, p99 } = layers[layer];
     console.log(`${layer.padEnd(11)}${ms(p50)} ${ms(p95)} ${ms(p99)} |${ms(p50 - below)}`);
   });
+}
+
+/** A table cell: milliseconds to a tenth, right-aligned. */
+function ms(value: number): string {
+  return value.toFixed(1).padStart(7);
 }

@@ -9,11 +9,15 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** The official MCP client SDK over Streamable HTTP, authenticated with an API key. */
-export async function connectMcp(mcpUrl: string, apiKey: string, options: { modern?: boolean } = {}): Promise<McpConnection> {
+/**
+ * The official MCP client SDK over Streamable HTTP, authenticated with an API key. `fetch` replaces
+ * the transport's (to watch what the client sends).
+ */
+export async function connectMcp(mcpUrl: string, apiKey: string, options: { modern?: boolean; fetch?: typeof fetch } = {}): Promise<McpConnection> {
   const client = new Client({ name: "3ngram-tests", version: "1.0.0" }, options.modern ? { versionNegotiation: { mode: "auto" } } : {});
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   await client.connect(transport);
   const textOf = (result: { content?: unknown }) =>
