@@ -33,16 +33,11 @@ export function readJsonBody(options: JsonBodyOptions): RequestHandler {
     },
   });
   return (req, res, next) => {
-    // Only what body-parser would read: a request with a body, of the accepted type.
+    // Only a request this reader is for (req.is answers null for one without a body).
     const accepted = options.accepts ? options.accepts(req) : Boolean(req.is("application/json"));
-    if (hasBody(req) && accepted && !isDecodableEncoding(req)) return next(unsupportedEncoding());
+    if (accepted && !isDecodableEncoding(req)) return next(unsupportedEncoding());
     parse(req, res, next);
   };
-}
-
-/** Whether the request carries a body, as body-parser (through type-is) decides it: a Transfer-Encoding or a Content-Length. */
-function hasBody(req: IncomingMessage): boolean {
-  return req.headers["transfer-encoding"] !== undefined || !Number.isNaN(Number.parseInt(req.headers["content-length"] ?? "", 10));
 }
 
 /** True when the request had a body to read and it decoded to nothing. */
