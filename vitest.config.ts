@@ -22,9 +22,11 @@ export default defineConfig({
     // A worker keeps its loaded modules from one file to the next. Isolated, every file loaded the
     // services afresh (~1-3 s each, 159 s of the run's work for 156 files); shared, 38 s, and vitest
     // took 227 s instead of 297 s back to back. Safe here because no test mocks a module, replaces a
-    // global without putting it back or sets the environment: each test builds its own servers,
-    // database and key prefix (CONTRIBUTING.md says so for new ones). Vitest reuses a worker only
-    // for files of the same project, so the unit tier's guard never reaches an integration file.
+    // global without putting it back or sets the environment, and no module keeps what a test
+    // registers globally (tracers are looked up at each use): each test builds its own servers,
+    // database and key prefix (CONTRIBUTING.md says so for new ones; ADR-0046). Vitest reuses a
+    // worker only for files of the same project, so the unit tier's guard never reaches an
+    // integration file.
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 120_000,
