@@ -1,5 +1,6 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { startReclaimOnGrowth } from "./reclaim-on-growth.js";
 
 /**
  * V8 lets the JavaScript heap grow to about twice what survived its last full collection, and its
@@ -73,28 +74,24 @@ export function compactingGc(gc: () => void = exposedGc()): () => void {
 
 export function startHeapCompaction(options: HeapCompactionOptions = DEFAULT_HEAP_COMPACTION): HeapCompaction {
   const collect = options.collect ?? compactingGc();
-  const residentBytes = options.residentBytes ?? (() => getHeapStatistics().total_physical_size);
   const usedBytes = options.usedBytes ?? (() => getHeapStatistics().used_heap_size);
-  const now = options.now ?? Date.now;
-  let baseline = residentBytes();
-  let lastAt = now();
-  let collections = 0;
-  const check = (): boolean => {
-    if (residentBytes() - baseline <= options.budgetBytes || now() - lastAt < options.minIntervalMs) return false;
-    collect();
-    collections += 1;
-    lastAt = now();
-    // What survived, on the pages it was moved to (the freed ones are returned in the background).
-    baseline = usedBytes();
-    return true;
-  };
-  const timer = setInterval(check, options.checkMs);
-  timer.unref();
-  return {
-    check,
-    get collections() {
-      return collections;
+  const trigger = startReclaimOnGrowth({
+    budgetBytes: options.budgetBytes,
+    checkMs: options.checkMs,
+    minIntervalMs: options.minIntervalMs,
+    size: options.residentBytes ?? (() => getHeapStatistics().total_physical_size),
+    reclaim: () => {
+      collect();
+      // What survived, on the pages it was moved to (the freed ones are returned in the background).
+      return usedBytes();
     },
-    close: () => clearInterval(timer),
+    now: options.now,
+  });
+  return {
+    check: trigger.check,
+    get collections() {
+      return trigger.reclaims;
+    },
+    close: trigger.close,
   };
 }

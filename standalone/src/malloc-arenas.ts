@@ -43,7 +43,7 @@ export function shouldReexecForArenaCap(check: ArenaCapCheck): boolean {
   return check.isGlibc();
 }
 
-function runtimeIsGlibc(): boolean {
+export function runtimeIsGlibc(): boolean {
   const header = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header;
   return typeof header?.glibcVersionRuntime === "string";
 }

@@ -11,6 +11,7 @@ import { lockDataDir, readIdentity, readOrCreateDbPassword, writeDatabaseUrl, wr
 import { startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { startUpkeep } from "./db/upkeep.js";
 import { startHeapCompaction } from "./heap-compaction.js";
+import { startMallocTrim } from "./malloc-trim.js";
 import { limitOldGenerationGrowth } from "./v8-heap-sizing.js";
 
 export interface StandaloneOptions {
@@ -60,6 +61,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     limitOldGenerationGrowth();
     const compaction = startHeapCompaction();
     defer(() => compaction.close());
+    // glibc's arenas keep freed pages resident between live blocks; trim them as memory grows (ADR-0047).
+    const mallocTrim = startMallocTrim(undefined, (err) => log.warn({ err }, "malloc_trim failed; the process keeps the memory it has"));
+    defer(() => mallocTrim?.close());
     const socketDir = join(dataDir, "run");
     const dbPassword = options.dbPort === undefined ? undefined : readOrCreateDbPassword(dataDir);
     const postgres = await startEmbeddedPostgres(join(dataDir, "pg"), {
