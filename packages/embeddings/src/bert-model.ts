@@ -59,6 +59,11 @@ export async function loadBertModel(spec: BertModelSpec, cacheDir: string): Prom
     interOpNumThreads: 1,
     executionMode: "sequential",
     graphOptimizationLevel: "all",
+    // A memory pattern is a plan of the run's allocations kept for each input shape it has seen,
+    // which pays off when shapes repeat. Every text has its own length, so the plans only pile up:
+    // over 200 lengths they held 10 MB per session, and runs were no faster with them
+    // (docs/benchmarks.md, 2026-12-07 21:00, issue 32).
+    enableMemPattern: false,
     logSeverityLevel: ORT_LOG_ERRORS_ONLY,
   });
   const wantsTokenTypes = session.inputNames.includes("token_type_ids");
