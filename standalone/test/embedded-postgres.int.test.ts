@@ -29,8 +29,8 @@ describe("embedded database settings", () => {
     const dir = freshDir();
     const byDefault = await startEmbeddedPostgres(dir);
     try {
-      expect(DEFAULT_SHARED_BUFFERS).toBe("32MB");
-      expect(await setting(byDefault, "shared_buffers")).toBe("32MB");
+      expect(DEFAULT_SHARED_BUFFERS).toBe("16MB");
+      expect(await setting(byDefault, "shared_buffers")).toBe("16MB");
     } finally {
       await byDefault.close();
     }

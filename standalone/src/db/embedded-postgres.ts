@@ -43,11 +43,11 @@ const TOOL_MAX_UNIT_BYTES = 16 * 1024 * 1024;
  * The buffer cache of the embedded database. PGlite zero-fills its shared memory when it starts,
  * so the whole cache is resident from the first second, in the WebAssembly heap, which never
  * shrinks. Searches no longer walk the HNSW index (standalone scans the tenant's vectors in the
- * search process), so at 10,000 memories what they read (the table, its GIN and btree indexes)
- * fits in 32MB; writes still insert into the HNSW index, and their misses are reads from the
- * operating system's page cache, not from disk (docs/adr/0043; 64MB before, docs/adr/0031).
+ * search process); writes still insert into the HNSW index. A miss is a read from the operating
+ * system's page cache, not from disk: at 10,000 memories 16MB answered writes and searches as fast
+ * as 32MB did, in 16 MB less (docs/adr/0047; 32MB before, docs/adr/0043; 64MB, docs/adr/0031).
  */
-export const DEFAULT_SHARED_BUFFERS = "32MB";
+export const DEFAULT_SHARED_BUFFERS = "16MB";
 
 /** What PostgreSQL accepts for a memory setting, narrowed to whole kB/MB/GB. */
 const MEMORY_SIZE = /^[1-9][0-9]{0,6}(kB|MB|GB)$/;
