@@ -8,13 +8,13 @@ import { startReclaimOnGrowth, type ReclaimOnGrowth } from "./reclaim-on-growth.
  * socket buffers, PGlite's exchanges, ONNX Runtime in the model's worker) free many blocks among
  * live ones, so after a 10,000-memory load the main arena held 68 MB resident, of which
  * `malloc_trim(0)` returned 45 MB and the second arena another 16 MB: 456 → 393 MB for the
- * whole process (docs/benchmarks.md, issue 32). Node.js has no binding for it, so it is called
- * through koffi, a foreign-function library that ships prebuilt for each platform (no compiler at
- * install). The call runs on a libuv pool thread, not the event loop: it walks every arena under
- * that arena's lock, a few milliseconds at this size.
+ * whole process (docs/benchmarks.md, issue 32; docs/adr/0047). Node.js has no binding for it, so
+ * it is called through koffi, a foreign-function library that ships prebuilt for each platform (no
+ * compiler at install). The call runs on a libuv pool thread, not the event loop: it walks every
+ * arena under that arena's lock, 1–18 ms at this size.
  */
 export interface MallocTrimOptions {
-  /** Growth of the process's resident memory over what the last trim left that triggers the next one. */
+  /** Growth of the process's resident memory over its lowest since the last trim that triggers the next one. */
   budgetBytes: number;
   /** How often the resident size is read. */
   checkMs: number;
