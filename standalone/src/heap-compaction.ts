@@ -1,6 +1,6 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { startReclaimOnGrowth } from "./reclaim-on-growth.js";
+import { startReclaimOnGrowth, type GrowthBudget, type ReclaimOnGrowth } from "./reclaim-on-growth.js";
 
 /**
  * V8 lets the JavaScript heap grow to about twice what survived its last full collection, and its
@@ -15,13 +15,7 @@ import { startReclaimOnGrowth } from "./reclaim-on-growth.js";
  * (a few hundred milliseconds on a busy two-core machine) at most once per minimum interval, and
  * only while the heap is growing.
  */
-export interface HeapCompactionOptions {
-  /** Growth of the resident heap over what the last compaction left that triggers the next one. */
-  budgetBytes: number;
-  /** How often the heap's size is read (a few microseconds each time). */
-  checkMs: number;
-  /** The shortest time between two collections, so a heap that keeps growing costs a bounded share of the CPU. */
-  minIntervalMs: number;
+export interface HeapCompactionOptions extends GrowthBudget {
   /** A full, synchronous, compacting collection; defaults to V8's own (compactingGc). */
   collect?: () => void;
   /** The resident heap in bytes; defaults to V8's figure. */
@@ -34,14 +28,6 @@ export interface HeapCompactionOptions {
 
 /** 96 MB of growth over what the last compaction left (sized for V8's default 32 MB young generation; under the 8 MB cap of ADR-0043 it fires later); at most one pause in 20 s. */
 const DEFAULT_HEAP_COMPACTION: HeapCompactionOptions = { budgetBytes: 96 * 1024 * 1024, checkMs: 1_000, minIntervalMs: 20_000 };
-
-export interface HeapCompaction {
-  /** Checks once (what the timer does), and says whether it collected. */
-  check(): boolean;
-  /** Collections run so far. */
-  readonly collections: number;
-  close(): void;
-}
 
 /**
  * The `gc` function V8 installs with --expose-gc, obtained without the flag on the command line:
@@ -72,10 +58,11 @@ export function compactingGc(gc: () => void = exposedGc()): () => void {
   };
 }
 
-export function startHeapCompaction(options: HeapCompactionOptions = DEFAULT_HEAP_COMPACTION): HeapCompaction {
+/** Compacts V8's heap whenever its resident size has outgrown the budget; `reclaims` counts the collections. */
+export function startHeapCompaction(options: HeapCompactionOptions = DEFAULT_HEAP_COMPACTION): ReclaimOnGrowth {
   const collect = options.collect ?? compactingGc();
   const usedBytes = options.usedBytes ?? (() => getHeapStatistics().used_heap_size);
-  const trigger = startReclaimOnGrowth({
+  return startReclaimOnGrowth({
     budgetBytes: options.budgetBytes,
     checkMs: options.checkMs,
     minIntervalMs: options.minIntervalMs,
@@ -87,11 +74,4 @@ export function startHeapCompaction(options: HeapCompactionOptions = DEFAULT_HEA
     },
     now: options.now,
   });
-  return {
-    check: trigger.check,
-    get collections() {
-      return trigger.reclaims;
-    },
-    close: trigger.close,
-  };
 }

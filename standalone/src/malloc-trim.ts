@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { runtimeIsGlibc } from "./malloc-arenas.js";
-import { startReclaimOnGrowth, type ReclaimOnGrowth } from "./reclaim-on-growth.js";
+import { startReclaimOnGrowth, type GrowthBudget, type ReclaimOnGrowth } from "./reclaim-on-growth.js";
 
 /**
  * glibc gives pages back to the system only from the top of an arena; a freed block below a live
@@ -13,17 +13,9 @@ import { startReclaimOnGrowth, type ReclaimOnGrowth } from "./reclaim-on-growth.
  * compiler at install). The call runs on a libuv pool thread, not the event loop: it walks every
  * arena under that arena's lock, 1–18 ms at this size.
  */
-export interface MallocTrimOptions {
-  /** Growth of the process's resident memory over its lowest since the last trim that triggers the next one. */
-  budgetBytes: number;
-  /** How often the resident size is read. */
-  checkMs: number;
-  /** The shortest time between two trims. */
-  minIntervalMs: number;
-}
 
 /** A trim once resident memory has grown 4 MB over its lowest since the last trim, at most once a second. */
-const DEFAULT_MALLOC_TRIM: MallocTrimOptions = { budgetBytes: 4 * 1024 * 1024, checkMs: 1_000, minIntervalMs: 1_000 };
+const MALLOC_TRIM_BUDGET: GrowthBudget = { budgetBytes: 4 * 1024 * 1024, checkMs: 1_000, minIntervalMs: 1_000 };
 
 /** glibc's `malloc_trim(0)` run off the event loop; resolves once it has returned. */
 export type MallocTrim = () => Promise<void>;
@@ -37,7 +29,7 @@ interface KoffiTrim {
  * Windows), or koffi not loading on this platform. Either way the server runs, holding more memory.
  */
 export function loadMallocTrim(): MallocTrim | null {
-  if (process.platform !== "linux" || !runtimeIsGlibc()) return null;
+  if (!runtimeIsGlibc()) return null;
   let trim: KoffiTrim;
   try {
     const koffi = createRequire(import.meta.url)("koffi") as typeof import("koffi");
@@ -56,11 +48,11 @@ export function loadMallocTrim(): MallocTrim | null {
  * where there is no `malloc_trim` (loadMallocTrim). Resident memory, not the arenas' own figures,
  * is what is read: glibc reports those only by walking the arenas.
  */
-export function startMallocTrim(options: MallocTrimOptions = DEFAULT_MALLOC_TRIM, onError?: (err: unknown) => void): ReclaimOnGrowth | null {
+export function startMallocTrim(onError?: (err: unknown) => void): ReclaimOnGrowth | null {
   const trim = loadMallocTrim();
   if (!trim) return null;
   return startReclaimOnGrowth({
-    ...options,
+    ...MALLOC_TRIM_BUDGET,
     size: () => process.memoryUsage.rss(),
     reclaim: async () => {
       await trim();

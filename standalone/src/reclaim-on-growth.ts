@@ -5,13 +5,17 @@
  * interval has passed since that reclaim began, reclaim again. Reclaiming costs a pause or a thread's time, so a size that keeps growing costs a bounded
  * share of it, and a size that does not grow costs one reading per check.
  */
-export interface ReclaimOnGrowthOptions {
-  /** Growth over what the last reclaim left that triggers the next one. */
+/** When a reclaim is due: how much growth, how often the size is read, how soon after the last one. */
+export interface GrowthBudget {
+  /** Growth over the lowest size since the last reclaim that triggers the next one. */
   budgetBytes: number;
   /** How often the size is read. */
   checkMs: number;
-  /** The shortest time between the starts of two reclaims. */
+  /** The shortest time between the starts of two reclaims, so a size that keeps growing costs a bounded share. */
   minIntervalMs: number;
+}
+
+export interface ReclaimOnGrowthOptions extends GrowthBudget {
   /** The watched size in bytes now. */
   size: () => number;
   /** Gives memory back, and answers the size to measure the next growth from. */

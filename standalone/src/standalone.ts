@@ -62,7 +62,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const compaction = startHeapCompaction();
     defer(() => compaction.close());
     // glibc's arenas keep freed pages resident between live blocks; trim them as memory grows (ADR-0047).
-    const mallocTrim = startMallocTrim(undefined, (err) => log.warn({ err }, "malloc_trim failed; the process keeps the memory it has"));
+    const mallocTrim = startMallocTrim((err) => log.warn({ err }, "malloc_trim failed; the process keeps the memory it has"));
     defer(() => mallocTrim?.close());
     const socketDir = join(dataDir, "run");
     const dbPassword = options.dbPort === undefined ? undefined : readOrCreateDbPassword(dataDir);

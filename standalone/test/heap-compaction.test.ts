@@ -4,7 +4,8 @@
  * checked once too: it is V8's, and it runs.
  */
 import { describe, expect, it } from "vitest";
-import { compactingGc, exposedGc, startHeapCompaction, type HeapCompaction } from "../src/heap-compaction.js";
+import { compactingGc, exposedGc, startHeapCompaction } from "../src/heap-compaction.js";
+import type { ReclaimOnGrowth } from "../src/reclaim-on-growth.js";
 
 const MB = 1024 * 1024;
 
@@ -29,7 +30,7 @@ function fakeHeap(startBytes: number) {
 }
 
 /** Runs `steps` against a compaction watching a heap that starts with 60 MB resident, and stops it afterwards. */
-function withCompaction(steps: (heap: ReturnType<typeof fakeHeap>["state"], compaction: HeapCompaction) => void): void {
+function withCompaction(steps: (heap: ReturnType<typeof fakeHeap>["state"], compaction: ReclaimOnGrowth) => void): void {
   const heap = fakeHeap(60 * MB);
   const compaction = startHeapCompaction(heap.options);
   try {
@@ -55,7 +56,7 @@ describe("heap compaction", () => {
       heap.used = 160 * MB;
       heap.liveAfterCollection = 80 * MB;
       expect(compaction.check()).toBe(true);
-      expect(compaction.collections).toBe(1);
+      expect(compaction.reclaims).toBe(1);
       // 90 MB over the new baseline of 80: within the budget.
       heap.at = 40_000;
       heap.used = 170 * MB;
