@@ -334,7 +334,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     results.push(await benchOne(n, { queryCount, warmup, keep, reuse, compareDir: compareGateway, dimensions, layers }));
   }
   console.log(
-    `\nsearch benchmark (${warmup} warm-up queries, then ${queryCount} per column, sequential, limit 5; chronological: limit 25, type + project filter)`,
+    `\nsearch benchmark (Node.js ${process.versions.node}; ${warmup} warm-up queries, then ${queryCount} per column, sequential, limit 5; chronological: limit 25, type + project filter)`,
   );
   console.log("memories  load s  index s | gRPC p50   p95     p99   | MCP p50    p95     p99   | chrono p50 p95     p99   (ms)");
   for (const r of results) {
