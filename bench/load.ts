@@ -266,7 +266,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
     console.log(
       `\nbench:load — distributed (gateway, ${options.memoryReplicas} memory, ${options.searchReplicas} search process(es)), ${options.surface === "mcp" ? "MCP" : "REST"}, ` +
-        `${100 - options.writesPercent}% search / ${options.writesPercent}% remember, embedder ${options.embedder}${options.embedder === "hashing" ? ` (${options.dimensions} dimensions)` : ""}, ${options.stepSeconds} s per step`,
+        `${100 - options.writesPercent}% search / ${options.writesPercent}% remember, embedder ${options.embedder}${options.embedder === "hashing" ? ` (${options.dimensions} dimensions)` : ""}, ${options.stepSeconds} s per step, Node.js ${process.versions.node}`,
     );
     console.log(
       "conc   ops/s  search/s  writes/s | search p50    p95    p99 | remember p50   p95    p99 | errors | CPU % of a core (ms per operation) and RSS MB per process",

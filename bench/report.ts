@@ -5,7 +5,9 @@ import { ms, pct, type Result } from "./workload.js";
 const triple = (p: Percentiles | null) => (p ? `${ms(p.p50)} / ${ms(p.p95)} / ${ms(p.p99)}` : "–");
 
 export function printResults(results: readonly Result[], searches: number): void {
-  console.log(`\nstandalone workload (${searches} rare-word searches, limit 10; paraphrases limit 5; chronological: type filter, limit 25; ms)\n`);
+  console.log(
+    `\nstandalone workload (Node.js ${process.versions.node}; ${searches} rare-word searches, limit 10; paraphrases limit 5; chronological: type filter, limit 25; ms)\n`,
+  );
   console.log(
     "| target | N | write p50 by tenth (first → last) | search p50 / p95 / p99, first time | same, embedding cached | chronological p50 / p95 / p99 | rare word first / top 10 | paraphrase first / top 5 | RSS after the searches / after idling |",
   );
