@@ -2,8 +2,9 @@
  * The rule both of standalone's memory reclaimers follow (V8's heap, heap-compaction.ts; glibc's
  * arenas, malloc-trim.ts): on a timer, read a size; when it has grown more than a budget over the
  * lowest it has been since the last reclaim (at most what that reclaim left), and the minimum
- * interval has passed since that reclaim began, reclaim again. Reclaiming costs a pause or a thread's time, so a size that keeps growing costs a bounded
- * share of it, and a size that does not grow costs one reading per check.
+ * interval has passed since that reclaim began, reclaim again. Reclaiming costs a pause or a
+ * thread's time, so a size that keeps growing costs a bounded share of it, and a size that does
+ * not grow costs one reading per check.
  */
 /** When a reclaim is due: how much growth, how often the size is read, how soon after the last one. */
 export interface GrowthBudget {

@@ -145,8 +145,9 @@ function settingStatements(tenantId: string | undefined, extra: Readonly<Record<
  * read: ~0.1 ms on a loopback connection, docs/benchmarks.md). It has written nothing, so nothing
  * can be lost, and its settings end with it whichever way the COMMIT goes. The connection goes
  * back to the pool with the COMMIT still in flight: node-postgres sends one query at a time, in
- * order, so the next transaction's BEGIN reaches the server after it. Should the connection die before the COMMIT is answered, the
- * pool drops it (or its next user's first query fails as unavailable, as after any restart).
+ * order, so the next transaction's BEGIN reaches the server after it. Should the connection die
+ * before the COMMIT is answered, the pool drops it (or its next user's first query fails as
+ * unavailable, as after any restart).
  */
 async function inTransaction<T>(pool: Pool, begin: string, fn: (client: PoolClient) => Promise<T>, options: { readOnly?: boolean } = {}): Promise<T> {
   const { client, release } = await checkout(pool);
