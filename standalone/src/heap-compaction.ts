@@ -60,18 +60,19 @@ export function compactingGc(gc: () => void = exposedGc()): () => void {
 
 /** Compacts V8's heap whenever its resident size has outgrown the budget; `reclaims` counts the collections. */
 export function startHeapCompaction(options: HeapCompactionOptions = DEFAULT_HEAP_COMPACTION): ReclaimOnGrowth {
-  const collect = options.collect ?? compactingGc();
-  const usedBytes = options.usedBytes ?? (() => getHeapStatistics().used_heap_size);
+  const {
+    collect = compactingGc(),
+    residentBytes = () => getHeapStatistics().total_physical_size,
+    usedBytes = () => getHeapStatistics().used_heap_size,
+    ...budgetAndClock
+  } = options;
   return startReclaimOnGrowth({
-    budgetBytes: options.budgetBytes,
-    checkMs: options.checkMs,
-    minIntervalMs: options.minIntervalMs,
-    size: options.residentBytes ?? (() => getHeapStatistics().total_physical_size),
+    ...budgetAndClock,
+    size: residentBytes,
     reclaim: () => {
       collect();
       // What survived, on the pages it was moved to (the freed ones are returned in the background).
       return usedBytes();
     },
-    now: options.now,
   });
 }
