@@ -1,4 +1,4 @@
-import type { Queryable } from "@3ngram/db";
+import { contentHeadColumns, type Queryable } from "@3ngram/db";
 import type { CommitmentStatus, MemoryType } from "@3ngram/schema";
 
 /**
@@ -19,9 +19,6 @@ export interface SelectorFilter {
   includeUnscoped: boolean;
 }
 
-/** Enough characters of content to cut a 600-character excerpt and know whether it was cut. */
-const CONTENT_HEAD_CHARS = 700;
-
 // $1 tenant, $2 scopes, $3 project, $4 includeUnscoped.
 export const SELECTED = `m.tenant_id = $1
   AND ($2::text[] IS NULL OR m.scope = ANY($2::text[]))
@@ -30,12 +27,8 @@ export const SELECTED = `m.tenant_id = $1
 export const LIVE = `m.status = 'active' AND m.valid_to IS NULL`;
 const LIVE_AND_SELECTED = `${SELECTED} AND ${LIVE}`;
 
-/**
- * The head of the content and its full length in UTF-16 code units (what JavaScript and our limits
- * count): code points plus one more for each character outside the Basic Multilingual Plane.
- */
-export const CONTENT_COLUMNS = `, left(m.content, ${CONTENT_HEAD_CHARS}) AS "contentHead",
-  char_length(m.content) + char_length(regexp_replace(m.content, '[^\\U00010000-\\U0010FFFF]', '', 'g')) AS "contentLength"`;
+/** The head of the content and its full length in UTF-16 code units, after a section's own columns. */
+export const CONTENT_COLUMNS = `, ${contentHeadColumns()}`;
 
 /** Present when the section was read with content (handoff); absent for briefing. */
 export interface ContentHead {

@@ -1,3 +1,4 @@
+import { contentHeadColumns } from "@3ngram/db";
 import type { AsOf, MemoryStatus, MemoryType, SearchHit } from "@3ngram/schema";
 
 /** A count or limit written into a statement's text: only ever a validated non-negative integer. */
@@ -95,17 +96,15 @@ export function supersededExpr(e: Eligibility, p: SqlParams, m = "m"): string {
       WHERE e.tenant_id = ${m}.tenant_id AND e.to_id = ${m}.id AND e.edge_type IN ('supersedes', 'updates')${known}${valid})`;
 }
 
-/** Columns every hit needs: identity, placement, and the head of the content to cut an excerpt from. */
-const CONTENT_HEAD_CHARS = 700;
-
 /**
  * The recorded time as the public answer prints it (Date.toISOString: UTC, milliseconds, the
  * microseconds cut), written by the database so no row's instant is parsed into a Date to be printed.
  */
 const ISO_INSTANT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
+/** Columns every hit needs: identity, placement, and the head of the content to cut an excerpt from. */
 export const HIT_COLUMNS = (m = "m") => `${m}.id, ${m}.memory_type AS "memoryType", ${m}.topic,
-      left(${m}.content, ${CONTENT_HEAD_CHARS}) AS "contentHead", char_length(${m}.content) AS "contentLength",
+      ${contentHeadColumns(m)},
       ${m}.scope, ${m}.project, to_char(${m}.recorded_at AT TIME ZONE 'UTC', ${ISO_INSTANT}) AS "recordedAt"`;
 
 /**
