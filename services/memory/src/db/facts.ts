@@ -87,25 +87,31 @@ export async function selectCurrentFacts(db: Queryable, filter: FactFilter): Pro
 /**
  * The facts valid at `validAt` according to what was recorded by `asKnownAt`. Either may be null:
  * the known instant defaults to now, the valid instant to the known instant. A row was known when
- * recorded_at <= known; its end of validity was known only when closed_recorded_at <= known, so a
- * row closed later is treated (and returned) as open, exactly as a read at that instant saw it.
+ * it was recorded by the known instant; its end of validity was known only when it was closed by
+ * then, so a row closed later is treated (and returned) as open, exactly as a read at that instant
+ * saw it.
+ *
+ * Recorded and closing times carry microseconds; a caller's instant carries milliseconds, and is
+ * often one an answer showed (a recordedAt, cut to the millisecond). So a caller's asKnownAt covers
+ * every stored time that reads as it, up to 999 microseconds past it, the rule search's asOf
+ * follows (services/search/src/db/eligibility.ts). Valid times are written at millisecond precision.
  */
 export async function selectFactsAsOf(db: Queryable, filter: FactFilter & { validAt: Date | null; asKnownAt: Date | null }): Promise<FactRow[]> {
   const { rows } = await db.query<FactRow>(
     `WITH point AS (
-            SELECT k.known, coalesce($5::timestamptz, k.known) AS valid
-              FROM (SELECT coalesce($4::timestamptz, now()) AS known) k
+            SELECT coalesce($4::timestamptz + interval '999 microseconds', now()) AS known_through,
+                   coalesce($5::timestamptz, $4::timestamptz, now()) AS valid
           ),
           seen AS (
             SELECT f.*,
-                   CASE WHEN f.closed_recorded_at <= p.known THEN f.valid_to END AS known_valid_to,
-                   CASE WHEN f.closed_recorded_at <= p.known THEN f.closed_recorded_at END AS known_closed_at,
+                   CASE WHEN f.closed_recorded_at <= p.known_through THEN f.valid_to END AS known_valid_to,
+                   CASE WHEN f.closed_recorded_at <= p.known_through THEN f.closed_recorded_at END AS known_closed_at,
                    p.valid AS point_valid
               FROM facts f CROSS JOIN point p
              WHERE f.tenant_id = $1 AND f.erased_at IS NULL
                AND ($2::text IS NULL OR f.subject = $2)
                AND ($3::text IS NULL OR f.predicate = $3)
-               AND f.recorded_at <= p.known
+               AND f.recorded_at <= p.known_through
                AND f.valid_from <= p.valid
           )
      SELECT s.id, s.subject, s.predicate, s.value, s.confidence, s.valid_from AS "validFrom", s.known_valid_to AS "validTo",

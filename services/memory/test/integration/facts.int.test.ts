@@ -141,8 +141,25 @@ describe("a fact that changes twice", () => {
 
   it("asKnownAt before the first write knows nothing; at a write's own instant it knows that write", async () => {
     expect((await memory.memories.getFacts({ ...query, asOf: { asKnownAt: ts(r1 - 1) } }, readOnly(tenantA))).facts).toEqual([]);
-    // recorded_at carries microseconds; the next millisecond is past it and before the next write.
     expect(ids((await memory.memories.getFacts({ ...query, asOf: { asKnownAt: ts(r3 + 1) } }, readOnly(tenantA))).facts)).toEqual([g3.id]);
+  });
+
+  it("asKnownAt at a write's recordedAt as the answer shows it knows that write and what it closed, as search's asOf does", async () => {
+    // recorded_at carries microseconds and the answer milliseconds: a caller who passes back the
+    // instant a write was shown at must see that write, and the generation it closed as closed.
+    for (const [g, at] of [
+      [g1, r1],
+      [g2, r2],
+      [g3, r3],
+    ] as const) {
+      const out = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: ts(at) } }, readOnly(tenantA));
+      expect(ids(out.facts)).toEqual([g.id]);
+      expect(out.facts[0]!.validTo).toBeNull();
+    }
+    // Read at the second write's instant, the first generation ends where the second begins.
+    const atSecond = await memory.memories.getFacts({ ...query, asOf: { asKnownAt: ts(r2), validAt: between(r1, r2) } }, readOnly(tenantA));
+    expect(ids(atSecond.facts)).toEqual([g1.id]);
+    expect(ms(atSecond.facts[0]!.validTo)).toBe(r2);
   });
 
   it("validAt alone reads what is known now about that valid instant, closing times included", async () => {
