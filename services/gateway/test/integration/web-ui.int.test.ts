@@ -512,6 +512,31 @@ describe("browsing", () => {
     expect((await browser.get("/ui/overview")).html).not.toContain('id="embedding-progress"');
   });
 
+  it("counts every proposal waiting on the overview, past the proposals list's page of 100", async () => {
+    const tenant = await core.createTenant("web ui many proposals");
+    const ids: string[] = [];
+    for (let i = 0; i < 15; i++) ids.push(await remember(tenant, `proposal source ${i}`, `memory ${i} for proposals ${randomUUID()}`));
+    // 101 of the 105 pairs, each proposed once, the way the consolidator hands them over.
+    const pairs = ids.flatMap((fromId, i) => ids.slice(i + 1).map((toId) => ({ fromId, toId, edgeType: "updates" as const, similarity: 0.9 })));
+    const memory = await core.publicMemoryClient();
+    const created = await memory.proposals.createConsolidationProposals({ proposals: pairs.slice(0, 101) }, asConsolidator(tenant));
+    expect(created.createdIds).toHaveLength(101);
+    await factProposal(tenant);
+    const overview = await (await signedIn(tenant)).get("/ui/overview");
+    expect(overview.status).toBe(200);
+    expect(overview.html).toContain("102 proposals wait for your review");
+  });
+
+  it("ends a cut search excerpt with the one ellipsis the excerpt carries", async () => {
+    const tenant = await core.createTenant("web ui long hit");
+    await remember(tenant, "long plan", `ellipsis ${"word ".repeat(300)}`);
+    const page = await (await signedIn(tenant)).get("/ui/search?query=ellipsis");
+    expect(page.status).toBe(200);
+    const content = /<p class="content">([^<]*)<\/p>/.exec(page.html)?.[1];
+    expect(content).toMatch(/^ellipsis word word .*…$/);
+    expect(content).not.toMatch(/…\s*…$/);
+  });
+
   it("shows each revision's words removed and added, hostile text escaped inside them, under the version's anchor", async () => {
     const tenant = await core.createTenant("web ui differences");
     const memory = await core.publicMemoryClient();

@@ -66,7 +66,7 @@ function hitItem(hit: SearchHit, now: number): Html {
   return html`<li class="hit">
       <h3>${memoryLink(hit.id, hit.topic)}</h3>
       <p class="meta">${typeTag(hit.memoryType)} ${placeText(hit)} <span>recorded ${when(hit.recordedAt, now)}</span></p>
-      <p class="content">${hit.content}${hit.truncated ? " …" : ""}</p>
+      <p class="content">${hit.content}</p>
     </li>`;
 }
 

@@ -10,7 +10,6 @@ import { AppError } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import { MAX_FACTS_LIMIT, MAX_GET_CONTENT_CHARS, memoryIdSchema, parseInput, searchInputSchema } from "@3ngram/schema";
 import type { Request, Router } from "express";
-import { reviewProposals } from "../../clients/proposals.js";
 import { identityFor } from "../../http/identity.js";
 import { routeLabel } from "../../http/locals.js";
 import { factsQueryToInput } from "../../rest/facts.js";
@@ -40,15 +39,21 @@ export function browseRoutes(router: Router, kit: UiKit): void {
       ...(withProject && form.project !== "" ? { project: form.project } : {}),
       sectionLimit: String(OVERVIEW_SECTION_LIMIT),
     });
-    const [briefing, facets, pending, environment] = await Promise.all([
+    const [briefing, facets, environment] = await Promise.all([
       memory.orientation.briefing(input, { identity }),
       readFacets(memory, identity),
-      reviewProposals({ action: "list", status: "proposed", limit: 100 }, { memory, identity }),
       memory.orientation.describeEnvironment({}, { identity }),
     ]);
-    const pendingProposals = (pending.proposals?.length ?? 0) + (pending.factProposals?.length ?? 0);
-    const { embeddings, pendingEmbeddings } = environment.stats;
-    page(res, 200, renderOverviewPage({ form, facets, briefing, pendingProposals, embeddings, pendingEmbeddings, now: Date.now() }, signedInView(res)));
+    // The exact count of both kinds, the figure describe_environment answers (a list would stop at its page).
+    const { embeddings, pendingEmbeddings, pendingProposals } = environment.stats;
+    page(
+      res,
+      200,
+      renderOverviewPage(
+        { form, facets, briefing, pendingProposals: pendingProposals.total, embeddings, pendingEmbeddings, now: Date.now() },
+        signedInView(res),
+      ),
+    );
   });
 
   router.get("/search", routeLabel("GET /ui/search"), ...signedIn, async (req, res) => {
