@@ -167,6 +167,15 @@ export async function selectChangedCommitmentSection(
 }
 
 /**
+ * A stale window of `days` (a parameter) as whole days of 24 hours, the days the full briefing
+ * counts in JavaScript. make_interval(days => n) would count calendar days in the session's time
+ * zone: an hour more or less across a change of summer time, so the two reads would disagree.
+ */
+export function staleWindow(days: string): string {
+  return `make_interval(hours => 24 * ${days}::int)`;
+}
+
+/**
  * Memories of the given types that entered or left a memory section since the cursor. With
  * `staleAfterDays` the section is staleCandidates: a memory also enters it by growing older than
  * that between the cursor's clock and now.
@@ -179,11 +188,11 @@ export async function selectChangedMemorySection(
 ): Promise<ChangedSection<MemoryLineRow>> {
   // $8, the cursor's clock, and $9, the stale window in days.
   const stale = options.staleAfterDays !== null;
-  const oldBy = (clock: string) => `m.valid_from < ${clock} - make_interval(days => $9::int)`;
+  const oldBy = (clock: string) => `m.valid_from < ${clock} - ${staleWindow("$9")}`;
   const inner = `
     SELECT m.id, m.memory_type AS "memoryType", m.topic, m.scope, m.project, m.recorded_at AS "recordedAt",
            (${LIVE}) AS live_now, ch.left_by, succ.from_id AS "supersededBy", NULL::text AS status_now,
-           coalesce(ch.changed_at, ${stale ? "m.valid_from + make_interval(days => $9::int)" : "NULL"}) AS changed_at,
+           coalesce(ch.changed_at, ${stale ? `m.valid_from + ${staleWindow("$9")}` : "NULL"}) AS changed_at,
            (${LIVE}) ${stale ? `AND ${oldBy("now()")}` : ""} AS in_now,
            ${LIVE_THEN} ${stale ? `AND ${oldBy("$8::timestamptz")}` : ""} AS in_then
            ${options.withContent ? CONTENT_COLUMNS : ""}

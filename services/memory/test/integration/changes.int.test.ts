@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reader, rejection, writer, type TestTenant } from "../../../../test/support/calls.js";
 import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 import { importFile } from "../../../../test/support/archive.js";
+import { staleWindow } from "../../src/db/changes.js";
 import { eventually } from "../../../../test/support/processes.js";
 
 type RememberInit = Parameters<PublicMemoryClient["memories"]["remember"]>[0];
@@ -282,3 +283,18 @@ function setSpareBit(cursor: string): string {
 function sorted(values: string[]): string[] {
   return [...values].sort();
 }
+
+describe("the stale window", () => {
+  it("counts 24-hour days whatever the session's time zone, as the full briefing's clock does", async () => {
+    const client = await stack.ownerPool.connect();
+    try {
+      // New York left summer time on 2026-11-01: thirty calendar days before 2026-11-20 are 721 hours.
+      await client.query("SET TIME ZONE 'America/New_York'");
+      const clock = "2026-11-20T12:00:00.000Z";
+      const { rows } = await client.query<{ before: Date }>(`SELECT $1::timestamptz - ${staleWindow("$2")} AS before`, [clock, 30]);
+      expect(rows[0]!.before.toISOString()).toBe(new Date(Date.parse(clock) - 30 * 24 * 60 * 60 * 1000).toISOString());
+    } finally {
+      client.release();
+    }
+  });
+});
