@@ -572,6 +572,9 @@ describe("browsing", () => {
     expect(byDefault.status).toBe(200);
     expect(hits(byDefault.html)).toBe(5);
     expect(byDefault.html).toContain('<option value="5" selected>5</option>');
+    // Search's "active" keeps replaced memories, so the status filter does not call it "live".
+    expect(byDefault.html).toContain("Not archived (default)");
+    expect(byDefault.html).not.toMatch(/Live only|Live \(default\)/);
     // The other two are a page on (the template escapes the link's = and &).
     expect(byDefault.html).toContain('href="/ui/search?query&#61;counted+decision&#38;cursor&#61;');
     const ten = await browser.get("/ui/search?query=counted%20decision&limit=10");

@@ -52,8 +52,10 @@ function searchForm(form: SearchForm, facets: SearchPageView["facets"]): Html {
         ${select(
           "status",
           "Status",
-          options(["active", "archived"], form.status, (s) => (s === "active" ? "Live only" : "Archived only")),
-          "Live (default)",
+          // Search's "active" keeps replaced memories (ranked below what replaced them), so it is not
+          // "live" as the memory pages use the word: active and never replaced.
+          options(["active", "archived"], form.status, (s) => (s === "active" ? "Not archived" : "Archived only")),
+          "Not archived (default)",
         )}
         <div><label for="order">Order</label><select id="order" name="order">${options(["relevance", "chronological"], form.order || "relevance", (o) => (o === "relevance" ? "Best match first" : "Newest first"))}</select></div>
         <div><label for="limit">Per page</label><select id="limit" name="limit">${options(SEARCH_PAGE_SIZES, form.limit || DEFAULT_SEARCH_PAGE_SIZE)}</select></div>
