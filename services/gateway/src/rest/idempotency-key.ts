@@ -7,8 +7,18 @@
 import { AppError } from "@3ngram/errors";
 import { idempotencyKeySchema } from "@3ngram/schema";
 import type { Request } from "express";
+import type { QueryParam } from "./route.js";
 
 const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+
+/** The header as the OpenAPI document lists it on each write that reads it (those routes also answer 422). */
+export const IDEMPOTENCY_KEY_PARAMS: Record<string, QueryParam> = {
+  [IDEMPOTENCY_KEY_HEADER]: {
+    schema: { type: "string", minLength: 1, maxLength: 257 },
+    description:
+      "a key for this write (a quoted UUID, say): a repeat with the same key and body answers as the first did; the same key with another body is refused with 422. The body's idempotencyKey does the same.",
+  },
+};
 
 /**
  * The body with the header's key in it. Without the header, or with a body that is not an object

@@ -16,7 +16,7 @@ import {
   reviseOutputSchema,
 } from "@3ngram/schema";
 import type { Request } from "express";
-import { withIdempotencyKey } from "./idempotency-key.js";
+import { IDEMPOTENCY_KEY_PARAMS, withIdempotencyKey } from "./idempotency-key.js";
 import type { RestRoute } from "./route.js";
 
 export const LIFECYCLE_ROUTES: readonly RestRoute[] = [
@@ -26,9 +26,10 @@ export const LIFECYCLE_ROUTES: readonly RestRoute[] = [
     summary: "revise: a successor linked to this memory",
     tag: "lifecycle",
     scope: SCOPES.write,
+    headers: IDEMPOTENCY_KEY_PARAMS,
     body: { schema: reviseInputSchema, omit: ["predecessorId"] },
     answers: { 201: { description: "the successor", json: reviseOutputSchema } },
-    errors: [404, 409],
+    errors: [404, 409, 422],
     handle: async ({ req, res, memory, identity }) => {
       const predecessorId = pathId(req);
       const input = parseInput(reviseInputSchema, { ...withIdempotencyKey(req, bodyWithout(req, "predecessorId")), predecessorId });

@@ -17,7 +17,7 @@ import {
   rememberInputSchema,
   rememberOutputSchema,
 } from "@3ngram/schema";
-import { withIdempotencyKey } from "./idempotency-key.js";
+import { IDEMPOTENCY_KEY_PARAMS, withIdempotencyKey } from "./idempotency-key.js";
 import { queryOf } from "./openapi.js";
 import type { RestRoute } from "./route.js";
 
@@ -29,9 +29,10 @@ export const MEMORY_ROUTES: readonly RestRoute[] = [
     summary: "remember: append one typed memory",
     tag: "memories",
     scope: SCOPES.write,
+    headers: IDEMPOTENCY_KEY_PARAMS,
     body: { schema: rememberInputSchema },
     answers: { 201: { description: "stored", json: rememberOutputSchema } },
-    errors: [409],
+    errors: [409, 422],
     handle: async ({ req, res, memory, identity }) => {
       const input = parseInput(rememberInputSchema, withIdempotencyKey(req, req.body));
       res.status(201).json(await memory.memories.remember(input, { identity }));

@@ -51,6 +51,7 @@ const ERROR_TEXT: Record<number, string> = {
   409: "conflict: duplicate, already decided, not live, or an illegal transition",
   413: "body too large",
   415: "unsupported media type",
+  422: "this idempotency key was already used for a different request",
   429: "rate limited (Retry-After is set)",
   500: "our fault; only the request id is given",
   503: "a service is unavailable (Retry-After is set)",
@@ -91,12 +92,16 @@ function operation(route: RestRoute, components: Components): Json {
       description: route.path.includes("proposals") ? "The proposal's id (UUID)." : ID,
       schema: { type: "string" },
     });
-  for (const [name, param] of Object.entries(route.query ?? {})) {
+  const placed = [
+    ...Object.entries(route.query ?? {}).map(([name, param]) => ({ name, param, in: "query" })),
+    ...Object.entries(route.headers ?? {}).map(([name, param]) => ({ name, param, in: "header" })),
+  ];
+  for (const { name, param, in: where } of placed) {
     const schema = param.schema instanceof z.ZodType ? jsonOf(param.schema, "input") : param.schema;
     const required = param.required ?? (param.schema instanceof z.ZodType ? !param.schema.safeParse(undefined).success : false);
     parameters.push({
       name,
-      in: "query",
+      in: where,
       required,
       schema,
       ...(param.description ? { description: param.description } : {}),

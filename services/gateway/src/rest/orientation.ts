@@ -13,7 +13,6 @@ import { AppError, invalidInput, type ValidationIssue } from "@3ngram/errors";
 import { SCOPES } from "@3ngram/rpc";
 import {
   briefingInputSchema,
-  briefingModeSchema,
   briefingOutputSchema,
   briefingSectionSchema,
   describeEnvironmentInputSchema,
@@ -38,10 +37,10 @@ import type { QueryParam, RestRoute } from "./route.js";
  */
 const BRIEFING_QUERY: Record<string, QueryParam> = {
   kind: { schema: effectiveSelectorSchema.shape.kind, description: "required: all, scope, project or scope_project", required: true },
-  scope: { schema: scopeNameSchema },
-  project: { schema: projectSchema },
-  includeUnscoped: { schema: z.boolean() },
-  mode: { schema: briefingModeSchema },
+  scope: { schema: scopeNameSchema, description: "with kind scope or scope_project, and only then", required: false },
+  project: { schema: projectSchema, description: "with kind project or scope_project, and only then", required: false },
+  includeUnscoped: { schema: z.boolean().default(false), description: "with kind scope_project only: add the scope's memories without a project" },
+  mode: { schema: fieldAt(briefingInputSchema, ["mode"]) },
   sections: { schema: { type: "string", description: `comma-separated: ${briefingSectionSchema.options.join(", ")}` } },
   sectionLimit: { schema: fieldAt(briefingInputSchema, ["sectionLimit"]) },
   since: {

@@ -48,6 +48,8 @@ interface RouteContract {
   summary: string;
   tag: string;
   query?: Record<string, QueryParam>;
+  /** Request headers the route reads besides authentication (documented as header parameters). */
+  headers?: Record<string, QueryParam>;
   /** A JSON body, read before the handler runs (other media types 415, oversized 413). */
   body?: Body;
   /** An NDJSON body the handler reads itself, as a stream. */

@@ -65,9 +65,9 @@ function documentedRoutes(doc: Json): string[] {
 async function call(
   method: "get" | "post",
   template: string,
-  options: { path?: string; query?: string; json?: unknown; body?: string; type?: string; auth?: boolean; key?: string } = {},
+  options: { path?: string; query?: string; json?: unknown; body?: string; type?: string; auth?: boolean; key?: string; headers?: Record<string, string> } = {},
 ) {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   if (options.auth !== false) headers.Authorization = `Bearer ${options.key ?? tenant.apiKey}`;
   if (options.json !== undefined) headers["Content-Type"] = "application/json";
   if (options.type !== undefined) headers["Content-Type"] = options.type;
@@ -160,6 +160,35 @@ describe("the OpenAPI document", () => {
       }
     }
     expect(routes).toBe(4);
+  });
+
+  it("requires only the query parameters a route cannot do without, and gives their defaults", async () => {
+    const briefing = (served.paths as Json)["/api/v1/briefing"].get.parameters as Json[];
+    expect(briefing.filter((p) => p.required).map((p) => p.name)).toEqual(["kind"]);
+    expect(briefing.find((p) => p.name === "mode")?.schema).toMatchObject({ default: "brief" });
+    expect(briefing.find((p) => p.name === "includeUnscoped")?.schema).toMatchObject({ default: false });
+    // What the document requires is enough.
+    expect((await call("get", "/api/v1/briefing", { query: "kind=all" })).status).toBe(200);
+  });
+
+  it("documents the Idempotency-Key header on the writes that read it, and the 422 a reused key gets", async () => {
+    for (const [path, method] of [
+      ["/api/v1/memories", "post"],
+      ["/api/v1/memories/{id}/revise", "post"],
+    ] as const) {
+      const operation = (served.paths as Json)[path][method] as Json;
+      expect(operation.parameters, path).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false }));
+      expect(Object.keys(operation.responses as Json), path).toContain("422");
+    }
+    const key = { "Idempotency-Key": `"${randomUUID()}"` };
+    const write = (content: string) => call("post", "/api/v1/memories", { headers: key, json: { memoryType: "note", topic: "keyed", content } });
+    const content = `keyed write ${randomUUID()}`;
+    const first = await write(content);
+    expect(first.status).toBe(201);
+    expect((await write(content)).body).toEqual(first.body);
+    const reused = await write(`another body ${randomUUID()}`);
+    expect(reused.status).toBe(422);
+    expect(reused.body).toMatchObject({ error: "idempotency_key_reused" });
   });
 
   it("every route's real answers validate against the schema it declares", async () => {
