@@ -63,7 +63,7 @@ export const MEMORY_ROUTES: readonly RestRoute[] = [
   {
     method: "get",
     path: "/api/v1/memories/:id",
-    summary: "one memory in full",
+    summary: `one memory, its content up to ${MAX_GET_CONTENT_CHARS} characters (truncated says when an imported one is longer)`,
     tag: "memories",
     scope: SCOPES.read,
     answers: { 200: { description: "the memory", json: memoryRecordSchema } },
