@@ -48,11 +48,13 @@ import {
   findProjectClash,
   insertScope,
   lockScopeRegistry,
+  movePolicyDefault,
   resolveWriteScope,
   selectRetrievalPolicy,
   selectScopeByName,
   updateScope,
   upsertRetrievalPolicy,
+  type ScopeRow,
 } from "../db/scopes.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { errorResult, lineError } from "./import-errors.js";
@@ -281,16 +283,23 @@ async function storeFact(db: PoolClient, actor: Actor, r: ArchiveFact): Promise<
  * Merges a scope into the registry: a new name is created; an existing one keeps its name and
  * gains the aliases and projects it lacked. A name, alias or project that belongs to another scope
  * is a conflict, and the line changes nothing.
+ *
+ * One exception: a scope the archive has under a newer name carries its old name as an alias (a
+ * rename leaves it so). When a scope of this tenant has that old name and nothing else (no alias,
+ * no project), as the starter scopes every tenant begins with do, it is renamed as the archive's
+ * was: the archive's name, the old one kept as an alias, so its memories and filters still resolve.
  */
 async function storeScope(db: PoolClient, actor: Actor, r: ArchiveScope): Promise<Stored> {
   const tenantId = actor.tenantId;
   await lockScopeRegistry(db, tenantId);
-  const existing = await selectScopeByName(db, tenantId, r.name);
+  const named = await selectScopeByName(db, tenantId, r.name);
+  const renamed = named ? null : await bareScopeUnderAnOldName(db, tenantId, r);
+  const existing = named ?? renamed;
   const aliases = unique(r.aliases.filter((a) => a !== r.name && !(existing?.aliases ?? []).includes(a)));
   const projects = unique(r.projects.filter((p) => !(existing?.projects ?? []).includes(p)));
   if (existing && aliases.length === 0 && projects.length === 0) return { outcome: "skipped", id: existing.id };
 
-  const clash = await findNameClash(db, tenantId, existing ? aliases : [r.name, ...aliases], existing?.id ?? null);
+  const clash = await findNameClash(db, tenantId, named ? aliases : [r.name, ...aliases], existing?.id ?? null);
   if (clash) {
     const field = clash.value === r.name ? "name" : "aliases";
     throw new AppError("conflict", `${field}: ${clash.value} is already the ${clash.as} of scope ${clash.scope}`, { field });
@@ -305,8 +314,22 @@ async function storeScope(db: PoolClient, actor: Actor, r: ArchiveScope): Promis
     throw new AppError("conflict", `projects: merging would exceed ${MAX_SCOPE_PROJECTS} projects`, { field: "projects" });
 
   const id = existing?.id ?? (await insertScope(db, { id: uuidv7(), tenantId, name: r.name, aliases: mergedAliases })).id;
-  if (existing || mergedProjects.length > 0) await updateScope(db, tenantId, id, { aliases: mergedAliases, projects: mergedProjects });
+  if (existing || mergedProjects.length > 0) {
+    await updateScope(db, tenantId, id, { ...(renamed ? { name: r.name } : {}), aliases: mergedAliases, projects: mergedProjects });
+  }
+  if (renamed) await movePolicyDefault(db, tenantId, renamed.name, r.name);
   return { outcome: "created", id };
+}
+
+/** The one scope named by an alias of the archive's scope, when it has no alias or project of its own. */
+async function bareScopeUnderAnOldName(db: PoolClient, tenantId: string, r: ArchiveScope): Promise<ScopeRow | null> {
+  const found = new Map<string, ScopeRow>();
+  for (const alias of unique(r.aliases.filter((a) => a !== r.name))) {
+    const scope = await selectScopeByName(db, tenantId, alias);
+    if (scope) found.set(scope.id, scope);
+  }
+  const [only, ...more] = found.values();
+  return only && more.length === 0 && only.aliases.length === 0 && only.projects.length === 0 ? only : null;
 }
 
 /** The archive's retrieval policy applies only while the tenant's is still off (or already the same). */

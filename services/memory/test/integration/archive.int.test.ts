@@ -468,6 +468,27 @@ describe("per-line results", () => {
     expect(scopes.policy).toMatchObject({ mode: "require" });
   });
 
+  it("brings a renamed starter scope over as it was renamed, with the policy that names it", async () => {
+    const source = await stack.createTenant("archive renamed source");
+    const target = await stack.createTenant("archive renamed target");
+    await memory.memories.remember({ memoryType: "note", topic: "before", content: `under the old name ${randomUUID()}`, scope: "work" }, as(source));
+    await memory.scopes.renameScope({ name: "work", newName: "job" }, as(source));
+    await memory.scopes.setRetrievalDefault({ mode: "default", scope: "job" }, as(source));
+    const exported = (await exportAll(source)).lines;
+
+    // The target, like every new tenant, starts with a bare "work" scope: the archive's old name.
+    const result = await importFile(archiveRpc, { format: "3ngram", ndjson: `${exported.slice(1).join("\n")}\n` }, as(target));
+    expect(result.results.filter((r) => r.outcome === "error")).toEqual([]);
+    const scopes = await memory.scopes.listScopes({}, as(target));
+    expect(scopes.scopes.map((s) => [s.name, s.aliases])).toEqual([
+      ["job", ["work"]],
+      ["personal", []],
+    ]);
+    expect(scopes.policy).toMatchObject({ mode: "default", scope: "job" });
+    // Export, import, export: the same lines.
+    expect(normalise((await exportAll(target)).lines)).toEqual(normalise(exported));
+  });
+
   it("refuses import to a read-only caller", async () => {
     const err = await rejection(importFile(archiveRpc, { format: "3ngram", ndjson: "" }, as(tenant, [SCOPES.read])));
     expect(err.reason).toBe("insufficient_scope");
