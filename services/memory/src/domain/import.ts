@@ -205,8 +205,11 @@ async function storeMemory(db: PoolClient, actor: Actor, r: ArchiveMemory, line:
   });
   // An erased memory is never embedded (nor scanned for facts): there is nothing left to read.
   if (erased) return { outcome: "created", id };
-  // Embedded later like any pending memory, and read for facts like a remembered one.
-  await recordMemoryJobs(db, tenantId, id, { embedding: true });
+  // Embedded later like any pending memory. Read for facts like a remembered one, unless it comes
+  // from a 3ngram archive: that carries the facts its source kept, and extracting again would
+  // propose what the source's reviewers already accepted (racing the fact lines further down the
+  // file) or rejected.
+  await recordMemoryJobs(db, tenantId, id, { embedding: true, facts: format !== "3ngram" });
   return { outcome: "created", id, memory: true };
 }
 

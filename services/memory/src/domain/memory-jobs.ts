@@ -14,17 +14,24 @@ export const JOB_RETRY_POLICIES: Readonly<Record<string, RetryPolicy>> = {
   [EXTRACT_FACTS_JOB]: EXTRACT_RETRY_POLICY,
 };
 
-/** Fact extraction for every new memory; an embedding job when none was stored inline. */
-function memoryJobs(tenantId: string, memoryId: string, needs: { embedding: boolean }): OutboxJob[] {
+/** What a new memory still needs done: an embedding when none was stored inline, and fact extraction. */
+interface MemoryNeeds {
+  embedding: boolean;
+  /** False only when its facts came with it (a 3ngram archive carries the facts its source kept). */
+  facts: boolean;
+}
+
+function memoryJobs(tenantId: string, memoryId: string, needs: MemoryNeeds): OutboxJob[] {
   const payload = { tenantId, memoryId };
   const carrier = currentTraceCarrier();
   const traced = carrier === undefined ? {} : { traceContext: carrier };
-  const jobs: OutboxJob[] = [{ tenantId, queue: EXTRACTION_QUEUE, jobName: EXTRACT_FACTS_JOB, payload, jobId: `extract-${memoryId}`, ...traced }];
+  const jobs: OutboxJob[] = [];
+  if (needs.facts) jobs.push({ tenantId, queue: EXTRACTION_QUEUE, jobName: EXTRACT_FACTS_JOB, payload, jobId: `extract-${memoryId}`, ...traced });
   if (needs.embedding) jobs.push({ tenantId, queue: EMBEDDINGS_QUEUE, jobName: EMBED_MEMORY_JOB, payload, jobId: `embed-${memoryId}`, ...traced });
   return jobs;
 }
 
 /** Records a new memory's jobs inside the caller's transaction. */
-export function recordMemoryJobs(db: Queryable, tenantId: string, memoryId: string, needs: { embedding: boolean }): Promise<void> {
+export function recordMemoryJobs(db: Queryable, tenantId: string, memoryId: string, needs: MemoryNeeds): Promise<void> {
   return insertOutboxJobs(db, memoryJobs(tenantId, memoryId, needs));
 }

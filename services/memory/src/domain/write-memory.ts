@@ -96,7 +96,7 @@ export async function writeMemory(
       payload: { factId: asserted.row.id, ...(asserted.closedId ? { closedFactId: asserted.closedId } : {}) },
     });
   }
-  await recordMemoryJobs(db, actor.tenantId, id, { embedding: parts.embedding === null });
+  await recordMemoryJobs(db, actor.tenantId, id, { embedding: parts.embedding === null, facts: true });
   // The answer names the memory by what this write just stored; nothing is read back.
   return {
     memory: { id, memoryType: input.memoryType, topic: input.topic, scope, project: input.project ?? null },

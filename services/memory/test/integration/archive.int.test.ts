@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { ImportOutcome, type ArchiveService } from "@3ngram/proto/memory/v1";
 import { SCOPES, type RpcMethods } from "@3ngram/rpc";
-import { EMBEDDINGS_QUEUE, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
+import { EMBEDDINGS_QUEUE, EMBED_MEMORY_JOB, EXTRACT_FACTS_JOB, MAX_IMPORT_BODY_BYTES, archiveRecordSchema } from "@3ngram/schema";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
@@ -36,6 +36,15 @@ async function exportAll(t: Tenant): Promise<{ lines: string[]; cursors: Map<num
 
 function ndjson(records: readonly unknown[]): string {
   return records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n";
+}
+
+/** How many outbox jobs of each name the tenant's writes recorded. */
+async function jobCounts(tenantId: string): Promise<Record<string, number>> {
+  const { rows } = await stack.ownerPool.query<{ job: string; n: number }>(
+    "SELECT job_name AS job, count(*)::int AS n FROM job_outbox WHERE payload->>'tenantId' = $1 GROUP BY job_name",
+    [tenantId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.job, r.n]));
 }
 
 async function counts(tenantId: string): Promise<Record<string, number>> {
@@ -305,6 +314,10 @@ describe("export → import → export", () => {
       [target.tenantId],
     );
     expect(events.rows[0]!.n).toBe(15);
+  });
+
+  it("queued no fact extraction: the archive's facts came with it, and its source reviewed what was extracted", async () => {
+    expect(await jobCounts(target.tenantId)).toEqual({ [EMBED_MEMORY_JOB]: 15 });
   });
 });
 
@@ -627,6 +640,8 @@ describe("the MCP memory-server importer", () => {
     expect(facts.facts.map((f) => [f.predicate, f.value])).toEqual([["wrote_notes_on", "Analytical_Engine"]]);
     const designed = await memory.memories.getFacts({ subject: "Analytical_Engine", predicate: "designed_by", limit: 10 }, as(tenant));
     expect(designed.facts.map((f) => f.value)).toEqual(["Charles_Babbage"]);
+    // Another server's observations carry no reviewed facts of ours: each is read for facts like a remembered memory.
+    expect(await jobCounts(tenant.tenantId)).toEqual({ [EMBED_MEMORY_JOB]: 3, [EXTRACT_FACTS_JOB]: 3 });
   });
 
   it("finds the imported observations through search", async () => {
