@@ -537,6 +537,31 @@ describe("browsing", () => {
     expect(content).not.toMatch(/…\s*…$/);
   });
 
+  it("marks a past-due commitment Overdue only while its memory is live, not once replaced or archived", async () => {
+    const tenant = await core.createTenant("web ui overdue");
+    const memory = await core.publicMemoryClient();
+    const commitment = (topic: string) =>
+      memory.memories.remember({ memoryType: "commitment", topic, content: `${topic} ${randomUUID()}`, dueAt: "2020-01-01T00:00:00.000Z" }, writer(tenant));
+    const kept = (await commitment("still due")).memory!.id;
+    const archived = (await commitment("archived")).memory!.id;
+    const replaced = (await commitment("replaced")).memory!.id;
+    await memory.memories.archive({ memoryId: archived }, writer(tenant));
+    const successor = (
+      await memory.memories.revise(
+        { predecessorId: replaced, memoryType: "commitment", topic: "replaced", content: `moved ${randomUUID()}`, dueAt: "2099-01-01T00:00:00.000Z" },
+        writer(tenant),
+      )
+    ).memory!.id;
+    const browser = await signedIn(tenant);
+    const page = async (id: string) => (await browser.get(`/ui/memories/${id}`)).html;
+    expect(await page(kept)).toContain("Overdue");
+    expect(await page(archived)).toContain("Archived");
+    expect(await page(archived)).not.toContain("Overdue");
+    expect(await page(replaced)).toContain("Replaced");
+    expect(await page(replaced)).not.toContain("Overdue");
+    expect(await page(successor)).not.toContain("Overdue");
+  });
+
   it("shows each revision's words removed and added, hostile text escaped inside them, under the version's anchor", async () => {
     const tenant = await core.createTenant("web ui differences");
     const memory = await core.publicMemoryClient();

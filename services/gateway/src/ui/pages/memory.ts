@@ -7,7 +7,7 @@ import { versionAnchor } from "../anchors.js";
 import { ACTOR_TEXT, COMMITMENT_TEXT, EDGE_TEXT, TYPE_TEXT, eventText, when } from "../format.js";
 import { html, type Html } from "../../http/html.js";
 import { layout, type SignedIn } from "../layout.js";
-import { memoryLink, placeText, statusTags, typeTag } from "./parts.js";
+import { commitmentTags, memoryLink, placeText, statusTags, typeTag } from "./parts.js";
 import { predecessors, versionChange } from "./version-change.js";
 
 export interface MemoryPageView {
@@ -93,7 +93,7 @@ function commitmentBox(memory: MemoryRecord, now: number): Html {
   return html`<section class="card" aria-labelledby="commitment-heading">
       <h2 id="commitment-heading">Commitment</h2>
       <dl>
-        <dt>Status</dt><dd>${COMMITMENT_TEXT[c.status]} ${statusTags({ ...memory, status: "active", supersededBy: null }, now)}</dd>
+        <dt>Status</dt><dd>${COMMITMENT_TEXT[c.status]} ${commitmentTags(memory, now)}</dd>
         <dt>Due</dt><dd>${c.dueAt === null ? "no due date" : when(c.dueAt, now)}</dd>
         <dt>Owner</dt><dd>${c.owner ?? "nobody named"}</dd>
       </dl>

@@ -16,18 +16,28 @@ export function placeText(m: { scope: string; project: string | null }): Html {
   return m.project === null ? html`<span>scope ${m.scope}</span>` : html`<span>scope ${m.scope}</span><span>project ${m.project}</span>`;
 }
 
+type Tagged = Pick<MemoryRecord, "status" | "supersededBy" | "commitment">;
+
 /** Status tags: archived, replaced, and a commitment's state (with overdue). */
-export function statusTags(m: Pick<MemoryRecord, "status" | "supersededBy" | "commitment">, now: number): Html {
+export function statusTags(m: Tagged, now: number): Html {
   const tags: Html[] = [];
   if (m.status === "archived") tags.push(html`<span class="tag">Archived</span>`);
   if (m.supersededBy !== null) tags.push(html`<span class="tag warn">Replaced</span>`);
-  if (m.commitment !== null) {
-    const c = m.commitment;
-    const live = c.status === "open" || c.status === "waiting";
-    tags.push(html`<span class="tag ${c.status === "resolved" ? "good" : ""}">${COMMITMENT_TEXT[c.status]}</span>`);
-    if (live && c.dueAt !== null && Date.parse(c.dueAt) < now) tags.push(html`<span class="tag bad">Overdue</span>`);
-  }
-  return html`${tags}`;
+  return html`${tags}${commitmentTags(m, now)}`;
+}
+
+/**
+ * A commitment's state, and Overdue when it is past due on a live memory: a replaced or archived
+ * version keeps the status it had, but is no longer anything to do (briefing and handoff leave it
+ * out too).
+ */
+export function commitmentTags(m: Tagged, now: number): Html {
+  const c = m.commitment;
+  if (c === null) return html``;
+  const pending = c.status === "open" || c.status === "waiting";
+  const live = m.status === "active" && m.supersededBy === null;
+  const state = html`<span class="tag ${c.status === "resolved" ? "good" : ""}">${COMMITMENT_TEXT[c.status]}</span>`;
+  return pending && live && c.dueAt !== null && Date.parse(c.dueAt) < now ? html`${state}<span class="tag bad">Overdue</span>` : state;
 }
 
 /** A memory in a box (the proposal pages put two side by side). */
