@@ -33,6 +33,7 @@ import {
 } from "../db/proposals.js";
 import type { Actor, MemoryDeps } from "./deps.js";
 import { memoryNotFound, notLive } from "./lifecycle-guard.js";
+import { commitmentEventKind } from "./resolve.js";
 
 export type DecidedProposal = { kind: "edge"; edge: EdgeProposalRow } | { kind: "fact"; fact: FactProposalRow };
 
@@ -197,6 +198,18 @@ async function applyEdge(db: PoolClient, actor: Actor, id: string): Promise<void
         actor: actor.kind,
         payload: { successorId: successor.id, edgeType: proposal.edgeType, proposalId: id, ...(carry.carriedTo ? { carriedToMemoryId: carry.carriedTo } : {}) },
       });
+      if (carry.moved) {
+        // The successor's own commitment changed state: recorded on it, as resolve would, so a
+        // changes-since read reports it.
+        await insertEvent(db, {
+          id: uuidv7(),
+          tenantId,
+          memoryId: successor.id,
+          kind: commitmentEventKind(carry.moved.to),
+          actor: actor.kind,
+          payload: { commitmentId: carry.moved.commitmentId, from: carry.moved.from, to: carry.moved.to, carriedFromMemoryId: predecessor.id, proposalId: id },
+        });
+      }
       if (carry.resolved) {
         await insertEvent(db, {
           id: uuidv7(),
@@ -237,7 +250,12 @@ async function carryOnAccept(
   tenantId: string,
   successor: MemoryState,
   predecessorCommitment: CommitmentState | null,
-): Promise<{ carriedTo?: string; resolved?: { commitmentId: string; from: CommitmentStatus } }> {
+): Promise<{
+  carriedTo?: string;
+  /** The successor's commitment left `open` for the predecessor's state. */
+  moved?: { commitmentId: string; from: CommitmentStatus; to: CommitmentStatus };
+  resolved?: { commitmentId: string; from: CommitmentStatus };
+}> {
   if (predecessorCommitment === null) return {};
   const own = successor.memoryType === "commitment" ? await lockCommitmentOfMemory(db, tenantId, successor.id) : null;
   if (own !== null) {
@@ -251,7 +269,8 @@ async function carryOnAccept(
       });
     }
     await freezeCommitment(db, tenantId, predecessorCommitment.id);
-    return { carriedTo: successor.id };
+    const moved = own.status === "open" && predecessorCommitment.status !== "open";
+    return { carriedTo: successor.id, ...(moved ? { moved: { commitmentId: own.id, from: own.status, to: predecessorCommitment.status } } : {}) };
   }
   if (predecessorCommitment.status === "open" || predecessorCommitment.status === "waiting") {
     await updateCommitmentStatus(db, tenantId, predecessorCommitment.id, "resolved");

@@ -58,14 +58,15 @@ async function moveCommitment(db: PoolClient, actor: Actor, memory: MemoryState,
     id: uuidv7(),
     tenantId: actor.tenantId,
     memoryId: memory.id,
-    kind: eventFor(to),
+    kind: commitmentEventKind(to),
     actor: actor.kind,
     payload: { commitmentId: commitment.id, from, to },
   });
   return answer;
 }
 
-function eventFor(to: CommitmentStatus): EventKind {
+/** The audit event a commitment's move to `to` is recorded as (changes-since reads follow them). */
+export function commitmentEventKind(to: CommitmentStatus): EventKind {
   if (to === "resolved") return "resolve";
   if (to === "open") return "unresolve";
   return "status_change";

@@ -269,6 +269,27 @@ describe("consolidation proposals", () => {
     expect(kinds.map((k) => k.kind)).toEqual(["create", "supersede", "resolve"]);
   });
 
+  it("records the state a commitment successor takes over, so a changes-since briefing reports it", async () => {
+    const project = `carry ${randomUUID()}`;
+    const done = await remember(tenantA, { memoryType: "commitment", project });
+    await memory.memories.resolve({ memoryId: done.id, status: "resolved" }, writer(tenantA));
+    const restated = await remember(tenantA, { memoryType: "commitment", project });
+    const selector = { kind: "project", project } as const;
+    const before = await memory.orientation.briefing({ selector, mode: "full" }, reader(tenantA));
+    expect(before.commitments!.items.map((i) => i.memoryId)).toEqual([restated.id]);
+
+    const id = (await propose(tenantA, restated.id, done.id)).createdIds[0]!;
+    await memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA));
+    const since = await memory.orientation.briefing({ selector, mode: "full", since: before.changesCursor! }, reader(tenantA));
+    expect(since.commitments!.items.map((i) => [i.change, i.memoryId])).toEqual([["resolved", restated.id]]);
+    const events = await ownerRows<{ kind: string; payload: Record<string, string> }>(
+      "SELECT event_kind AS kind, payload FROM memory_events WHERE memory_id = $1 ORDER BY created_at, id",
+      [restated.id],
+    );
+    expect(events.map((e) => e.kind)).toEqual(["create", "resolve"]);
+    expect(events[1]!.payload).toMatchObject({ from: "open", to: "resolved", carriedFromMemoryId: done.id, proposalId: id });
+  });
+
   it("never supersedes an event", async () => {
     const event = await remember(tenantA, { memoryType: "event" });
     const note = await remember(tenantA, { memoryType: "note" });
