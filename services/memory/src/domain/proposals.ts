@@ -178,7 +178,8 @@ async function applyEdge(db: PoolClient, actor: Actor, id: string): Promise<void
   if (!(await edgeExists(db, tenantId, successor.id, predecessor.id, proposal.edgeType))) {
     if (lineage) {
       const commitment = await lockCommitmentOfMemory(db, tenantId, predecessor.id);
-      await closeMemory(db, tenantId, predecessor.id);
+      // As revise does: the predecessor stopped holding where the successor began (known from now on).
+      await closeMemory(db, tenantId, predecessor.id, successor.validFrom);
       await insertEdge(db, {
         id: uuidv7(),
         tenantId,

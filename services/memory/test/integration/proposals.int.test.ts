@@ -16,6 +16,7 @@ import { startCoreServices, type CoreServices, type PublicMemoryClient } from ".
 import { reader, rejection, writer } from "../../../../test/support/calls.js";
 import { TEST_REDIS_URL } from "../../../../test/support/database.js";
 import { eventually } from "../../../../test/support/processes.js";
+import { waitPastOnServer } from "../../../../test/support/clock.js";
 
 type Tenant = { tenantId: string; userId: string; apiKey: string };
 type RememberInit = Parameters<PublicMemoryClient["memories"]["remember"]>[0];
@@ -288,6 +289,22 @@ describe("consolidation proposals", () => {
     );
     expect(events.map((e) => e.kind)).toEqual(["create", "resolve"]);
     expect(events[1]!.payload).toMatchObject({ from: "open", to: "resolved", carriedFromMemoryId: done.id, proposalId: id });
+  });
+
+  it("ends the predecessor's valid time where the successor's begins, recorded at the accept, as revise does", async () => {
+    const older = await remember(tenantA, { memoryType: "decision" });
+    const newer = await remember(tenantA, { memoryType: "decision" });
+    const id = (await propose(tenantA, newer.id, older.id)).createdIds[0]!;
+    // The accept lands on a later millisecond than the successor's start, so the two can be told apart.
+    await waitPastOnServer(stack.ownerPool, Date.parse(newer.recordedAt));
+    await memory.proposals.acceptProposal({ proposalId: id }, writer(tenantA));
+    const [closed] = await ownerRows<{ valid_to: Date; closed_recorded_at: Date; successor_from: Date }>(
+      `SELECT p.valid_to, p.closed_recorded_at, s.valid_from AS successor_from
+         FROM memories p JOIN memories s ON s.id = $2 WHERE p.id = $1`,
+      [older.id, newer.id],
+    );
+    expect(closed!.valid_to.getTime()).toBe(closed!.successor_from.getTime());
+    expect(closed!.closed_recorded_at.getTime()).toBeGreaterThan(closed!.successor_from.getTime());
   });
 
   it("never supersedes an event", async () => {
