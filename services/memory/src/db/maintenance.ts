@@ -30,6 +30,8 @@ export async function selectPendingEmbeddingIds(db: Queryable, tenantId: string,
 /**
  * Memories whose live commitment (open or waiting, memory active with its valid time open) was
  * due before `dueBefore`, most overdue first. The caller moves each through the state machine.
+ * A commitment someone reopened after its due time (an `unresolve` event since) is left alone: they
+ * decided it still stands, and the sweep would otherwise expire it again at once.
  */
 export async function selectOverdueCommitmentMemoryIds(db: Queryable, tenantId: string, dueBefore: Date, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ memoryId: string }>(
@@ -38,6 +40,9 @@ export async function selectOverdueCommitmentMemoryIds(db: Queryable, tenantId: 
        JOIN memories m ON m.tenant_id = c.tenant_id AND m.id = c.memory_id
       WHERE c.tenant_id = $1 AND c.status IN ('open', 'waiting') AND c.due_at < $2
         AND m.status = 'active' AND m.valid_to IS NULL
+        AND NOT EXISTS (SELECT 1 FROM memory_events e
+                         WHERE e.tenant_id = c.tenant_id AND e.memory_id = c.memory_id
+                           AND e.event_kind = 'unresolve' AND e.created_at >= c.due_at)
       ORDER BY c.due_at, c.id
       LIMIT $3`,
     [tenantId, dueBefore, limit],

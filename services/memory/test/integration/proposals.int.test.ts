@@ -600,4 +600,22 @@ describe("maintenance for the consolidator", () => {
     expect(status[future.id]).toBe("open");
     expect((await rejection(raw.maintenance.expireCommitments({}, consolidator(tenant)))).details.field).toBe("dueBefore");
   });
+
+  it("leaves a commitment someone reopened after it expired, until a revise gives it a new due time", async () => {
+    const tenant = await stack.createTenant("sweep reopened");
+    const past = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    const sweep = () => memory.maintenance.expireCommitments({ dueBefore: new Date(Date.now() - 86_400_000).toISOString() }, consolidator(tenant));
+    const promise = await remember(tenant, { memoryType: "commitment", dueAt: past });
+    expect((await sweep()).memoryIds).toEqual([promise.id]);
+    await memory.memories.resolve({ memoryId: promise.id, status: "open" }, writer(tenant));
+    expect((await sweep()).memoryIds).toEqual([]);
+    const [row] = await ownerRows<{ status: string }>("SELECT status FROM commitments WHERE memory_id = $1", [promise.id]);
+    expect(row!.status).toBe("open");
+    // A new version with its own past due time is the sweep's again.
+    const moved = await memory.memories.revise(
+      { predecessorId: promise.id, memoryType: "commitment", topic: "t", content: unique("moved"), dueAt: new Date(Date.now() - 2 * 86_400_000).toISOString() },
+      writer(tenant),
+    );
+    expect((await sweep()).memoryIds).toEqual([moved.memory!.id]);
+  });
 });
