@@ -434,7 +434,7 @@ describe("the token endpoint", () => {
     expect(successor.body.error).toBe("invalid_grant");
   });
 
-  it("lets a refresh narrow the scopes but never widen them", async () => {
+  it("lets a refresh narrow the access token's scopes, never the grant's, and never widen them", async () => {
     const tokens = await obtainTokens(base, tenantA.apiKey);
     const narrowed = await tokenRequest(base, {
       grant_type: "refresh_token",
@@ -443,11 +443,20 @@ describe("the token endpoint", () => {
       scope: "memory:read",
     });
     expect(narrowed.body.scope).toBe("memory:read");
-    const widened = await tokenRequest(base, {
+    // The refresh token it was answered with still carries the whole grant (RFC 6749 §6).
+    const restored = await tokenRequest(base, {
       grant_type: "refresh_token",
       refresh_token: narrowed.body.refresh_token as string,
       client_id: tokens.clientId,
       scope: "memory:read memory:write",
+    });
+    expect(restored.status).toBe(200);
+    expect((restored.body.scope as string).split(" ").sort()).toEqual(["memory:read", "memory:write"]);
+    const widened = await tokenRequest(base, {
+      grant_type: "refresh_token",
+      refresh_token: restored.body.refresh_token as string,
+      client_id: tokens.clientId,
+      scope: "memory:read memory:write memory:erase",
     });
     expect(widened.body.error).toBe("invalid_scope");
   });
