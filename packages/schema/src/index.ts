@@ -214,6 +214,7 @@ export {
   TOKEN_ENDPOINT_AUTH_METHODS,
   clientMetadataDocumentSchema,
   oauthClientMetadataSchema,
+  redirectUriMatches,
   type ClientMetadataDocument,
   type OAuthClientMetadata,
 } from "./oauth.js";

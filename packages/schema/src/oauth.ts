@@ -37,6 +37,24 @@ export function isAcceptableRedirectUri(value: string): boolean {
   return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol);
 }
 
+/**
+ * Whether an authorization request's redirect_uri is the registered one: the same string, or, for
+ * http on a loopback host, the same URI on another port. A native app listens on whatever port
+ * the system gives it, so the server must allow any (RFC 8252 §7.3, OAuth 2.1 §8.4.2). Nothing
+ * else is normalised: no case folding, no trailing slash, no prefix.
+ */
+export function redirectUriMatches(registered: string, asked: string): boolean {
+  if (registered === asked) return true;
+  if (!URL.canParse(registered) || !URL.canParse(asked) || asked.includes("#")) return false;
+  const [r, a] = [new URL(registered), new URL(asked)];
+  if (r.protocol !== "http:" || !LOOPBACK_HOSTS.has(r.hostname)) return false;
+  // Everything but the port as the client registered it, character for character.
+  const withoutPort = (url: URL, raw: string) => raw.replace(`${url.protocol}//${url.host}`, `${url.protocol}//${url.hostname}`);
+  return (
+    a.protocol === r.protocol && a.hostname === r.hostname && a.username === "" && a.password === "" && withoutPort(a, asked) === withoutPort(r, registered)
+  );
+}
+
 const boundedUrl = storableText().max(MAX_CLIENT_METADATA_URL_LENGTH);
 
 /**

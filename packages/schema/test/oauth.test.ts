@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clientMetadataDocumentSchema, oauthClientMetadataSchema } from "../src/index.js";
-import { isAcceptableRedirectUri } from "../src/oauth.js";
+import { isAcceptableRedirectUri, redirectUriMatches } from "../src/oauth.js";
 
 describe("redirect URIs", () => {
   it.each([
@@ -20,6 +20,30 @@ describe("redirect URIs", () => {
     "file:///etc/passwd",
     "not a url",
   ])("refuses %s", (uri) => expect(isAcceptableRedirectUri(uri)).toBe(false));
+});
+
+describe("redirect URI matching", () => {
+  it.each([
+    ["https://app.example.com/callback", "https://app.example.com/callback"],
+    ["http://127.0.0.1/callback", "http://127.0.0.1:51234/callback"],
+    ["http://127.0.0.1:7777/callback", "http://127.0.0.1:8888/callback"],
+    ["http://[::1]:8080/cb?x=1", "http://[::1]:9090/cb?x=1"],
+    ["http://localhost:6274/oauth/callback", "http://localhost:40000/oauth/callback"],
+  ])("takes %s for %s", (registered, asked) => expect(redirectUriMatches(registered, asked)).toBe(true));
+
+  it.each([
+    ["https://app.example.com/callback", "https://app.example.com:8443/callback"], // only loopback ports vary
+    ["https://app.example.com/callback", "https://app.example.com/callback/"],
+    ["https://app.example.com/callback", "https://APP.example.com/callback"],
+    ["http://127.0.0.1:7777/callback", "http://127.0.0.1:7777/callback/"],
+    ["http://127.0.0.1:7777/callback", "http://127.0.0.1:7777/other"],
+    ["http://127.0.0.1:7777/callback", "http://[::1]:7777/callback"], // another host
+    ["http://127.0.0.1:7777/callback", "http://127.0.0.1:7777/callback?x=1"],
+    ["http://127.0.0.1:7777/callback", "http://127.0.0.1:8888/callback#frag"],
+    ["http://127.0.0.1:7777/callback", "http://user@127.0.0.1:8888/callback"],
+    ["http://127.0.0.1:7777/callback", "https://127.0.0.1:8888/callback"],
+    ["com.example.app:/oauth2redirect", "com.example.app:/other"],
+  ])("refuses %s for %s", (registered, asked) => expect(redirectUriMatches(registered, asked)).toBe(false));
 });
 
 describe("client metadata", () => {

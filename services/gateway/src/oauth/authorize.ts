@@ -10,6 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { isAppError } from "@3ngram/errors";
 import { DEFAULT_SCOPES, PUBLIC_SCOPES, SCOPES } from "@3ngram/rpc";
+import { redirectUriMatches } from "@3ngram/schema";
 import type { Logger } from "@3ngram/runtime";
 import express, { Router, type Response } from "express";
 import type { ApiKeyResolver } from "../auth/api-key.js";
@@ -65,8 +66,10 @@ async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): P
   const client = await deps.clients.resolve(clientId);
   const registered = client.metadata.redirect_uris;
   const asked = singleParam(params, "redirect_uri");
-  // Exact string comparison: no normalisation, no prefix or wildcard matching.
-  const redirectUri = asked === undefined ? (registered.length === 1 ? registered[0] : undefined) : registered.find((uri) => uri === asked);
+  // The registered string exactly, or a loopback one on another port (redirectUriMatches); the
+  // code is then bound to the URI as asked, port included.
+  const redirectUri =
+    asked === undefined ? (registered.length === 1 ? registered[0] : undefined) : registered.some((uri) => redirectUriMatches(uri, asked)) ? asked : undefined;
   if (redirectUri === undefined) throw new OAuthError("invalid_request", "redirect_uri does not match any URI registered for this client");
 
   const state = singleParam(params, "state");

@@ -319,6 +319,22 @@ describe("the authorization endpoint", () => {
     secretsSeen.add(redirect.searchParams.get("code")!);
   });
 
+  it("takes a loopback redirect_uri on any port, and binds the code to the port asked for", async () => {
+    const elsewhere = "http://127.0.0.1:8888/callback";
+    const { url, clientId, verifier } = await freshRequest({ redirect_uri: elsewhere });
+    const redirect = await approve(base, url, tenantA.apiKey);
+    expect(`${redirect.origin}${redirect.pathname}`).toBe(elsewhere);
+    const code = redirect.searchParams.get("code")!;
+    secretsSeen.add(code);
+    const form = { grant_type: "authorization_code", code, client_id: clientId, code_verifier: verifier };
+    expect((await tokenRequest(base, { ...form, redirect_uri: REDIRECT_URI })).body.error).toBe("invalid_grant");
+    const second = await approve(base, url, tenantA.apiKey);
+    const answer = await tokenRequest(base, { ...form, code: second.searchParams.get("code")!, redirect_uri: elsewhere });
+    expect(answer.status).toBe(200);
+    secretsSeen.add(answer.body.access_token as string);
+    secretsSeen.add(answer.body.refresh_token as string);
+  });
+
   it("refuses the plain PKCE method and a missing challenge, back at the client", async () => {
     for (const overrides of [{ code_challenge_method: "plain" }, { code_challenge: undefined }, { code_challenge_method: undefined }]) {
       const { url } = await freshRequest(overrides);
