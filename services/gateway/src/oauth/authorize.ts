@@ -42,7 +42,13 @@ interface ValidRequest extends RedirectTarget {
   resource: string;
 }
 
-/** An error that may travel back to the client's redirect_uri (RFC 6749 §4.1.2.1). */
+/**
+ * An error in a request whose client and redirect_uri are established (RFC 6749 §4.1.2.1). It is
+ * shown on a page with a link back to the client, not redirected at once: anyone can register a
+ * client with any redirect URI here (dynamic registration, metadata documents), so sending the
+ * browser there without the user's say would make this server an open redirector (RFC 9700
+ * §4.11.2).
+ */
 class RedirectableError extends Error {
   constructor(
     readonly target: RedirectTarget,
@@ -95,14 +101,19 @@ async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): P
   return { client, redirectUri, state, codeChallenge, scopes, resource };
 }
 
-function redirectWith(res: Response, target: RedirectTarget, params: Record<string, string>, location: OAuthLocation): void {
+/** The client's redirect URI carrying an authorization response. */
+function responseUrl(target: RedirectTarget, params: Record<string, string>, location: OAuthLocation): URL {
   const url = new URL(target.redirectUri);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
   if (target.state !== undefined) url.searchParams.set("state", target.state);
   // RFC 9207: tells the client which server answered (mix-up defence).
   url.searchParams.set("iss", location.issuer());
+  return url;
+}
+
+function redirectWith(res: Response, target: RedirectTarget, params: Record<string, string>, location: OAuthLocation): void {
   res.set({ "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" });
-  res.redirect(302, url.toString());
+  res.redirect(302, responseUrl(target, params, location).toString());
 }
 
 /** Where a form may be posted after this page: itself, and the client's redirect target. */
@@ -174,7 +185,9 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
   const handleFailure = (res: Response, err: unknown) => {
     if (err instanceof RedirectableError) {
       log.warn({ request_id: requestIdOf(res), oauth_error: err.code }, "authorization request refused");
-      redirectWith(res, err.target, { error: err.code, error_description: err.description }, location);
+      const back = responseUrl(err.target, { error: err.code, error_description: err.description }, location);
+      setPageHeaders(res);
+      res.status(400).type("html").send(renderErrorPage(err.description, back.toString()));
     } else showError(res, err);
   };
 

@@ -50,7 +50,9 @@ export function renderConsentPage(view: ConsentView): string {
 `);
 }
 
-export function renderErrorPage(message: string): string {
+/** A refused request; with `back`, a link that tells the client why (the user follows it, or not). */
+export function renderErrorPage(message: string, back?: string): string {
+  const link = back === undefined ? "" : html`<p><a href="${back}">Return to the application</a> (it is told that the request failed).</p>`;
   return render(html`<!doctype html>
 <html lang="en">
   <head><meta charset="utf-8"><title>Authorization failed</title></head>
@@ -58,6 +60,7 @@ export function renderErrorPage(message: string): string {
     <h1>This authorization request cannot continue</h1>
     <p>${message}</p>
     <p>Nothing was shared. Return to the application and try connecting again.</p>
+    ${link}
   </body>
 </html>
 `);

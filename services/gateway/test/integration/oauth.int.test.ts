@@ -297,6 +297,17 @@ describe("the authorization endpoint", () => {
     return { clientId, verifier, url: authorizeUrl(base, params) };
   }
 
+  /** A request refused on the page (400, no redirect), and the link back to the client it offers. */
+  async function refusedWithLinkBack(overrides: Record<string, string | undefined>): Promise<URL> {
+    const { url } = await freshRequest(overrides);
+    const res = await fetch(url, { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    const href = /<a href="([^"]+)">Return to the application<\/a>/.exec(await res.text())?.[1];
+    expect(href).toBeDefined();
+    return new URL(href!.replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code))));
+  }
+
   it("renders a framing-proof, script-free consent page with a CSRF token", async () => {
     const { url } = await freshRequest();
     const page = await openConsent(url);
@@ -335,15 +346,22 @@ describe("the authorization endpoint", () => {
     secretsSeen.add(answer.body.refresh_token as string);
   });
 
-  it("refuses the plain PKCE method and a missing challenge, back at the client", async () => {
+  it("refuses the plain PKCE method and a missing challenge on a page, with a link that tells the client", async () => {
     for (const overrides of [{ code_challenge_method: "plain" }, { code_challenge: undefined }, { code_challenge_method: undefined }]) {
-      const { url } = await freshRequest(overrides);
-      const res = await fetch(url, { redirect: "manual" });
-      expect(res.status).toBe(302);
-      const location = new URL(res.headers.get("location")!);
-      expect(location.searchParams.get("error")).toBe("invalid_request");
-      expect(location.searchParams.get("state")).toBe("xyz");
+      const back = await refusedWithLinkBack(overrides);
+      expect(back.searchParams.get("error")).toBe("invalid_request");
+      expect(back.searchParams.get("state")).toBe("xyz");
+      expect(back.searchParams.get("iss")).toBe(base);
     }
+  });
+
+  it("never sends the browser to a registered redirect URI before the user has seen the request (no open redirector)", async () => {
+    // Anyone can register a client with any https redirect URI, so a request that fails at once
+    // (here: no response_type) must not become a redirect there.
+    const clientId = await registerPublicClient(base, { redirect_uris: ["https://attacker.example/landing"] });
+    const res = await fetch(authorizeUrl(base, { client_id: clientId, redirect_uri: "https://attacker.example/landing" }), { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
   });
 
   it("shows an unregistered redirect_uri and an unknown client on the page, never redirecting", async () => {
@@ -360,9 +378,7 @@ describe("the authorization endpoint", () => {
   });
 
   it("requires the resource to be this server's MCP endpoint", async () => {
-    const { url } = await freshRequest({ resource: "https://other.example/mcp" });
-    const res = await fetch(url, { redirect: "manual" });
-    expect(new URL(res.headers.get("location")!).searchParams.get("error")).toBe("invalid_target");
+    expect((await refusedWithLinkBack({ resource: "https://other.example/mcp" })).searchParams.get("error")).toBe("invalid_target");
   });
 
   it("refuses a submission without the page's CSRF cookie, and a wrong API key", async () => {
