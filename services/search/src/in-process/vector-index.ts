@@ -100,7 +100,11 @@ export class VectorIndex {
           changes.push(...(await selectVectorsOf(db, set, changedIds.slice(at, at + VECTOR_PAGE))));
         }
         // Two searches may catch up from the same snapshot at once: the first to finish applies its
-        // changes; the other finds a newer snapshot in place and leaves it (what it read is no newer).
+        // changes and moves the snapshot; the other leaves the index as it finds it. That one may
+        // have read later than the first (a memory committed between their reads), so it answers
+        // from the index only when everything it read is already there (an added vector held, a
+        // removed one gone), and otherwise from the database's index, which its transaction sees.
+        if (vectors.snapshot !== base && !changes.every((c) => (c.vector === null ? !vectors.has(c.id) : vectors.has(c.id)))) return null;
         if (vectors.snapshot === base && this.entries.get(key) === entry) {
           const before = vectors.size;
           for (const change of changes) {

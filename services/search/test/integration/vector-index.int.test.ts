@@ -14,7 +14,7 @@ import { HNSW_FILTERED_SCAN, SEARCH_POLICY, gatherCandidates, type RunningSearch
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadExactScan } from "../../src/in-process/exact-scan.js";
 import { VectorIndex } from "../../src/in-process/vector-index.js";
-import type { VectorSet } from "../../src/db/stored-vectors.js";
+import { selectChangedSince, type VectorSet } from "../../src/db/stored-vectors.js";
 import { startCoreServices, type CoreServices, type PublicMemoryClient } from "../../../../test/support/core-services.js";
 
 const ROLE = "threengram_search";
@@ -178,6 +178,32 @@ describe("the in-process vector index", () => {
     expect(index.size).toBe(start + written.length);
     expect(new Set(settled.ids).size).toBe(settled.ids.length);
     for (const id of written) expect(settled.ids).toContain(id);
+  });
+
+  it("never answers without a memory its search saw committed, when another search moved the index first", async () => {
+    const index = await newIndex();
+    await index.warm(setOf(tenantA));
+    // Two searches take the same snapshot; the first reads its changes before W commits, the second after.
+    const first = index.catchUp(setOf(tenantA))!;
+    const second = index.catchUp(setOf(tenantA))!;
+    // A write both will read, so the first one's catch-up moves the index to a newer snapshot.
+    const x = await remember(tenantA, "note", "Marmot ledger note, written before both searches");
+    const inTransaction = <T>(read: (db: Parameters<typeof selectChangedSince>[0]) => Promise<T>) =>
+      withTenant(searchPool, { role: ROLE, tenantId: tenantA.tenantId, readOnly: true }, read);
+    const before = await inTransaction((db) => selectChangedSince(db, tenantA.tenantId, first.since));
+    const w = await remember(tenantA, "note", "Narwhal ledger reconciliation, written between two searches");
+    const [firstNominate, secondNominate] = [
+      await inTransaction((db) => first.finish(db, before)),
+      await inTransaction(async (db) => second.finish(db, await selectChangedSince(db, tenantA.tenantId, second.since))),
+    ];
+    expect(firstNominate).not.toBeNull();
+    expect(index.catchUp(setOf(tenantA))!.since).not.toBe(first.since);
+    expect(before.changedIds).toContain(x);
+    // The second search saw W, which the index (moved by the first) does not hold: it answers from
+    // the database's index rather than from one that would leave W out.
+    expect(secondNominate).toBeNull();
+    // The next search catches the index up from the first one's snapshot.
+    expect((await nominations(index, tenantA, "Narwhal ledger reconciliation", 10))!.ids).toContain(w);
   });
 
   it("leaves a leg its filters cut short to the database's index, and keeps a full one", async () => {
