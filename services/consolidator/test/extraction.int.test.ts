@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PermanentJobError } from "@3ngram/queue";
+import { PermanentJobError, failureCause } from "@3ngram/queue";
 import { LlmFactExtractor, RULES_EXTRACTOR_NAME, RulesFactExtractor, createExtractor, extractFacts, slug } from "../src/extraction/index.js";
 
 const facts = (topic: string, content: string, memoryType = "note") =>
@@ -173,6 +173,8 @@ describe("LLM extractor against an OpenAI-compatible server", () => {
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Error);
       expect(err).not.toBeInstanceOf(PermanentJobError);
+      // Dead-lettered as an outage, so the sweep re-drives it once the provider is back.
+      expect(failureCause(err)).toBe("unavailable");
     }
     answer = { status: 401, body: { error: "bad key" } };
     await expect(extractor().extract({ memoryType: "note", topic: "t", content: "c" })).rejects.toBeInstanceOf(PermanentJobError);
@@ -194,6 +196,7 @@ describe("LLM extractor against an OpenAI-compatible server", () => {
       // A timeout is transient: an ordinary error the queue retries, never a permanent one.
       expect((err as Error).message).toMatch(/timed out after 200 ms/);
       expect(err).not.toBeInstanceOf(PermanentJobError);
+      expect(failureCause(err)).toBe("unavailable");
     } finally {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));

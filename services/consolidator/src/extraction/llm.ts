@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { createOpenAIClient, describeOpenAIFailure, type OpenAIClient } from "@3ngram/embeddings";
-import { PermanentJobError } from "@3ngram/queue";
+import { PermanentJobError, UnavailableJobError } from "@3ngram/queue";
 import type { ExtractedFact, FactExtractor, MemoryText } from "./extractor.js";
 import { slug } from "./rules.js";
 
@@ -74,7 +74,9 @@ export class LlmFactExtractor implements FactExtractor {
       const failure = describeOpenAIFailure(error, `${this.client.where}/chat/completions`, this.options.timeoutMs, options.signal);
       if (failure === null) throw options.signal!.reason;
       const message = `fact extractor ${failure.message}`;
-      throw failure.retryable ? new Error(message) : new PermanentJobError(message);
+      // A provider that is down, throttling or slow is an outage: a job that outlives its attempts
+      // that way is dead-lettered as `unavailable`, which the sweep re-drives, not lost as `error`.
+      throw failure.retryable ? new UnavailableJobError(message) : new PermanentJobError(message);
     }
     const completion = completionSchema.safeParse(answer);
     if (!completion.success) throw new Error("fact extractor answered without a completion");
