@@ -120,7 +120,9 @@ export async function findLiveByContentHash(db: Queryable, tenantId: string, con
 }
 
 /**
- * Stores an embedding unless one from the same model is already there. Returns:
+ * Stores an embedding unless one from the same model is already there. The model is checked on
+ * the row being updated, not the CTE's read: a store that waited on another's row lock then sees
+ * the vector that one stored (READ COMMITTED re-checks the updated row only). Returns:
  * "stored", "unchanged" (same model already stored, or the memory was erased: it never takes a
  * vector again), or "missing" (no such memory for this tenant).
  */
@@ -130,7 +132,7 @@ export async function updateEmbedding(db: Queryable, tenantId: string, memoryId:
           changed AS (
             UPDATE memories m SET embedding = $3::vector, embedding_model = $4, embedding_dim = $5
             FROM target t
-            WHERE m.tenant_id = $1 AND m.id = t.id AND t.embedding_model IS DISTINCT FROM $4 AND m.erased_at IS NULL
+            WHERE m.tenant_id = $1 AND m.id = t.id AND m.embedding_model IS DISTINCT FROM $4 AND m.erased_at IS NULL
             RETURNING m.id)
      SELECT EXISTS (SELECT 1 FROM changed) AS stored FROM target`,
     [tenantId, memoryId, embedding.binary, embedding.model, embedding.dimensions],

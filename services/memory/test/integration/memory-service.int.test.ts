@@ -4,6 +4,7 @@ import { memoryServices } from "@3ngram/proto/memory/v1";
 import type { MemoryType } from "@3ngram/proto/common/v1/memory";
 import { startCoreServices, type CoreServices } from "../../../../test/support/core-services.js";
 import { rejection, writer } from "../../../../test/support/calls.js";
+import { eventually } from "../../../../test/support/processes.js";
 
 let stack: CoreServices;
 let tenantA: { tenantId: string; userId: string; apiKey: string };
@@ -96,6 +97,37 @@ describe("memory service over gRPC", () => {
     );
     expect(storeForeign.reason).toBe("not_found");
     expect(storeForeign.message.replace(mine.memory!.id, "ID")).toBe(storeUnknown.message.replace(unknown, "ID"));
+  });
+
+  it("stores one embedding once when two stores of the same model race, with one embed_done event", async () => {
+    const memory = await stack.publicMemoryClient();
+    const id = (await memory.memories.remember({ memoryType: "note", topic: "race", content: `embedded twice at once ${Date.now()}` }, writer(tenantA))).memory!
+      .id;
+    const embedJob = { identity: { tenantId: tenantA.tenantId, scopes: [SCOPES.internalEmbed] } };
+    // Hold the row so both stores read it first and then queue on its lock.
+    const holder = await stack.ownerPool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM memories WHERE id = $1 FOR UPDATE", [id]);
+      const stores = [0, 1].map(() => memory.maintenance.storeEmbedding({ memoryId: id, model: "race-model", vector: [1, 0, 0] }, embedJob));
+      // Both are waiting on the lock once two backends of this database wait on it.
+      await eventually(async () => {
+        const { rows } = await stack.ownerPool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        expect(rows[0]!.n).toBe(2);
+      });
+      await holder.query("COMMIT");
+      const outcomes = await Promise.all(stores);
+      expect(outcomes.map((o) => o.stored).sort()).toEqual([false, true]);
+    } finally {
+      holder.release();
+    }
+    const { rows } = await stack.ownerPool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM memory_events WHERE memory_id = $1 AND event_kind = 'embed_done'",
+      [id],
+    );
+    expect(rows[0]!.n).toBe(1);
   });
 
   it("refuses calls without a credential, with a forged one, or without the scope", async () => {
