@@ -11,8 +11,13 @@ export function cookieValue(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-/** Constant-time equality of two non-empty tokens; a missing one never matches. */
+/**
+ * Constant-time equality of two non-empty tokens; a missing one never matches. Lengths are
+ * compared in bytes: a sent token of the right length in characters but with a non-ASCII one in it
+ * is longer in UTF-8, and timingSafeEqual throws on buffers of different lengths.
+ */
 export function sameToken(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || a.length === 0 || a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  if (a === undefined || b === undefined || a.length === 0) return false;
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  return x.length === y.length && timingSafeEqual(x, y);
 }
