@@ -42,6 +42,14 @@ export function serveMcpOverNode(handler: McpHttpHandler, options: McpAdapterOpt
 
 /** The SDK's answer, or the one toNodeHandler gives when the request could not be handed over or handled. */
 async function answer(handler: McpHttpHandler, req: McpNodeRequest, parsedBody: unknown, signal: AbortSignal, options: McpAdapterOptions): Promise<Response> {
+  // The Request the SDK is given needs a URL, made from the Host header; one Node let through but
+  // no URL can hold (a space in it, say) is the caller's error, not ours.
+  if (!URL.canParse(`http://${hostOf(req)}/`)) {
+    return Response.json(
+      { jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: the Host header is not a host name" }, id: null },
+      { status: 400 },
+    );
+  }
   try {
     const request =
       parsedBody === undefined ? await toWebRequest(req, undefined, { signal, maxRequestBodySize: options.maxRequestBodySize }) : bodilessRequest(req, signal);
@@ -89,8 +97,11 @@ function bodilessRequest(req: McpNodeRequest, signal: AbortSignal): Request {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else headers.set(name, value);
   }
-  const host = firstOf(req.headers.host) ?? firstOf(req.headers[":authority"]) ?? "localhost";
-  return new Request(`http://${host}${req.url ?? "/"}`, { method: (req.method ?? "POST").toUpperCase(), headers, signal });
+  return new Request(`http://${hostOf(req)}${req.url ?? "/"}`, { method: (req.method ?? "POST").toUpperCase(), headers, signal });
+}
+
+function hostOf(req: McpNodeRequest): string {
+  return firstOf(req.headers.host) ?? firstOf(req.headers[":authority"]) ?? "localhost";
 }
 
 async function readWhole(response: Response): Promise<Buffer> {

@@ -5,6 +5,7 @@
  * test failed before the change it covers (a 500, a -32603, a server_error redirect or a 403 on
  * the server's own origin).
  */
+import { request } from "node:http";
 import { gzipSync } from "node:zlib";
 import { createTenantWithKey } from "@3ngram/memory";
 import { SCOPES } from "@3ngram/rpc";
@@ -331,6 +332,32 @@ describe("MCP protocol edges", () => {
           .slice(5);
     return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
   };
+
+  it("answers a Host header no URL can hold with 400, not a server error", async () => {
+    const { port } = new URL(gateway.url);
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/mcp",
+          method: "POST",
+          headers: { ...mcpHeaders, Host: "a b", Authorization: `Bearer ${tenant.apiKey}`, "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain("Host header");
+  });
 
   it("answers a request without params (or with malformed ones) -32602 on every method that takes them", async () => {
     for (const [method, params] of [
