@@ -277,7 +277,7 @@ describe("address policy (strict defaults)", () => {
     const path = freshPath("loopback");
     server.route(path, json(documentFor(`${server.origin("loopback.example")}${path}`)));
     const before = server.connections();
-    await expectInvalid(strictFetcher().fetch(`${server.origin("loopback.example")}${path}`), /loopback\.example resolves to a non-public address/);
+    await expectInvalid(strictFetcher().fetch(`${server.origin("loopback.example")}${path}`), /loopback\.example has no public address/);
     expect(resolved).toEqual(["loopback.example"]);
     expect(server.connections()).toBe(before);
   });
@@ -304,7 +304,7 @@ describe("address policy (strict defaults)", () => {
     const path = freshPath("mixed");
     server.route(path, json(documentFor(`${server.origin("mixed.example")}${path}`)));
     const before = server.connections();
-    await expectInvalid(localFetcher().fetch(`${server.origin("mixed.example")}${path}`), /non-public address/);
+    await expectInvalid(localFetcher().fetch(`${server.origin("mixed.example")}${path}`), /has no public address/);
     expect(server.connections()).toBe(before);
     expect(server.requests(path)).toBe(0);
   });
@@ -317,7 +317,13 @@ describe("address policy (strict defaults)", () => {
 
   it("refuses a port that was not allowed, and a host that does not resolve", async () => {
     await expectInvalid(strictFetcher({ allowedPorts: [] }).fetch(`${server.origin("client.example")}/client.json`), /port \d+ is not allowed/);
-    await expectInvalid(localFetcher().fetch(`${server.origin("nowhere.example")}/client.json`), /nowhere\.example does not resolve/);
+    await expectInvalid(localFetcher().fetch(`${server.origin("nowhere.example")}/client.json`), /nowhere\.example has no public address/);
+  });
+
+  it("answers a name that does not resolve and one that resolves to a private address alike (no oracle for internal names)", async () => {
+    hosts.set("internal.example", ["10.0.0.7"]);
+    const message = async (host: string) => (await refusal(strictFetcher().fetch(`${server.origin(host)}/client.json`))).message.replace(host, "HOST");
+    expect(await message("internal.example")).toBe(await message("nowhere.example"));
   });
 
   it("refuses a certificate that is not for the client_id's hostname (TLS is verified for the original host)", async () => {
@@ -384,10 +390,7 @@ describe("redirects", () => {
     server.route(secret, json({}));
     const start = freshPath("to-metadata");
     server.route(start, redirect(`${server.origin("mixed.example")}${secret}`));
-    await expectInvalid(
-      localFetcher({ maxRedirects: 3 }).fetch(`${server.origin("client.example")}${start}`),
-      /mixed\.example resolves to a non-public address/,
-    );
+    await expectInvalid(localFetcher({ maxRedirects: 3 }).fetch(`${server.origin("client.example")}${start}`), /mixed\.example has no public address/);
     expect(server.requests(secret)).toBe(0);
   });
 

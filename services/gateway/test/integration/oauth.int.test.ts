@@ -220,7 +220,7 @@ describe("the official MCP client's OAuth flow", () => {
         }),
       );
       expect(page.status).toBe(400);
-      expect(page.html).toContain("non-public address");
+      expect(page.html).toContain("has no public address");
     } finally {
       await bare.close();
     }

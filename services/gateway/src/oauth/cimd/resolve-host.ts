@@ -2,6 +2,7 @@ import { promises as dns, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { connectableAddress, isIpLiteral, stripBrackets } from "./address-policy.js";
 import { refused, unreachable } from "./errors.js";
+import type { AppError } from "@3ngram/errors";
 
 /** Hostname → every address it resolves to (A and AAAA). */
 export type ResolveHost = (hostname: string) => Promise<string[]>;
@@ -33,15 +34,24 @@ export async function resolveAllowedAddresses(
     } catch (err) {
       if (signal.aborted) throw err;
       const code = (err as { code?: unknown }).code;
-      if (code === "ENOTFOUND" || code === "ENODATA") throw refused(`host ${host} does not resolve`);
+      if (code === "ENOTFOUND" || code === "ENODATA") throw noPublicAddress(host);
       throw unreachable(`host ${host} could not be resolved`, true);
     }
   }
-  if (answers.length === 0) throw refused(`host ${host} does not resolve`);
+  if (answers.length === 0) throw noPublicAddress(host);
   for (const address of answers) {
-    if (!allowAddress(address)) throw refused(`host ${host} resolves to a non-public address`);
+    if (!allowAddress(address)) throw noPublicAddress(host);
   }
   return answers;
+}
+
+/**
+ * One refusal for a name that does not resolve and one that resolves to a private address: the
+ * message reaches an unauthenticated caller (the authorization page), and two would let anyone
+ * learn which names the server's own resolver knows (its cluster's services, say).
+ */
+function noPublicAddress(host: string): AppError {
+  return refused(`host ${host} has no public address`);
 }
 
 /**
