@@ -135,4 +135,20 @@ describe("the Facts page", () => {
     for (const id of ["m1", "m2"]) expect(page.split(`href="${versionHref(id)}"`)).toHaveLength(3);
     expect(versionHref("m1")).toBe("/ui/memories/m1#version-m1");
   });
+
+  it("draws a value recorded ahead of its time from its start, and keeps the one it will replace current until then", () => {
+    // NOW is 2026-03-10: 90 holds from April, so 80 still holds now.
+    const facts = [fact("80", "2026-01-01T00:00:00Z", "2026-04-01T00:00:00Z", "m1"), fact("90", "2026-04-01T00:00:00Z", null, "m2")];
+    const page = renderFactsPage({ subject: "lifter:ana", predicate: "top_set.weight_kg", facts, full: false, now: NOW }, signedIn);
+    const path = /<path class="step" d="([^"]+)"/.exec(page)![1]!;
+    // Every horizontal run goes left to right: nothing is drawn back from a start in the future.
+    const runs = [...path.matchAll(/[ML]([\d.]+),[\d.]+ H([\d.-]+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(runs).toHaveLength(2);
+    for (const [from, to] of runs) expect(to).toBeGreaterThanOrEqual(from!);
+    expect(page).toMatch(/<circle class="point" [^>]*data-value="80"/);
+    expect(page).toMatch(/<circle class="point superseded" [^>]*data-value="90"/);
+    expect(page).toContain("(upcoming)");
+    expect(page).toMatch(/80 <span class="tag good">current<\/span>/);
+    expect(page).toMatch(/90 <span class="tag">upcoming<\/span>/);
+  });
 });

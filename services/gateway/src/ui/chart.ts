@@ -14,6 +14,20 @@ const WIDTH = 640;
 const HEIGHT = 260;
 const PAD = { left: 56, right: 16, top: 16, bottom: 36 };
 
+/**
+ * Whether a value holds at `now`: it has begun and not yet ended. A value recorded ahead of its
+ * time (valid from next month, say) is not current yet, and the one it will replace still is.
+ */
+export function holdsAt(f: FactRecord, now: number): boolean {
+  return Date.parse(f.validFrom) <= now && (f.validTo === null || Date.parse(f.validTo) > now);
+}
+
+/** How a value stands at `now`, in the words the chart's tooltips and the table use. */
+export function standing(f: FactRecord, now: number): "current" | "upcoming" | "replaced" {
+  if (holdsAt(f, now)) return "current";
+  return Date.parse(f.validFrom) > now ? "upcoming" : "replaced";
+}
+
 /** Every value of the series reads as a finite number (the unit lives in the predicate). */
 export function isNumericSeries(facts: readonly FactRecord[]): boolean {
   return facts.length > 0 && facts.every((f) => f.value.trim() !== "" && Number.isFinite(Number(f.value)));
@@ -30,7 +44,11 @@ function niceTicks(min: number, max: number, count = 4): number[] {
 
 /** The chart for one subject + predicate, facts oldest first (as a range read returns them). */
 export function factChart(label: string, facts: readonly FactRecord[], now: number): Html {
-  const points = facts.map((f) => ({ fact: f, start: Date.parse(f.validFrom), end: f.validTo === null ? now : Date.parse(f.validTo), value: Number(f.value) }));
+  // An open value runs to now, or only from its start when that is still ahead.
+  const points = facts.map((f) => {
+    const start = Date.parse(f.validFrom);
+    return { fact: f, start, end: f.validTo === null ? Math.max(now, start) : Date.parse(f.validTo), value: Number(f.value) };
+  });
   const t0 = Math.min(...points.map((p) => p.start));
   const t1 = Math.max(now, ...points.map((p) => p.end));
   let v0 = Math.min(...points.map((p) => p.value));
@@ -48,8 +66,9 @@ export function factChart(label: string, facts: readonly FactRecord[], now: numb
       html`<line class="grid-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${round(y(t))}" y2="${round(y(t))}"></line><text class="label" x="${PAD.left - 6}" y="${round(y(t)) + 4}" text-anchor="end">${t}</text>`,
   );
   const dots = points.map((p) => {
-    const state = p.fact.validTo === null ? "current" : `replaced ${fullTime(p.fact.validTo)}`;
-    const circle = html`<circle class="point${p.fact.validTo === null ? "" : " superseded"}" cx="${round(x(p.start))}" cy="${round(y(p.value))}" r="6" data-value="${p.fact.value}"><title>${p.fact.value} from ${fullTime(p.fact.validFrom)} (${state})</title></circle>`;
+    const stands = standing(p.fact, now);
+    const state = stands === "replaced" ? `replaced ${fullTime(p.fact.validTo!)}` : stands;
+    const circle = html`<circle class="point${stands === "current" ? "" : " superseded"}" cx="${round(x(p.start))}" cy="${round(y(p.value))}" r="6" data-value="${p.fact.value}"><title>${p.fact.value} from ${fullTime(p.fact.validFrom)} (${state})</title></circle>`;
     return p.fact.memoryId === null
       ? circle
       : html`<a href="${versionHref(p.fact.memoryId)}" aria-label="${p.fact.value}, ${shortDate(p.start)}, ${state}: open the memory at what this version changed">${circle}</a>`;
@@ -63,6 +82,6 @@ export function factChart(label: string, facts: readonly FactRecord[], now: numb
         <path class="step" d="${path}"></path>
         ${dots}
       </svg>
-      <figcaption class="muted">Filled: the current value. Hollow: values later replaced. Each point opens the memory that recorded it, at what that version changed.</figcaption>
+      <figcaption class="muted">Filled: the value that holds now. Hollow: values replaced, or not begun yet. Each point opens the memory that recorded it, at what that version changed.</figcaption>
     </figure>`;
 }

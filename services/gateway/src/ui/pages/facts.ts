@@ -3,7 +3,7 @@
  * are drawn as a chart over valid time; text values are a timeline. Replaced values stay visible.
  */
 import type { FactRecord } from "@3ngram/schema";
-import { factChart, isNumericSeries } from "../chart.js";
+import { factChart, isNumericSeries, standing } from "../chart.js";
 import { versionHref } from "../anchors.js";
 import { when } from "../format.js";
 import { html, type Html } from "../../http/html.js";
@@ -43,7 +43,7 @@ function generationsTable(facts: readonly FactRecord[], now: number): Html {
   return html`<div class="scroll"><table><thead><tr><th scope="col">Value</th><th scope="col">True from</th><th scope="col">Until</th><th scope="col">Recorded</th><th scope="col">Source</th></tr></thead>
       <tbody>${facts.map(
         (f) =>
-          html`<tr><td>${f.value}${f.validTo === null ? html` <span class="tag good">current</span>` : html` <span class="tag">replaced</span>`}</td><td>${when(f.validFrom, now)}</td><td>${when(f.validTo, now, "still true")}</td><td>${when(f.recordedAt, now)}</td><td>${sourceLink(f)}</td></tr>`,
+          html`<tr><td>${f.value} ${standingTag(f, now)}</td><td>${when(f.validFrom, now)}</td><td>${when(f.validTo, now, "still true")}</td><td>${when(f.recordedAt, now)}</td><td>${sourceLink(f)}</td></tr>`,
       )}</tbody></table></div>`;
 }
 
@@ -86,4 +86,9 @@ export function renderFactsPage(view: FactsPageView, signedIn: SignedIn): string
       ${truncated}`,
     { ...signedIn, section: "facts" },
   );
+}
+
+function standingTag(f: FactRecord, now: number): Html {
+  const stands = standing(f, now);
+  return stands === "current" ? html`<span class="tag good">current</span>` : html`<span class="tag">${stands}</span>`;
 }
