@@ -33,7 +33,12 @@ const MAX_API_KEY_LENGTH = 512;
 /** Who the key acts for, and the key's own id (what the per-credential rate limit counts). */
 type ResolvedApiKey = Principal & { keyId?: string };
 
-export type ApiKeyResolver = (apiKey: string) => Promise<ResolvedApiKey>;
+/**
+ * `fresh` asks the memory service every time, with no cached or stale answer: for a key that is
+ * about to start something that outlives the cache (a web session, an OAuth grant), so a key
+ * revoked a moment ago cannot.
+ */
+export type ApiKeyResolver = (apiKey: string, options?: { fresh?: boolean }) => Promise<ResolvedApiKey>;
 
 export interface ApiKeyResolverOptions {
   ttlMs?: number;
@@ -57,10 +62,10 @@ export function createApiKeyResolver(memory: MemoryPeer, options: ApiKeyResolver
   // from resolvedAt, because a stale entry must stay readable after its ttl.
   const cache = new LRUCache<string, { principal: ResolvedApiKey; resolvedAt: number }>({ max: maxEntries });
 
-  return async (apiKey) => {
+  return async (apiKey, { fresh = false } = {}) => {
     if (apiKey.length === 0 || apiKey.length > MAX_API_KEY_LENGTH) throw invalidKey();
     const digest = createHash("sha256").update(apiKey).digest("hex");
-    const cached = cache.get(digest);
+    const cached = fresh ? undefined : cache.get(digest);
     if (cached !== undefined && now() < cached.resolvedAt + ttlMs) return cached.principal;
 
     let response;

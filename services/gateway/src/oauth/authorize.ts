@@ -223,7 +223,8 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
       }
       let principal: Principal;
       try {
-        principal = await deps.resolveApiKey(consent.apiKey ?? "");
+        // Fresh: the grant outlives any cache, so a key revoked seconds ago must not make one.
+        principal = await deps.resolveApiKey(consent.apiKey ?? "", { fresh: true });
       } catch (err) {
         if (isAppError(err) && err.reason === "unauthenticated") {
           showPage(res, request, 401, "That API key was not accepted.");

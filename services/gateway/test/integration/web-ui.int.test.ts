@@ -654,6 +654,21 @@ describe("keys", () => {
     expect(logLines.join("\n")).not.toContain(key!);
   });
 
+  it("refuses to start a session with a key revoked a moment ago, although the gateway still has it cached", async () => {
+    const browser = await signedIn(tenantA);
+    const list = await browser.get("/ui/keys");
+    const created = await browser.post("/ui/keys", { csrf_token: csrfOf(list), name: "soon revoked", access: "read_write" });
+    const key = /<p class="key" id="new-key-value">([^<]+)<\/p>/.exec(created.html)![1]!;
+    // A call with the key puts its resolution in the gateway's cache (kept 30 s).
+    expect((await fetch(`${gateway.url}/api/v1/memories`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+    const memory = await core.publicMemoryClient();
+    const { keyId } = await memory.apiKeys.resolveApiKey({ apiKey: key }, { identity: { scopes: [SCOPES.internalAuth] } });
+    const keys = await browser.get("/ui/keys");
+    expect((await browser.post(`/ui/keys/${keyId}/revoke`, { csrf_token: csrfOf(keys) })).status).toBe(303);
+    const answer = await new Browser(gateway.url).signIn(key);
+    expect(answer.status).toBe(401);
+  });
+
   it("a read-only session sees no read-write choice and a forged one is refused; a form without its CSRF token changes nothing", async () => {
     const browser = await signedIn(readOnly);
     const list = await browser.get("/ui/keys");

@@ -45,7 +45,8 @@ export function signInRoutes(
     }
     let principal;
     try {
-      principal = await deps.resolveApiKey(field(req.body, "api_key").trim());
+      // Fresh: a session lives for hours, so a key revoked seconds ago must not start one.
+      principal = await deps.resolveApiKey(field(req.body, "api_key").trim(), { fresh: true });
     } catch (err) {
       if (isAppError(err) && err.reason === "unauthenticated") {
         log.warn({ request_id: requestIdOf(res), reason: "unauthenticated" }, "sign-in refused");
