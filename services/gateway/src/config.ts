@@ -40,7 +40,12 @@ export const gatewayConfigSchema = z
         return origins;
       }),
     /** Where clients reach this gateway from outside (its origin is allowed on /mcp too). */
-    PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+    // The scheme lower-cased (a URL's scheme is case-insensitive): `HTTPS://…` still means secure
+    // cookies and an https issuer. Nothing else is rewritten, so the issuer keeps its spelling.
+    PUBLIC_URL: z
+      .url({ protocol: /^https?$/i })
+      .transform((url) => url.replace(/^[a-z]+:/i, (scheme) => scheme.toLowerCase()))
+      .optional(),
     /** completion/complete requests each user may make per minute. */
     MCP_COMPLETIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(120),
     /** Deadline for fetching one Client ID Metadata Document, redirects and body included. */

@@ -53,6 +53,11 @@ describe("gateway config", () => {
     ]);
   });
 
+  it("reads PUBLIC_URL's scheme in any case, as the secure-cookie and issuer checks need it", () => {
+    const config = loadConfig(gatewayConfigSchema, { SERVICE_SIGNING_JWK: privateJwk, PUBLIC_URL: "HTTPS://Memory.example.com/base" });
+    expect(config.publicUrl).toBe("https://Memory.example.com/base");
+  });
+
   it("reads every variable", () => {
     const config = loadConfig(gatewayConfigSchema, {
       PORT: "0",
