@@ -18,7 +18,7 @@ const PAD = { left: 56, right: 16, top: 16, bottom: 36 };
  * Whether a value holds at `now`: it has begun and not yet ended. A value recorded ahead of its
  * time (valid from next month, say) is not current yet, and the one it will replace still is.
  */
-export function holdsAt(f: FactRecord, now: number): boolean {
+function holdsAt(f: FactRecord, now: number): boolean {
   return Date.parse(f.validFrom) <= now && (f.validTo === null || Date.parse(f.validTo) > now);
 }
 
