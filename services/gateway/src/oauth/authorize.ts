@@ -49,7 +49,7 @@ interface ValidRequest extends RedirectTarget {
  * browser there without the user's say would make this server an open redirector (RFC 9700
  * §4.11.2).
  */
-class RedirectableError extends Error {
+class ClientRequestError extends Error {
   constructor(
     readonly target: RedirectTarget,
     readonly code: string,
@@ -81,7 +81,7 @@ async function validate(params: Record<string, unknown>, deps: AuthorizeDeps): P
   const state = singleParam(params, "state");
   if (state !== undefined && state.length > MAX_STATE_LENGTH) throw new OAuthError("invalid_request", "state is too long");
   const target = { redirectUri, state };
-  const fail = (code: string, description: string) => new RedirectableError(target, code, description);
+  const fail = (code: string, description: string) => new ClientRequestError(target, code, description);
 
   if (singleParam(params, "response_type") !== "code") throw fail("unsupported_response_type", "response_type must be code");
   if (!client.metadata.grant_types.includes("authorization_code"))
@@ -183,7 +183,7 @@ export function authorizeRouter(deps: AuthorizeDeps): Router {
   };
 
   const handleFailure = (res: Response, err: unknown) => {
-    if (err instanceof RedirectableError) {
+    if (err instanceof ClientRequestError) {
       log.warn({ request_id: requestIdOf(res), oauth_error: err.code }, "authorization request refused");
       const back = responseUrl(err.target, { error: err.code, error_description: err.description }, location);
       setPageHeaders(res);
